@@ -1,0 +1,1 @@
+"""OccuBench: evaluate AI agents on professional work."""

@@ -1,0 +1,5 @@
+import sys
+
+from occubench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,53 @@
+"""The `occubench` command: one entry point with a subcommand per job."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from occubench import data
+from occubench.errors import OccuBenchError
+
+
+def _data_download(args: argparse.Namespace) -> int:
+    dest = data.download_data(Path(args.dest), url=args.url)
+    print(f"OccuBench data ready in {dest}")
+    return 0
+
+
+def _data_verify(args: argparse.Namespace) -> int:
+    data.verify_data(Path(args.dir))
+    print(f"{args.dir}: every file matches the pinned checksums")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="occubench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
+    data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
+    download = data_sub.add_parser("download", help="download the pinned upstream data and verify its checksums")
+    download.add_argument("--dest", default="data", help="directory to write the data into (default: ./data)")
+    download.add_argument("--url", default=None,
+                          help="tarball URL to fetch instead of the pinned GitHub archive (or set OCCUBENCH_DATA_URL)")
+    download.set_defaults(func=_data_download)
+    verify = data_sub.add_parser("verify", help="check a data directory against the pinned checksums")
+    verify.add_argument("--dir", default="data", help="data directory to check (default: ./data)")
+    verify.set_defaults(func=_data_verify)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except OccuBenchError as exc:
+        print(f"occubench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
