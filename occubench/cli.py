@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from occubench import data
+from occubench import data, evaluate
 from occubench.errors import OccuBenchError
 
 
@@ -26,6 +26,11 @@ def _data_verify(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="occubench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="evaluate an agent on the OccuBench tasks (same flags as "
+                         "python -m occubench.evaluate)", description=evaluate.__doc__)
+    evaluate.add_arguments(run)
+    run.set_defaults(func=evaluate.run)
 
     data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
     data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")

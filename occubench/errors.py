@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class OccuBenchError(Exception):
     """Base class: an error the CLI reports as one clear line (exit code 2)."""
@@ -13,3 +15,38 @@ class ConfigError(OccuBenchError):
 
 class DataNotFoundError(ConfigError):
     """The benchmark data is not where the run looks for it."""
+
+
+class LLMError(OccuBenchError):
+    """A request to a model endpoint failed."""
+
+
+class LLMUnavailableError(LLMError):
+    """Transient failures (rate limits, 5xx, timeouts, dropped connections) outlasted the retry budget.
+
+    An infrastructure error: the task is recorded with ``status: "error"`` and retried by the next run.
+    """
+
+
+class LLMRequestError(LLMError):
+    """The endpoint rejected the request for good (400, 401, 403, 404, 422)."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class ContextLengthError(LLMRequestError):
+    """The conversation no longer fits the model's context window."""
+
+
+class WorldError(OccuBenchError):
+    """The environment could not produce an observation (for example, a simulator that stays unparsable)."""
+
+
+class VerifierError(OccuBenchError):
+    """The verifier could not reach a verdict (no parsable votes, or a tie). Keeps the votes it did get."""
+
+    def __init__(self, message: str, votes: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.votes = votes or []

@@ -1,0 +1,45 @@
+"""Debug logging: ``[AGENT]``, ``[LWM]`` and ``[VERIFIER]`` lines to the terminal and ``debug.log``, redacted."""
+
+from __future__ import annotations
+
+import logging
+from contextvars import ContextVar
+from pathlib import Path
+
+from occubench._redact import Redactor
+
+#: The task the current thread works on; concurrent runs prefix debug lines with it.
+current_task: ContextVar[object] = ContextVar("current_task", default=None)
+
+_logger = logging.getLogger("occubench")
+
+
+class _Redacting(logging.Filter):
+    def __init__(self, redactor: Redactor, tag_tasks: bool) -> None:
+        super().__init__()
+        self.redactor = redactor
+        self.tag_tasks = tag_tasks
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = self.redactor.text(record.getMessage())
+        task = current_task.get()
+        record.msg = f"[task {task}] {message}" if self.tag_tasks and task is not None else message
+        record.args = ()
+        return True
+
+
+def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: bool) -> None:
+    """Route the ``occubench`` logger: warnings to stderr always; with ``debug``, everything to stderr and
+    ``debug.log`` in the run directory."""
+    for handler in list(_logger.handlers):
+        _logger.removeHandler(handler)
+        handler.close()
+    _logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    _logger.propagate = False
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    if debug:
+        handlers.append(logging.FileHandler(run_dir / "debug.log", encoding="utf-8"))
+    for handler in handlers:
+        handler.addFilter(_Redacting(redactor, tag_tasks))
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        _logger.addHandler(handler)

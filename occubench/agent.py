@@ -1,0 +1,94 @@
+"""The reference agent: one explicit loop of OpenAI tool calling against any :class:`Environment`."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+
+from occubench.environment import Environment, JSONObject, tool_names
+from occubench.errors import ContextLengthError
+from occubench.llm import Message, Model
+from occubench.task import Task
+from occubench.trajectory import Step, ToolCall, Trajectory
+
+log = logging.getLogger("occubench")
+
+
+def system_prompt(task: Task, date: str, with_plan: bool) -> str:
+    prompt = (f'You are a professional agent working in the "{task.scenario}" environment. Today is {date}.\n'
+              "Use the tools to gather the facts the task needs and to take the actions it requires; rely only on "
+              "what the tools return, never on invented data. When the task is done, reply with your final "
+              "answer and no tool call.")
+    if with_plan and task.solution_plan:
+        prompt += f"\n\nA plan that solves this task:\n{task.solution_plan}"
+    return prompt
+
+
+def _rejected(kind: str, message: str) -> JSONObject:
+    return {"error": kind, "message": message}
+
+
+class ReferenceAgent:
+    """Calls the model with the tools, executes its tool calls in order, stops at a reply without tool calls or
+    after ``max_steps`` turns."""
+
+    def __init__(self, model: Model, *, max_steps: int = 50, with_plan: bool = False,
+                 date: str | None = None) -> None:
+        self.model = model
+        self.max_steps = max_steps
+        self.with_plan = with_plan
+        self.date = date or datetime.date.today().isoformat()
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
+        tools = env.tools()
+        names = set(tool_names(tools))
+        messages: list[Message] = [{"role": "system", "content": system_prompt(task, self.date, self.with_plan)},
+                                   {"role": "user", "content": task.instruction}]
+        env_calls = 0
+        for step_number in range(1, self.max_steps + 1):
+            log.debug("[AGENT] Step %d, messages=%d", step_number, len(messages))
+            try:
+                completion = self.model.chat(messages, tools=tools)
+            except ContextLengthError:
+                trajectory.stop_reason = "context_length"
+                return
+            trajectory.usage.add(completion.usage)
+            reply = completion.replies[0]
+            log.debug("[AGENT] finish_reason=%s, has_content=%s, tool_calls=%d", reply.finish_reason,
+                      bool(reply.content), len(reply.tool_calls))
+            step = Step(content=reply.content)
+            trajectory.steps.append(step)
+            if not reply.tool_calls:
+                trajectory.final_answer = reply.content or ""
+                trajectory.stop_reason = "answer"
+                return
+            message = reply.to_message()
+            for index, call in enumerate(message["tool_calls"]):
+                call["id"] = call["id"] or f"call_{step_number}_{index}"
+            messages.append(message)
+            for request, sent in zip(reply.tool_calls, message["tool_calls"]):
+                log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)
+                record = ToolCall(name=request.name, arguments=request.arguments, observation={})
+                step.tool_calls.append(record)
+                try:
+                    arguments = json.loads(request.arguments or "{}")
+                except json.JSONDecodeError as exc:
+                    arguments = exc
+                if request.name not in names:
+                    record.observation = _rejected(
+                        "unknown_tool", f"there is no tool named {request.name!r}; available: {', '.join(sorted(names))}")
+                elif not isinstance(arguments, dict):
+                    detail = f"not valid JSON ({arguments})" if isinstance(arguments, Exception) else "not a JSON object"
+                    record.observation = _rejected(
+                        "invalid_arguments", f"the arguments are {detail}; send one JSON object matching the "
+                        "tool's parameters")
+                else:
+                    record.call_index = env_calls
+                    env_calls += 1
+                    record.observation = env.call(request.name, arguments)
+                messages.append({"role": "tool", "tool_call_id": sent["id"],
+                                 "content": json.dumps(record.observation, ensure_ascii=False)})
+            trajectory.final_answer = reply.content or ""
+        trajectory.stop_reason = "max_steps"

@@ -1,0 +1,302 @@
+"""``occubench run`` / ``python -m occubench.evaluate``: evaluate an agent on the OccuBench tasks.
+
+Every flag of the OccuBench README works unchanged. Re-running the same command resumes: tasks already ``ok`` in
+the run directory are skipped, tasks that ended in an infrastructure error are retried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from occubench import __version__
+from occubench._log import setup_logging
+from occubench._redact import MASK, Redactor, redact_url
+from occubench.agent import ReferenceAgent
+from occubench.data import ensure_data, resolve_data_paths
+from occubench.errors import ConfigError, LLMError, OccuBenchError
+from occubench.faults import FAULT_MODES, fault_prompt
+from occubench.llm import LLMClient, Model, RetryPolicy
+from occubench.lwm import OccuBenchSuite, WorldModelRegistry, load_tasks
+from occubench.runner import pending_tasks, run_tasks
+from occubench.store import ARGS_FILE, Record, ResultStore, latest_by_task
+from occubench.summary import print_summary, summarize
+from occubench.task import CATEGORY_ABBREVIATIONS, Task
+from occubench.verifier import RubricVerifier
+
+ROLES = ("agent", "world", "verifier")
+_SECRET_ARGS = ("api_key", "agent_api_key", "world_api_key", "verifier_api_key")
+_PREFLIGHT = RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({exc.msg} at column {exc.colno}): {text}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object, got: {text}")
+    return value
+
+
+def _iso_date(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    models = parser.add_argument_group("models and endpoints")
+    models.add_argument("--agent-model", required=True, help="model under evaluation")
+    models.add_argument("--world-model", required=True, help="model that simulates the environments")
+    models.add_argument("--verifier-model", help="model that judges trajectories (default: the world model)")
+    models.add_argument("--api-key", help="API key for every role (default: $OPENAI_API_KEY)")
+    models.add_argument("--base-url", help="OpenAI-compatible endpoint for every role (default: $OPENAI_BASE_URL, "
+                        "else OpenAI)")
+    for role in ROLES:
+        models.add_argument(f"--{role}-base-url", help=f"endpoint for the {role} (default: --base-url)")
+        models.add_argument(f"--{role}-api-key", help=f"API key for the {role} (default: --api-key)")
+
+    faults = parser.add_argument_group("environment mode")
+    faults.add_argument("--env-mode", choices=FAULT_MODES, default="E0",
+                        help="E0 clean, E1 explicit errors, E2 silent degradation, E3 mixed (default: E0)")
+    faults.add_argument("--fault-count", type=int, default=2, help="fault windows per episode (default: 2)")
+    faults.add_argument("--fault-duration", type=int, default=2,
+                        help="consecutive faulted calls per window (default: 2)")
+
+    data = parser.add_argument_group("data")
+    data.add_argument("--data-dir", help="directory holding all three data paths (default: $OCCUBENCH_DATA, "
+                      "else ./data)")
+    data.add_argument("--eval-data", help="tasks file (default: <data-dir>/eval_benchmark_solvable.jsonl)")
+    data.add_argument("--scenario-pool", help="scenarios file (default: <data-dir>/task_scenario_all_pool.jsonl)")
+    data.add_argument("--config-dir", help="world-model configs (default: <data-dir>/world_model_configs)")
+    data.add_argument("--download", action="store_true",
+                      help="when the data is missing, download it into the user cache directory")
+    data.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (space- or comma-separated)")
+    data.add_argument("--categories", nargs="+", metavar="CATEGORY",
+                      help="only these categories: full names or Agri, Biz, Comm, Edu, Hlth, Ind, Pub, Sci, "
+                      "Tech, Trans (comma-separated or quoted)")
+
+    agent = parser.add_argument_group("agent")
+    agent.add_argument("--with-plan", action="store_true", help="give the agent the task's solution plan, if any")
+    agent.add_argument("--max-steps", type=_positive_int, default=50, help="agent turns per task (default: 50)")
+    agent.add_argument("--date", type=_iso_date,
+                       help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
+    agent.add_argument("--temperature", type=float, help="agent sampling temperature")
+    agent.add_argument("--max-tokens", type=_positive_int, help="agent completion token limit")
+    agent.add_argument("--reasoning-effort", help="agent reasoning effort (for models that support it)")
+    agent.add_argument("--agent-params", type=_json_object, default={},
+                       help="other agent request parameters as a JSON object, e.g. '{\"top_p\": 0.9}'")
+    agent.add_argument("--world-params", type=_json_object, default={},
+                       help="world-model request parameters as a JSON object")
+    agent.add_argument("--verifier-params", type=_json_object, default={},
+                       help="verifier request parameters as a JSON object")
+    agent.add_argument("--num-votes", type=_positive_int, default=3, help="verifier votes per task (default: 3)")
+
+    run = parser.add_argument_group("run")
+    run.add_argument("--output-dir", default="./results", help="where run directories go (default: ./results)")
+    run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
+    run.add_argument("--max-workers", type=_positive_int, default=8, help="tasks run at once (default: 8)")
+    run.add_argument("--request-timeout", type=float, default=300.0,
+                     help="seconds one model request may take (default: 300)")
+    run.add_argument("--retry-budget", type=float, default=600.0,
+                     help="seconds one model call may spend retrying rate limits and server errors before the "
+                     "task is recorded as an error (default: 600)")
+    run.add_argument("--skip-preflight", action="store_true", help="do not check the endpoints before the run")
+    run.add_argument("--debug", action="store_true", help="log every agent, world-model and verifier step to the "
+                     "terminal and debug.log")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str | None
+    api_key: str | None
+
+
+def resolve_endpoint(args: argparse.Namespace, role: str) -> Endpoint:
+    """Role flag, then the shared flag, then the OpenAI environment variables."""
+    return Endpoint(
+        base_url=getattr(args, f"{role}_base_url") or args.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+        api_key=getattr(args, f"{role}_api_key") or args.api_key or os.environ.get("OPENAI_API_KEY") or None,
+    )
+
+
+def default_run_name(agent: str, world: str, mode: str, fault_count: int, fault_duration: int) -> str:
+    name = f"{agent}__{world}__{mode}" + (f"__fc{fault_count}_fd{fault_duration}" if mode != "E0" else "")
+    # Model names such as meta-llama/Llama-3-70b or llama3:8b must not create folders or odd file names.
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    return [item.strip() for value in values or () for item in value.split(",") if item.strip()]
+
+
+def select_tasks(tasks: list[Task], task_ids: Sequence[str] | None, categories: Sequence[str] | None,
+                 console: Console) -> list[Task]:
+    selected = tasks
+    if categories:
+        lookup = {name.lower(): name for name in CATEGORY_ABBREVIATIONS}
+        lookup.update({abbr.lower(): name for name, abbr in CATEGORY_ABBREVIATIONS.items()})
+        wanted = set()
+        for item in _split(categories):
+            if item.lower() not in lookup:
+                raise ConfigError(f"--categories: unknown category {item!r}; choose from "
+                                  f"{', '.join(f'{n} ({a})' for n, a in CATEGORY_ABBREVIATIONS.items())}")
+            wanted.add(lookup[item.lower()])
+        selected = [task for task in selected if task.category in wanted]
+    if task_ids:
+        wanted_ids = _split(task_ids)
+        known = {str(task.task_id) for task in tasks}
+        unknown = [item for item in wanted_ids if item not in known]
+        if unknown:
+            console.print(f"[yellow]warning: --task-ids: no task with id {', '.join(unknown)}; "
+                          "they are ignored[/yellow]")
+        selected = [task for task in selected if str(task.task_id) in set(wanted_ids)]
+    return selected
+
+
+def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint]) -> None:
+    """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once."""
+    seen: set[tuple[int, str, str]] = set()
+    for role, model in models.items():
+        key = (id(model.client), model.name, json.dumps(model.params, sort_keys=True))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            model.client.with_retry(_PREFLIGHT).chat(
+                model.name, [{"role": "user", "content": "Reply with the word OK."}], params=model.params)
+        except LLMError as exc:
+            hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
+                    403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
+                    404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", None),
+                                                                             f"check --{role}-base-url and the "
+                                                                             f"{role} parameters")
+            url = redact_url(endpoints[role].base_url) or "the OpenAI API"
+            raise ConfigError(f"preflight failed for the {role} ({model.name} at {url}): {exc} ({hint})") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m occubench.evaluate", description=__doc__)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except OccuBenchError as exc:
+        print(f"occubench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True, highlight=False)
+    endpoints = {role: resolve_endpoint(args, role) for role in ROLES}
+    redactor = Redactor([e.api_key for e in endpoints.values()] + [getattr(args, a) for a in _SECRET_ARGS])
+    if args.fault_count < 0 or args.fault_duration < 1:
+        raise ConfigError("--fault-count must be 0 or more and --fault-duration 1 or more")
+
+    paths = ensure_data(resolve_data_paths(data_dir=args.data_dir, eval_data=args.eval_data,
+                                           scenario_pool=args.scenario_pool, config_dir=args.config_dir),
+                        download=args.download)
+    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), args.task_ids, args.categories, console)
+    if not tasks:
+        raise ConfigError("no task matches --task-ids/--categories")
+    registry = WorldModelRegistry(paths.config_dir)
+    for env_name in sorted({task.env_name for task in tasks}):
+        registry.get(env_name)  # every config the run needs is checked before any money is spent
+
+    run_name = args.run_name or default_run_name(args.agent_model, args.world_model, args.env_mode,
+                                                 args.fault_count, args.fault_duration)
+    if Path(run_name).name != run_name or run_name in ("", ".", ".."):
+        raise ConfigError(f"--run-name must be a plain directory name, got {run_name!r}")
+    run_dir = Path(args.output_dir) / run_name
+    store = ResultStore(run_dir, redactor)
+    date = args.date or _previous_date(run_dir) or datetime.date.today().isoformat()
+    setup_logging(run_dir, debug=args.debug, redactor=redactor, tag_tasks=args.max_workers > 1)
+
+    clients: dict[Endpoint, LLMClient] = {}
+    retry = RetryPolicy(budget_s=args.retry_budget)
+    for endpoint in endpoints.values():
+        if endpoint not in clients:
+            clients[endpoint] = LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=args.request_timeout,
+                                          retry=retry)
+    agent_params = {**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens),
+                                         ("reasoning_effort", args.reasoning_effort)) if v is not None},
+                    **args.agent_params}
+    verifier_model = args.verifier_model or args.world_model
+    models = {"agent": Model(clients[endpoints["agent"]], args.agent_model, agent_params),
+              "world": Model(clients[endpoints["world"]], args.world_model, args.world_params),
+              "verifier": Model(clients[endpoints["verifier"]], verifier_model, args.verifier_params)}
+
+    faulted = args.env_mode != "E0"
+    run_fields = {"agent_model": args.agent_model, "world_model": args.world_model, "env_mode": args.env_mode,
+                  "fault_count": args.fault_count if faulted else 0,
+                  "fault_duration": args.fault_duration if faulted else 0,
+                  "with_plan": args.with_plan, "verifier_model": verifier_model}
+    store.write_args({**vars(args), **{a: MASK for a in _SECRET_ARGS if getattr(args, a)},
+                      **{f"{r}_base_url": redact_url(getattr(args, f"{r}_base_url")) for r in ROLES},
+                      "base_url": redact_url(args.base_url), "date": date, "data_paths": {
+                          k: str(v) for k, v in asdict(paths).items()}, "occubench_version": __version__})
+
+    todo = pending_tasks(tasks, store)
+    console.print(f"Run directory: {run_dir}  ({len(tasks)} task(s) selected, {len(tasks) - len(todo)} already "
+                  f"done, {len(todo)} to run)")
+    if todo and not args.skip_preflight:
+        preflight(models, endpoints)
+
+    suite = OccuBenchSuite(tasks, registry, models["world"],
+                           RubricVerifier(models["verifier"], num_votes=args.num_votes),
+                           fault_rules=fault_prompt(args.env_mode, args.fault_count, args.fault_duration))
+    agent = ReferenceAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
+    finished = 0
+
+    def report(record: Record) -> None:
+        nonlocal finished
+        finished += 1
+        outcome = ("[red]ERROR[/red] " + record["error"]["kind"] if record["status"] == "error"
+                   else "[green]PASS[/green]" if record["is_correct"] else "FAIL")
+        console.print(f"[{finished}/{len(todo)}] task {record['task_id']}: {outcome} "
+                      f"({record['step_count']} steps, {record['duration_s']:.1f} s)")
+
+    try:
+        run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers, on_result=report)
+    except KeyboardInterrupt:
+        console.print(f"\nInterrupted: {finished} result(s) saved in {store.path}. Run the same command to resume.")
+        # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
+        os._exit(130)
+
+    latest = latest_by_task(store.load())
+    summary = summarize(latest.values())
+    print_summary(summary, Console(highlight=False), title=f"{run_name}: {len(latest)} task(s) in {run_dir}")
+    return 1 if summary.errors else 0
+
+
+def _previous_date(run_dir: Path) -> str | None:
+    try:
+        return json.loads((run_dir / ARGS_FILE).read_text(encoding="utf-8")).get("date")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""A model as a role uses it: which endpoint, which model name, which request parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from occubench.llm.client import Completion, LLMClient, Message
+
+
+@dataclass(frozen=True)
+class Model:
+    client: LLMClient
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def chat(self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, n: int = 1) -> Completion:
+        return self.client.chat(self.name, messages, tools=tools, n=n, params=self.params)

@@ -1,0 +1,96 @@
+"""An environment simulated by an LLM: each tool call is answered by a world model from the config."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import openai
+
+from occubench.environment import Environment, JSONObject
+from occubench.errors import WorldError
+from occubench.llm import LLMClient, Message, Model, Usage, as_llm_client, extract_tagged_json
+from occubench.lwm.config import WorldModelConfig
+
+log = logging.getLogger("occubench")
+
+TAG = "predicted_observation"
+
+_PROTOCOL = f"""
+
+### Response protocol for this session
+Each user message is one action, a JSON object with the tool "name" and its "arguments". Update the environment \
+state as the action implies, then reply with the observation the agent receives: exactly one JSON object between \
+<{TAG}> and </{TAG}> tags. Earlier exchanges in this conversation are the history of the episode; keep the state \
+consistent with them."""
+
+
+class LWMEnvironment(Environment):
+    """A Language World Model environment.
+
+    The world model sees the config's system prompt, every earlier action with its observation, and the current
+    action. A reply without a parsable ``<predicted_observation>`` object is asked again, at most ``max_reasks``
+    times; after that the call raises :class:`WorldError` (an environment error, never a silent ``{}``).
+    """
+
+    def __init__(self, config: WorldModelConfig, client: LLMClient | openai.OpenAI, world_model: str = "gpt-4o", *,
+                 params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2) -> None:
+        self.config = config
+        self.model = Model(as_llm_client(client), world_model, dict(params or {}))
+        self.system_prompt = config.system_prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL
+        self.max_reasks = max_reasks
+        self.history: list[tuple[JSONObject, JSONObject]] = []
+        self._usage = Usage()
+
+    def tools(self) -> list[JSONObject]:
+        return self.config.tool_schemas()
+
+    def get_tool_schemas(self) -> list[JSONObject]:
+        """The tools in OpenAI function-calling format (the name the OccuBench API uses)."""
+        return self.tools()
+
+    def simulate(self, tool_name: str, arguments: str | JSONObject) -> str:
+        """Simulate one call; ``arguments`` may be the JSON text a model produced. Returns the observation as JSON
+        text, ready to be a tool message's content."""
+        args = json.loads(arguments or "{}") if isinstance(arguments, str) else arguments
+        return json.dumps(self.call(tool_name, args), ensure_ascii=False)
+
+    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+        action = {"name": name, "arguments": arguments}
+        log.debug("[LWM] Simulating: %s, history_len=%d", name, len(self.history))
+        messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
+        for past_action, observation in self.history:
+            messages.append({"role": "user", "content": json.dumps(past_action, ensure_ascii=False)})
+            messages.append({"role": "assistant",
+                             "content": f"<{TAG}>{json.dumps(observation, ensure_ascii=False)}</{TAG}>"})
+        messages.append({"role": "user", "content": json.dumps(action, ensure_ascii=False)})
+        for attempt in range(self.max_reasks + 1):
+            completion = self.model.chat(messages)
+            self._usage.add(completion.usage)
+            content = completion.replies[0].content
+            try:
+                observation = extract_tagged_json(content, TAG)
+            except ValueError as exc:
+                reason = str(exc)
+                log.debug("[LWM] Unparsable observation (attempt %d): %s", attempt + 1, reason)
+                messages += [{"role": "assistant", "content": content or ""},
+                             {"role": "user", "content": f"Your reply could not be used: {reason}. Reply again "
+                              f"with exactly one JSON object between <{TAG}> and </{TAG}> tags."}]
+                continue
+            self.history.append((action, observation))
+            log.debug("[LWM] Observation: %s", _clip(json.dumps(observation, ensure_ascii=False)))
+            return observation
+        raise WorldError(f"world model {self.model.name} gave no parsable observation for `{name}` in "
+                         f"{self.max_reasks + 1} attempts: {reason}; last reply: {_clip(content or '')!r}")
+
+    def reset(self) -> None:
+        self.history.clear()
+
+    @property
+    def usage(self) -> dict[str, Usage]:
+        return {"world": self._usage}
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,42 @@
+"""The OccuBench benchmark as a suite: LLM-simulated environments judged by a rubric verifier."""
+
+from __future__ import annotations
+
+import json
+
+from occubench.environment import Environment
+from occubench.llm import Model
+from occubench.lwm.config import WorldModelRegistry
+from occubench.lwm.environment import LWMEnvironment
+from occubench.suite import Suite
+from occubench.task import Task
+from occubench.trajectory import Trajectory
+from occubench.verifier import RubricVerifier, Verdict
+
+
+class OccuBenchSuite(Suite):
+    def __init__(self, tasks: list[Task], registry: WorldModelRegistry, world: Model, verifier: RubricVerifier,
+                 *, fault_rules: str | None = None) -> None:
+        self._tasks = tasks
+        self.registry = registry
+        self.world = world
+        self.verifier = verifier
+        self.fault_rules = fault_rules
+
+    def tasks(self) -> list[Task]:
+        return self._tasks
+
+    def make_env(self, task: Task) -> Environment:
+        return LWMEnvironment(self.registry.get(task.env_name), self.world.client, self.world.name,
+                              params=self.world.params, fault_rules=self.fault_rules)
+
+    def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        config = self.registry.get(task.env_name)
+        return self.verifier.judge([
+            ("Scenario", task.scenario),
+            ("Initial state of the environment", json.dumps(config.initial_state, indent=1, ensure_ascii=False)),
+            ("Meaning of the state fields", json.dumps(config.state_description, indent=1, ensure_ascii=False)),
+            ("Task given to the agent", task.instruction),
+            ("Verification plan", task.verification_plan),
+            ("Agent trajectory", trajectory.render()),
+        ])

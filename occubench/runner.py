@@ -1,0 +1,104 @@
+"""Running tasks: Task → Environment ↔ Agent → Trajectory → Verifier → result record → store.
+
+Failures that are not the agent's (the endpoint stayed down, the simulator or the judge gave nothing usable)
+make a record with ``status: "error"``: it is left out of the completion rate and retried by the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from occubench._log import current_task
+from occubench.agent import ReferenceAgent
+from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
+from occubench.llm import Usage
+from occubench.store import Record, ResultStore, is_ok, latest_by_task
+from occubench.suite import Suite
+from occubench.task import Task
+from occubench.trajectory import Trajectory
+
+log = logging.getLogger("occubench")
+
+#: The OccuBench README's fields in its order, then ours; anything else a run adds follows.
+RESULT_FIELDS = (
+    "task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model", "world_model",
+    "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback", "step_count", "trajectory",
+    "status", "votes", "usage", "duration_s", "error",
+)
+
+_ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
+    (LLMUnavailableError, "infrastructure"),
+    (LLMRequestError, "request_rejected"),
+    (WorldError, "environment"),
+    (VerifierError, "verifier"),
+)
+
+
+def _error_kind(exc: Exception) -> str:
+    return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "internal")
+
+
+def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: dict[str, Any]) -> Record:
+    """One episode and its verdict, as a result record. Never raises for a failure inside the episode."""
+    started = time.monotonic()
+    current_task.set(task.task_id)
+    trajectory = Trajectory()
+    record: Record = {
+        "task_id": task.task_id, "task_scenario_name": task.scenario, "category": task.category,
+        "domain": task.domain, "difficulty_level": task.difficulty, **run_fields,
+        "is_correct": None, "feedback": "", "step_count": 0, "trajectory": "",
+        "status": "ok", "votes": [], "usage": {}, "duration_s": 0.0, "error": None,
+    }
+    usage: dict[str, Usage] = {"agent": trajectory.usage}
+    env = suite.make_env(task)
+    try:
+        agent.run(task, env, trajectory)
+        verdict = suite.verify(task, trajectory, env)
+        usage["verifier"] = verdict.usage
+        record.update(is_correct=verdict.is_correct, feedback=verdict.feedback, votes=verdict.votes_json())
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
+        kind = _error_kind(exc)
+        if kind == "internal":
+            log.error("task %s failed inside occubench:\n%s", task.task_id, traceback.format_exc())
+        record.update(status="error", error={"kind": kind, "message": str(exc)},
+                      votes=getattr(exc, "votes", []))
+    finally:
+        usage.update(env.usage)
+        env.close()
+    record.update(
+        step_count=trajectory.step_count, trajectory=trajectory.render(), final_answer=trajectory.final_answer,
+        stop_reason=trajectory.stop_reason, steps=trajectory.to_steps_json(),
+        usage={role: u.to_dict() for role, u in usage.items()},
+        duration_s=round(time.monotonic() - started, 3),
+    )
+    return {**{key: record.pop(key) for key in RESULT_FIELDS}, **record}
+
+
+def pending_tasks(tasks: Iterable[Task], store: ResultStore) -> list[Task]:
+    """The tasks without an ``ok`` result; their old error records are removed so each task appears once."""
+    latest = latest_by_task(store.load())
+    pending = [task for task in tasks if not (task.task_id in latest and is_ok(latest[task.task_id]))]
+    store.drop({task.task_id for task in pending})
+    return pending
+
+
+def run_tasks(suite: Suite, agent: ReferenceAgent, tasks: list[Task], store: ResultStore, *,
+              run_fields: dict[str, Any], max_workers: int = 8,
+              on_result: Callable[[Record], None] | None = None) -> None:
+    """Evaluate ``tasks`` concurrently, appending each record to ``store`` as soon as it is final."""
+    with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
+        futures = [pool.submit(evaluate_task, suite, agent, task, run_fields) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                record = future.result()
+                store.append(record)
+                if on_result:
+                    on_result(record)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise

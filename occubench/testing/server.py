@@ -1,0 +1,565 @@
+"""A loopback OpenAI-compatible chat-completions server for tests, benchmarks and offline smoke runs.
+
+Standard library only. It answers ``POST /v1/chat/completions`` and ``GET /v1/models`` and can inject the
+faults a real endpoint produces (bad key, unknown model, 429, 5xx, dropped connections, latency), so the
+harness's retry and concurrency logic can be exercised without network access.
+
+    with MockLLMServer(latency_s=0.05, error_rate=0.1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="k")
+
+Run ``python -m occubench.testing.server --port 8000`` to serve the scripted responder in the foreground.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["MockLLMServer", "Responder", "ServerStats", "make_scripted_responder", "scripted_responder"]
+
+Responder = Callable[[dict, int], "str | dict"]
+"""(request JSON body, choice index) -> assistant content, or ``{"content": ..., "tool_calls": [...]}``."""
+
+_ERROR_STATUSES = (500, 502, 503)
+_MALFORMED_REPLY = "Sorry, I cannot format that."
+
+
+# --------------------------------------------------------------------------------------------------
+# Scripted responder: plays world model, verifier and agent deterministically.
+# --------------------------------------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    """The text of a message's content, which may be a string or a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return ""
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _find_action(text: str) -> dict | None:
+    """The first JSON object in ``text`` with keys ``name`` and ``arguments`` (nested objects count)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and "name" in obj and "arguments" in obj:
+            return obj
+        # Retry from the next brace so an action nested inside a wrapper object is still found.
+        start = text.find("{", start + 1)
+    return None
+
+
+def _world_reply(messages: list[dict]) -> str:
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    action = _find_action(_text(last_user.get("content"))) if last_user else None
+    if action is None:
+        observation: dict[str, Any] = {"tool": None, "status": "error", "error": "no action found"}
+    else:
+        name, args = str(action["name"]), action["arguments"]
+        if isinstance(args, str):  # OpenAI-style JSON-encoded arguments
+            try:
+                args = json.loads(args)
+            except ValueError:
+                pass
+        digest = hashlib.sha256((name + _canonical(args)).encode()).hexdigest()
+        observation = {"tool": name, "status": "ok", "result_id": int(digest, 16) % 10000}
+    return f"<predicted_observation>{json.dumps(observation)}</predicted_observation>"
+
+
+def _verifier_reply(messages: list[dict], index: int) -> str:
+    # The verdict depends only on the prompt, so every sample agrees and about half of prompts pass.
+    joined = "".join(_text(m.get("content")) for m in messages)
+    is_correct = hashlib.sha256(joined.encode()).digest()[0] < 128
+    verdict = {"feedback": f"Scripted verdict (sample {index}).", "is_correct": is_correct}
+    return f"Checked the trajectory.\n<verdict>{json.dumps(verdict)}</verdict>"
+
+
+def _example_value(schema: dict) -> Any:
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):  # e.g. ["string", "null"]
+        kind = next((k for k in kind if k != "null"), "null")
+    return {
+        "integer": 1,
+        "number": 1.0,
+        "boolean": True,
+        "array": [],
+        "object": {},
+        "null": None,
+    }.get(kind, "X-1")
+
+
+def _agent_reply(request: dict) -> str | dict:
+    tools = request.get("tools") or []
+    if not tools:
+        return "ok"
+    k = sum(1 for m in request.get("messages", []) if m.get("role") == "tool")
+    if k >= min(2, len(tools)):
+        return f"Final answer: done after {k} tool calls."
+    function = tools[k].get("function", tools[k])
+    params = function.get("parameters") or {}
+    props = params.get("properties") or {}
+    arguments = {name: _example_value(props.get(name) or {}) for name in params.get("required") or []}
+    return {"content": None, "tool_calls": [{"name": function["name"], "arguments": arguments}]}
+
+
+def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0) -> Responder:
+    """A deterministic responder for all three roles of a run.
+
+    With ``malformed_rate`` > 0, world-model and verifier requests get unparsable text with that
+    probability (seeded, thread-safe), to exercise re-asking; agent requests are never affected.
+    """
+    rng = random.Random(seed)
+    lock = threading.Lock()
+
+    def _malformed() -> bool:
+        if malformed_rate <= 0:
+            return False
+        with lock:
+            return rng.random() < malformed_rate
+
+    def respond(request: dict, index: int) -> str | dict:
+        messages = request.get("messages") or []
+        system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+        if "<predicted_observation>" in system:
+            return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
+        if any("<verdict>" in _text(m.get("content")) for m in messages):
+            return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
+        return _agent_reply(request)
+
+    return respond
+
+
+scripted_responder: Responder = make_scripted_responder()
+
+
+# --------------------------------------------------------------------------------------------------
+# Server
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ServerStats:
+    """Counters for chat requests. Updated under a lock; read them after the requests of interest finish."""
+
+    requests: int = 0
+    responses_by_status: dict[int, int] = field(default_factory=dict)
+    dropped: int = 0
+    max_in_flight: int = 0  # among requests admitted past the 429 check
+    total_prompt_tokens: int = 0
+    total_completion_tokens: int = 0
+    in_flight: int = 0  # admitted chat requests not yet answered
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "requests": self.requests,
+                "responses_by_status": dict(self.responses_by_status),
+                "dropped": self.dropped,
+                "max_in_flight": self.max_in_flight,
+                "total_prompt_tokens": self.total_prompt_tokens,
+                "total_completion_tokens": self.total_completion_tokens,
+            }
+
+
+def _error_body(message: str, type_: str, *, param: str | None = None, code: str | None = None) -> dict:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def _approx_tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    mock: MockLLMServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-request is routine here (timeouts, our own drops); stay quiet about it.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like real endpoints; every response sets Content-Length
+    # Headers and body go out in separate writes; without TCP_NODELAY, Nagle plus delayed ACKs
+    # stall every keep-alive request by ~40 ms.
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.mock._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.mock._track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0].rstrip("/")
+
+    def _send_json(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _auth_error(self) -> dict | None:
+        expected = self.server.mock.api_key
+        if expected is None:
+            return None
+        header = self.headers.get("Authorization", "")
+        if not header:
+            return _error_body("You didn't provide an API key.", "invalid_request_error")
+        sent = header[7:] if header.lower().startswith("bearer ") else header
+        if sent == expected:
+            return None
+        # Echoes the key on purpose, as real servers do: callers must redact it themselves.
+        return _error_body(f"Incorrect API key provided: {sent}", "invalid_request_error", code="invalid_api_key")
+
+    def do_GET(self) -> None:
+        if self._path() not in ("/v1/models", "/models"):
+            self._send_json(404, _error_body(f"Unknown path {self.path}", "invalid_request_error"))
+            return
+        error = self._auth_error()
+        if error:
+            self._send_json(401, error)
+            return
+        models = self.server.mock.models if self.server.mock.models is not None else ["mock"]
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "occubench"} for m in models]
+        self._send_json(200, {"object": "list", "data": data})
+
+    def do_POST(self) -> None:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True  # the body's extent is unknown, so the stream can't be reused
+            self._send_json(400, _error_body("Invalid Content-Length.", "invalid_request_error"))
+            return
+        raw = self.rfile.read(length)
+        if self._path() not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(404, _error_body(f"Unknown path {self.path}", "invalid_request_error"))
+            return
+        status = self.server.mock._handle_chat(self, raw)
+        if status is not None:
+            self.server.mock._count_status(status)
+
+
+class MockLLMServer:
+    """An OpenAI-compatible chat-completions server on 127.0.0.1, with optional fault injection.
+
+    Checks run in this order per chat request: malformed body (400), bad API key (401), unknown model
+    (404), unsupported ``n``/``stream`` (400), more than ``max_concurrent`` requests in flight (429), ``error_rate`` (500/502/503 in rotation),
+    ``drop_rate`` (connection closed without a response); otherwise it sleeps ``latency_s`` and answers
+    with ``responder``. Random faults come from ``random.Random(seed)``.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency_s: float = 0.0,
+        max_concurrent: int | None = None,
+        retry_after_s: float = 0.0,
+        error_rate: float = 0.0,
+        drop_rate: float = 0.0,
+        seed: int = 0,
+        api_key: str | None = None,
+        models: Sequence[str] | None = None,
+        support_n: bool = True,
+        port: int = 0,
+    ) -> None:
+        self.responder: Responder = responder or scripted_responder
+        self.latency_s = latency_s
+        self.max_concurrent = max_concurrent
+        self.retry_after_s = retry_after_s
+        self.error_rate = error_rate
+        self.drop_rate = drop_rate
+        self.api_key = api_key
+        self.models = list(models) if models is not None else None
+        self.support_n = support_n
+        self.stats = ServerStats()
+        self.requests: list[dict] = []
+        self._port = port
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()  # guards the rng and the counters below
+        self._error_count = 0
+        self._call_count = 0
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("MockLLMServer is not started")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> MockLLMServer:
+        if self._httpd is not None:
+            raise RuntimeError("MockLLMServer is already started")
+        httpd = _HTTPServer(("127.0.0.1", self._port), _Handler)
+        httpd.mock = self
+        self._httpd = httpd
+        # A short poll interval makes stop() quick (the default 0.5 s adds up across many tests).
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="mock-llm-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        # Idle keep-alive connections would otherwise keep being served by their handler threads.
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> MockLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    # -- request handling ----------------------------------------------------------------------------
+
+    def _count_status(self, status: int) -> None:
+        with self.stats._lock:
+            self.stats.responses_by_status[status] = self.stats.responses_by_status.get(status, 0) + 1
+
+    def _roll(self, rate: float) -> bool:
+        if rate <= 0:
+            return False
+        with self._lock:
+            return self._rng.random() < rate
+
+    def _handle_chat(self, handler: _Handler, raw: bytes) -> int | None:
+        """Answer one chat request; return the status sent, or None if the connection was dropped."""
+        with self.stats._lock:
+            self.stats.requests += 1
+        try:
+            request = json.loads(raw)
+        except ValueError as exc:
+            handler._send_json(400, _error_body(f"Malformed JSON body: {exc}", "invalid_request_error"))
+            return 400
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            handler._send_json(400, _error_body("'messages' is required.", "invalid_request_error", param="messages"))
+            return 400
+        self.requests.append(request)
+
+        error = handler._auth_error()
+        if error:
+            handler._send_json(401, error)
+            return 401
+        model = request.get("model")
+        if self.models is not None and model not in self.models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            handler._send_json(404, _error_body(message, "invalid_request_error", param="model", code="model_not_found"))
+            return 404
+        n = request.get("n")
+        n = 1 if n is None else n
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            handler._send_json(400, _error_body(f"Invalid n: {n!r}.", "invalid_request_error", param="n"))
+            return 400
+        if n > 1 and not self.support_n:
+            message = "This model does not support n > 1; send one request per sample."
+            handler._send_json(400, _error_body(message, "invalid_request_error", param="n"))
+            return 400
+        if request.get("stream"):
+            message = "Streaming is not supported by the mock server."
+            handler._send_json(400, _error_body(message, "invalid_request_error", param="stream"))
+            return 400
+
+        with self.stats._lock:
+            admitted = self.max_concurrent is None or self.stats.in_flight < self.max_concurrent
+            if admitted:
+                self.stats.in_flight += 1
+                self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
+        if not admitted:
+            headers = {
+                "Retry-After": f"{self.retry_after_s:g}",
+                "retry-after-ms": str(int(self.retry_after_s * 1000)),
+            }
+            message = f"Rate limit reached: at most {self.max_concurrent} concurrent requests."
+            handler._send_json(429, _error_body(message, "requests", code="rate_limit_exceeded"), headers)
+            return 429
+        try:
+            return self._admitted(handler, request, n)
+        finally:
+            with self.stats._lock:
+                self.stats.in_flight -= 1
+
+    def _admitted(self, handler: _Handler, request: dict, n: int) -> int | None:
+        if self._roll(self.error_rate):
+            with self._lock:
+                status = _ERROR_STATUSES[self._error_count % len(_ERROR_STATUSES)]
+                self._error_count += 1
+            body = _error_body("The server had an error while processing your request.", "server_error")
+            handler._send_json(status, body, {"retry-after-ms": "0"})
+            return status
+        if self._roll(self.drop_rate):
+            # Send nothing and close: the client reads EOF and reports a connection error at once.
+            handler.close_connection = True
+            with self.stats._lock:
+                self.stats.dropped += 1
+            return None
+
+
+        if self.latency_s > 0:
+            time.sleep(self.latency_s)
+        try:
+            body = self._completion(request, n)
+        except Exception as exc:  # a buggy responder should fail the request, not hang the client
+            handler._send_json(500, _error_body(f"Mock responder failed: {exc!r}", "server_error"))
+            return 500
+        handler._send_json(200, body)
+        return 200
+
+    def _completion(self, request: dict, n: int) -> dict:
+        choices = []
+        completion_text = ""
+        for index in range(n):
+            message, finish_reason = self._message(self.responder(request, index))
+            choices.append({"index": index, "message": message, "finish_reason": finish_reason, "logprobs": None})
+            completion_text += message["content"] or ""
+            for call in message.get("tool_calls", []):
+                completion_text += call["function"]["name"] + call["function"]["arguments"]
+        prompt_tokens = _approx_tokens(json.dumps(request["messages"]) + json.dumps(request.get("tools") or []))
+        completion_tokens = _approx_tokens(completion_text)
+        with self.stats._lock:
+            self.stats.total_prompt_tokens += prompt_tokens
+            self.stats.total_completion_tokens += completion_tokens
+        with self._lock:
+            self._call_count += 1
+            completion_id = f"chatcmpl-mock-{self._call_count}"
+        return {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or "mock",
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _message(self, reply: str | dict) -> tuple[dict, str]:
+        if isinstance(reply, str):
+            return {"role": "assistant", "content": reply}, "stop"
+        if not isinstance(reply, dict):
+            raise TypeError(f"responder returned {type(reply).__name__}, expected str or dict")
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        calls = reply.get("tool_calls") or []
+        if not calls:
+            return message, "stop"
+        message["tool_calls"] = []
+        for call in calls:
+            arguments = call.get("arguments", {})
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            with self._lock:
+                self._call_count += 1
+                call_id = f"call_{self._call_count}"
+            message["tool_calls"].append(
+                {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": arguments}}
+            )
+        return message, "tool_calls"
+
+
+def _main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m occubench.testing.server",
+        description="Serve the scripted OpenAI-compatible mock LLM on 127.0.0.1 until interrupted.",
+    )
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each answer")
+    parser.add_argument("--max-concurrent", type=int, default=None, help="answer 429 beyond this many in flight")
+    parser.add_argument("--error-rate", type=float, default=0.0, help="probability of a 5xx answer")
+    parser.add_argument("--drop-rate", type=float, default=0.0, help="probability of closing without an answer")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = MockLLMServer(
+        latency_s=args.latency,
+        max_concurrent=args.max_concurrent,
+        error_rate=args.error_rate,
+        drop_rate=args.drop_rate,
+        seed=args.seed,
+        port=args.port,
+    ).start()
+    print(server.base_url, flush=True)  # benchmarks read the URL from the first line of output
+    # Scripts stop a background server with SIGTERM; exit through `finally` so the stats still print.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        print(json.dumps(server.stats.snapshot()), flush=True)
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,62 @@
+"""What happened in an episode: the agent's turns and the tool calls they made."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from occubench.llm import Usage
+
+
+@dataclass
+class ToolCall:
+    """One tool call as the agent issued it and the observation it received."""
+
+    name: str
+    arguments: str
+    observation: dict[str, Any]
+    #: Index among the calls that reached the environment; None when rejected before it (bad JSON, unknown tool).
+    call_index: int | None = None
+
+
+@dataclass
+class Step:
+    """One agent turn: optional text and the tool calls it made, executed in order."""
+
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+@dataclass
+class Trajectory:
+    steps: list[Step] = field(default_factory=list)
+    final_answer: str = ""
+    #: "answer" (a reply without tool calls), "max_steps", or "context_length".
+    stop_reason: str = "answer"
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def step_count(self) -> int:
+        return len(self.steps)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [call for step in self.steps for call in step.tool_calls]
+
+    def render(self) -> str:
+        """The trajectory as the text the verifier reads and results.jsonl stores."""
+        lines: list[str] = []
+        for step in self.steps:
+            if step.content and step.tool_calls:
+                lines.append(f"[Agent Thought]: {step.content}")
+            for call in step.tool_calls:
+                lines.append(f"[Agent Action]: Call tool `{call.name}` with arguments {call.arguments}")
+                lines.append(f"[Observation]: {json.dumps(call.observation, ensure_ascii=False)}")
+        lines.append(f"[Agent Final Response]: {self.final_answer}")
+        if self.stop_reason != "answer":
+            lines.append(f"[Episode ended]: {self.stop_reason}")
+        return "\n".join(lines)
+
+    def to_steps_json(self) -> list[dict[str, Any]]:
+        return [asdict(step) for step in self.steps]

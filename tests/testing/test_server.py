@@ -1,0 +1,288 @@
+"""The mock server, driven through the real openai SDK, and the scripted responder."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import openai
+import pytest
+
+from occubench.testing import MockLLMServer, ServerStats, make_scripted_responder, scripted_responder
+
+USER = [{"role": "user", "content": "hi"}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup_patient",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "patient_id": {"type": "string"},
+                    "ward": {"type": "string", "enum": ["ICU", "ER"]},
+                    "limit": {"type": "integer"},
+                    "verbose": {"type": "boolean"},
+                },
+                "required": ["patient_id", "ward", "limit"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "schedule",
+            "parameters": {
+                "type": "object",
+                "properties": {"dose": {"type": "number"}, "slots": {"type": "array"}, "meta": {"type": "object"}},
+                "required": ["dose", "slots", "meta"],
+            },
+        },
+    },
+]
+WORLD_SYSTEM = "Simulate the tool. Reply as <predicted_observation>{json}</predicted_observation>."
+VERIFIER_PROMPT = "Judge the trajectory below. Answer with <verdict>{...}</verdict>.\nTrajectory: step 1 ..."
+
+
+@pytest.fixture
+def server() -> Iterator[MockLLMServer]:
+    with MockLLMServer(lambda request, index: f"reply {index}") as srv:
+        yield srv
+
+
+def _client(srv: MockLLMServer, **kwargs: object) -> openai.OpenAI:
+    return openai.OpenAI(base_url=srv.base_url, api_key="k", max_retries=0, timeout=5, **kwargs)
+
+
+def _world_request(action_text: str) -> dict:
+    return {
+        "messages": [
+            {"role": "system", "content": WORLD_SYSTEM},
+            {"role": "user", "content": 'Earlier: {"name": "old", "arguments": {}}'},
+            {"role": "user", "content": action_text},
+        ]
+    }
+
+
+# --- server -----------------------------------------------------------------------------------
+
+
+def test_plain_reply_and_stats(server: MockLLMServer) -> None:
+    completion = _client(server).chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "reply 0"
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.model == "m"
+    assert completion.usage is not None and completion.usage.prompt_tokens > 0
+    assert completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
+    assert server.requests == [{"model": "m", "messages": USER}]
+    stats = server.stats
+    assert isinstance(stats, ServerStats)
+    assert (stats.requests, stats.responses_by_status, stats.max_in_flight) == (1, {200: 1}, 1)
+    assert stats.total_prompt_tokens == completion.usage.prompt_tokens
+    assert stats.total_completion_tokens == completion.usage.completion_tokens
+
+
+def test_tool_call_reply_parses() -> None:
+    def responder(request: dict, index: int) -> dict:
+        return {"content": None, "tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": "{}"}]}
+
+    with MockLLMServer(responder) as srv:
+        choice = _client(srv).chat.completions.create(model="m", messages=USER).choices[0]
+    assert choice.finish_reason == "tool_calls"
+    calls = choice.message.tool_calls
+    assert calls is not None and [c.function.name for c in calls] == ["a", "b"]
+    assert json.loads(calls[0].function.arguments) == {"x": 1}
+    assert calls[1].function.arguments == "{}"
+    assert all(c.type == "function" and c.id.startswith("call_") for c in calls)
+    assert calls[0].id != calls[1].id
+
+
+def test_n_choices(server: MockLLMServer) -> None:
+    completion = _client(server).chat.completions.create(model="m", messages=USER, n=3)
+    assert [c.index for c in completion.choices] == [0, 1, 2]
+    assert [c.message.content for c in completion.choices] == ["reply 0", "reply 1", "reply 2"]
+
+
+def test_n_unsupported_is_bad_request() -> None:
+    with MockLLMServer(support_n=False) as srv:
+        with pytest.raises(openai.BadRequestError) as info:
+            _client(srv).chat.completions.create(model="m", messages=USER, n=2)
+        assert info.value.param == "n"
+        assert _client(srv).chat.completions.create(model="m", messages=USER, n=1).choices
+
+
+def test_wrong_api_key_is_echoed() -> None:
+    with MockLLMServer(api_key="right") as srv:
+        with pytest.raises(openai.AuthenticationError) as info:
+            _client(srv).chat.completions.create(model="m", messages=USER)
+        assert "Incorrect API key provided: k" in str(info.value)
+        ok = openai.OpenAI(base_url=srv.base_url, api_key="right", max_retries=0)
+        assert ok.chat.completions.create(model="m", messages=USER).choices[0].message.content == "ok"
+        assert srv.stats.responses_by_status == {401: 1, 200: 1}
+
+
+def test_unknown_model_and_model_list() -> None:
+    with MockLLMServer(models=["alpha", "beta"]) as srv:
+        client = _client(srv)
+        with pytest.raises(openai.NotFoundError) as info:
+            client.chat.completions.create(model="gamma", messages=USER)
+        assert info.value.code == "model_not_found" and "gamma" in str(info.value)
+        assert [m.id for m in client.models.list()] == ["alpha", "beta"]
+    with MockLLMServer() as srv:
+        assert [m.id for m in _client(srv).models.list()] == ["mock"]
+
+
+def test_max_concurrent_rate_limits() -> None:
+    with MockLLMServer(latency_s=0.2, max_concurrent=2, retry_after_s=1.5) as srv:
+        client = _client(srv)
+        barrier = threading.Barrier(6)
+        outcomes: list[object] = []
+
+        def call() -> None:
+            barrier.wait()
+            try:
+                outcomes.append(client.chat.completions.create(model="m", messages=USER))
+            except openai.RateLimitError as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=call) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    limited = [o for o in outcomes if isinstance(o, openai.RateLimitError)]
+    assert len(outcomes) == 6
+    assert 1 <= len(limited) <= 4
+    assert limited[0].response.headers["retry-after"] == "1.5"
+    assert limited[0].response.headers["retry-after-ms"] == "1500"
+    assert srv.stats.max_in_flight <= 2
+    assert srv.stats.responses_by_status == {200: 6 - len(limited), 429: len(limited)}
+
+
+def test_error_rate_gives_server_errors() -> None:
+    with MockLLMServer(error_rate=1.0) as srv:
+        client = _client(srv)
+        statuses = []
+        for _ in range(3):
+            with pytest.raises(openai.InternalServerError) as info:
+                client.chat.completions.create(model="m", messages=USER)
+            statuses.append(info.value.status_code)
+            assert info.value.response.headers["retry-after-ms"] == "0"
+    assert statuses == [500, 502, 503]
+
+
+def test_drop_rate_gives_connection_error() -> None:
+    with MockLLMServer(drop_rate=1.0) as srv:
+        started = time.monotonic()
+        with pytest.raises(openai.APIConnectionError):
+            _client(srv).chat.completions.create(model="m", messages=USER)
+        assert time.monotonic() - started < 3
+        assert srv.stats.dropped == 1 and srv.stats.responses_by_status == {}
+
+
+def test_faults_are_seeded() -> None:
+    def run(seed: int) -> list[str]:
+        with MockLLMServer(error_rate=0.5, seed=seed) as srv:
+            client = _client(srv)
+            results = []
+            for _ in range(12):
+                try:
+                    client.chat.completions.create(model="m", messages=USER)
+                    results.append("ok")
+                except openai.InternalServerError:
+                    results.append("err")
+            return results
+
+    first = run(7)
+    assert first == run(7)
+    assert {"ok", "err"} == set(first)
+
+
+def test_malformed_json_is_400(server: MockLLMServer) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn.request("POST", "/v1/chat/completions", body=b"{not json", headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    assert response.status == 400
+    assert json.loads(response.read())["error"]["type"] == "invalid_request_error"
+    # Keep-alive: the same connection still serves a valid request.
+    conn.request("POST", "/v1/chat/completions", body=json.dumps({"model": "m", "messages": USER}))
+    response = conn.getresponse()
+    assert response.status == 200 and json.loads(response.read())["choices"][0]["message"]["content"] == "reply 0"
+    conn.close()
+
+
+def test_stop_closes_idle_keep_alive_connections() -> None:
+    srv = MockLLMServer().start()
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+    conn.request("POST", "/v1/chat/completions", body=json.dumps({"model": "m", "messages": USER}))
+    assert conn.getresponse().read()
+    srv.stop()
+    # The connection's handler thread must not keep answering once the server is stopped.
+    with pytest.raises((ConnectionError, http.client.HTTPException)):
+        conn.request("POST", "/v1/chat/completions", body=json.dumps({"model": "m", "messages": USER}))
+        conn.getresponse()
+    conn.close()
+
+
+# --- scripted responder -------------------------------------------------------------------------
+
+
+def test_world_reply_is_tagged_and_deterministic() -> None:
+    action = 'Agent action: {"name": "lookup", "arguments": {"b": 2, "a": 1}} please'
+    reply = scripted_responder(_world_request(action), 0)
+    assert isinstance(reply, str)
+    assert reply.startswith("<predicted_observation>") and reply.endswith("</predicted_observation>")
+    observation = json.loads(reply.removeprefix("<predicted_observation>").removesuffix("</predicted_observation>"))
+    assert observation["tool"] == "lookup" and observation["status"] == "ok"
+    assert 0 <= observation["result_id"] < 10000
+    # Same action (key order and argument encoding aside) -> same observation; another action differs.
+    same = '{"action": {"name": "lookup", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}}'
+    assert scripted_responder(_world_request(same), 1) == reply
+    other = scripted_responder(_world_request('{"name": "lookup", "arguments": {"a": 2}}'), 0)
+    assert other != reply
+
+
+def test_verifier_is_deterministic_across_indices() -> None:
+    verdicts = []
+    for trial in range(20):
+        request = {"messages": [{"role": "user", "content": f"{VERIFIER_PROMPT} {trial}"}]}
+        replies = [scripted_responder(request, i) for i in range(3)]
+        parsed = [json.loads(str(r).split("<verdict>")[1].split("</verdict>")[0]) for r in replies]
+        assert len({p["is_correct"] for p in parsed}) == 1
+        assert scripted_responder(request, 0) == replies[0]
+        verdicts.append(parsed[0]["is_correct"])
+    assert True in verdicts and False in verdicts  # about half pass
+
+
+def test_agent_calls_tools_in_order_then_answers() -> None:
+    with MockLLMServer() as srv:
+        client = _client(srv)
+        messages: list[dict] = [{"role": "user", "content": "do the task"}]
+        names = []
+        for _ in range(2):
+            message = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
+            assert message.tool_calls
+            call = message.tool_calls[0]
+            names.append((call.function.name, json.loads(call.function.arguments)))
+            messages.append(message.model_dump(exclude_none=True))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": "{}"})
+        final = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0]
+    assert names == [
+        ("lookup_patient", {"patient_id": "X-1", "ward": "ICU", "limit": 1}),
+        ("schedule", {"dose": 1.0, "slots": [], "meta": {}}),
+    ]
+    assert final.finish_reason == "stop" and final.message.content == "Final answer: done after 2 tool calls."
+    assert scripted_responder({"messages": USER}, 0) == "ok"
+
+
+def test_malformed_rate_breaks_only_world_and_verifier() -> None:
+    responder = make_scripted_responder(malformed_rate=1.0, seed=3)
+    world = responder(_world_request('{"name": "x", "arguments": {}}'), 0)
+    assert isinstance(world, str) and "<predicted_observation>" not in world
+    verifier = responder({"messages": [{"role": "user", "content": VERIFIER_PROMPT}]}, 0)
+    assert isinstance(verifier, str) and "<verdict>" not in verifier
+    agent = responder({"messages": USER, "tools": TOOLS}, 0)
+    assert isinstance(agent, dict) and agent["tool_calls"][0]["name"] == "lookup_patient"
