@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from occubench.errors import ConfigError
+from occubench.lwm import WorldModelRegistry
+
+
+def test_lists_and_loads(small_data: Path) -> None:
+    registry = WorldModelRegistry(small_data / "world_model_configs")
+    assert registry.list_environments() == ["env_fixture_pharmacy", "env_fixture_warehouse"]
+    config = registry.get("env_fixture_warehouse")
+    assert [t["function"]["name"] for t in config.tool_schemas()] == ["count_bin", "get_system_quantity",
+                                                                      "post_adjustment"]
+    assert registry.get("env_fixture_warehouse") is config
+
+
+def test_unknown_environment_is_named(small_data: Path) -> None:
+    registry = WorldModelRegistry(small_data / "world_model_configs")
+    with pytest.raises(ConfigError, match="unknown environment 'env_nope'.*2 environments there"):
+        registry.get("env_nope")
+    with pytest.raises(ConfigError, match="unknown environment"):
+        registry.get("../data/secrets")
+
+
+def test_garbled_config_names_file_and_line(small_data: Path) -> None:
+    path = small_data / "world_model_configs" / "env_fixture_pharmacy.json"
+    path.write_text('{\n  "environment_name": "env_fixture_pharmacy",\n  oops\n}')
+    with pytest.raises(ConfigError, match=r"env_fixture_pharmacy\.json:3:3: invalid JSON"):
+        WorldModelRegistry(path.parent).get("env_fixture_pharmacy")
+
+
+def test_config_missing_keys_is_named(small_data: Path) -> None:
+    path = small_data / "world_model_configs" / "env_fixture_pharmacy.json"
+    path.write_text(json.dumps({"environment_name": "env_fixture_pharmacy"}))
+    with pytest.raises(ConfigError, match="missing key.*world_model_system_prompt"):
+        WorldModelRegistry(path.parent).get("env_fixture_pharmacy")
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config directory not found"):
+        WorldModelRegistry(tmp_path / "none")

@@ -1,0 +1,109 @@
+"""The reference agent loop against a code world, with the model played by a loopback server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from occubench.agent import ReferenceAgent
+from occubench.environment import Environment, JSONObject
+from occubench.llm import LLMClient, Model
+from occubench.task import Task
+from occubench.testing import MockLLMServer
+from occubench.trajectory import Trajectory
+
+TASK = Task(task_id=7, instruction="Move 3 units from A to B.", scenario="Stock Transfer", category="Biz",
+            domain="Inventory", difficulty=1, env_name="stock", solution_plan="Read A, then move.")
+
+
+class Stock(Environment):
+    """A tiny code world: two bins and a transfer tool."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, JSONObject]] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.bins = {"A": 5, "B": 0}
+
+    def tools(self) -> list[JSONObject]:
+        def tool(name: str, **props: str) -> JSONObject:
+            return {"type": "function", "function": {"name": name, "parameters": {
+                "type": "object", "properties": {p: {"type": t} for p, t in props.items()}}}}
+        return [tool("read_bin", bin="string"), tool("transfer", source="string", target="string", qty="integer")]
+
+    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+        self.calls.append((name, arguments))
+        if name == "read_bin":
+            return {"bin": arguments["bin"], "qty": self.bins[arguments["bin"]]}
+        self.bins[arguments["source"]] -= arguments["qty"]
+        self.bins[arguments["target"]] += arguments["qty"]
+        return {"ok": True}
+
+
+def scripted(*turns: Any) -> MockLLMServer:
+    """A server whose n-th agent request gets ``turns[n]`` (a str answer, or a list of (name, arguments))."""
+    def responder(request: dict, index: int) -> Any:
+        turn = turns[sum(m["role"] == "assistant" for m in request["messages"])]
+        if isinstance(turn, str):
+            return turn
+        return {"content": None, "tool_calls": [{"name": n, "arguments": a} for n, a in turn]}
+    return MockLLMServer(responder)
+
+
+def play(server: MockLLMServer, env: Environment, **options: Any) -> Trajectory:
+    trajectory = Trajectory()
+    model = Model(LLMClient("k", server.base_url), "agent-model", {"temperature": 0.0})
+    ReferenceAgent(model, date="2026-01-15", **options).run(TASK, env, trajectory)
+    return trajectory
+
+
+def test_tool_calls_of_one_turn_run_in_order_and_the_answer_ends_the_episode() -> None:
+    env = Stock()
+    with scripted([("read_bin", {"bin": "A"}), ("transfer", {"source": "A", "target": "B", "qty": 3})],
+                  "Moved 3 units.") as server:
+        trajectory = play(server, env)
+    assert env.calls == [("read_bin", {"bin": "A"}), ("transfer", {"source": "A", "target": "B", "qty": 3})]
+    assert env.bins == {"A": 2, "B": 3}
+    assert trajectory.final_answer == "Moved 3 units." and trajectory.stop_reason == "answer"
+    assert trajectory.step_count == 2
+    assert [c.call_index for c in trajectory.tool_calls] == [0, 1]
+    assert trajectory.usage.calls == 2
+    last = server.requests[-1]
+    assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool", "tool"]
+    assert json.loads(last["messages"][3]["content"]) == {"bin": "A", "qty": 5}
+    assert last["messages"][3]["tool_call_id"] == last["messages"][2]["tool_calls"][0]["id"]
+    assert last["temperature"] == 0.0 and {t["function"]["name"] for t in last["tools"]} == {"read_bin", "transfer"}
+    assert "[Agent Action]: Call tool `read_bin`" in trajectory.render()
+
+
+def test_system_prompt_has_scenario_date_and_plan_only_when_asked() -> None:
+    with scripted("done") as server:
+        play(server, Stock())
+        play(server, Stock(), with_plan=True)
+    plain, planned = (r["messages"][0]["content"] for r in server.requests)
+    assert '"Stock Transfer"' in plain and "2026-01-15" in plain and "Read A, then move." not in plain
+    assert "Read A, then move." in planned
+    assert server.requests[0]["messages"][1] == {"role": "user", "content": TASK.instruction}
+
+
+def test_bad_arguments_and_unknown_tools_get_structured_errors_without_touching_the_world() -> None:
+    env = Stock()
+    with scripted([("read_bin", "{bin: A"), ("read_bin", "[1]"), ("teleport", {"x": 1}), ("read_bin", {"bin": "B"})],
+                  "gave up") as server:
+        trajectory = play(server, env)
+    first, second, third, fourth = trajectory.tool_calls
+    assert first.observation["error"] == "invalid_arguments" and "not valid JSON" in first.observation["message"]
+    assert second.observation["error"] == "invalid_arguments" and "not a JSON object" in second.observation["message"]
+    assert third.observation["error"] == "unknown_tool" and "read_bin, transfer" in third.observation["message"]
+    assert (first.call_index, second.call_index, third.call_index, fourth.call_index) == (None, None, None, 0)
+    assert env.calls == [("read_bin", {"bin": "B"})]
+    tool_messages = [m for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    assert json.loads(tool_messages[2]["content"])["error"] == "unknown_tool"
+
+
+def test_max_steps_stops_a_looping_agent() -> None:
+    with scripted(*[[("read_bin", {"bin": "A"})]] * 5) as server:
+        trajectory = play(server, Stock(), max_steps=3)
+    assert trajectory.stop_reason == "max_steps" and trajectory.step_count == 3
+    assert server.stats.requests == 3
