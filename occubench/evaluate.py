@@ -36,7 +36,6 @@ from occubench.verifier import RubricVerifier
 
 ROLES = ("agent", "world", "verifier")
 _SECRET_ARGS = ("api_key", "agent_api_key", "world_api_key", "verifier_api_key")
-_PREFLIGHT = RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0)
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -176,8 +175,9 @@ def select_tasks(tasks: list[Task], task_ids: Sequence[str] | None, categories: 
     return selected
 
 
-def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint]) -> None:
+def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s: float) -> None:
     """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once."""
+    retry = RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0)
     seen: set[tuple[int, str, str]] = set()
     for role, model in models.items():
         key = (id(model.client), model.name, json.dumps(model.params, sort_keys=True))
@@ -185,7 +185,7 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint]) -> None:
             continue
         seen.add(key)
         try:
-            model.client.with_retry(_PREFLIGHT).chat(
+            model.client.with_retry(retry).chat(
                 model.name, [{"role": "user", "content": "Reply with the word OK."}], params=model.params)
         except LLMError as exc:
             hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
@@ -253,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
                   "fault_count": args.fault_count if faulted else 0,
                   "fault_duration": args.fault_duration if faulted else 0,
                   "with_plan": args.with_plan, "verifier_model": verifier_model}
-    store.write_args({**vars(args), **{a: MASK for a in _SECRET_ARGS if getattr(args, a)},
+    settings = {k: v for k, v in vars(args).items() if k not in ("func", "command")}  # set by `occubench run`
+    store.write_args({**settings, **{a: MASK for a in _SECRET_ARGS if getattr(args, a)},
                       **{f"{r}_base_url": redact_url(getattr(args, f"{r}_base_url")) for r in ROLES},
                       "base_url": redact_url(args.base_url), "date": date, "data_paths": {
                           k: str(v) for k, v in asdict(paths).items()}, "occubench_version": __version__})
@@ -262,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"Run directory: {run_dir}  ({len(tasks)} task(s) selected, {len(tasks) - len(todo)} already "
                   f"done, {len(todo)} to run)")
     if todo and not args.skip_preflight:
-        preflight(models, endpoints)
+        preflight(models, endpoints, args.retry_budget)
 
     suite = OccuBenchSuite(tasks, registry, models["world"],
                            RubricVerifier(models["verifier"], num_votes=args.num_votes),

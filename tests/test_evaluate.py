@@ -1,0 +1,275 @@
+"""The evaluation CLI end to end, against loopback servers through the real openai SDK."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from occubench import evaluate
+from occubench.runner import RESULT_FIELDS
+from occubench.store import read_results
+from occubench.testing import MockLLMServer
+
+README_FIELDS = ["task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model",
+                 "world_model", "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback",
+                 "step_count", "trajectory"]
+
+
+def run_cli(*args: str) -> int:
+    return evaluate.main(list(args))
+
+
+def base_args(server: MockLLMServer, data: Path, out: Path, *extra: str) -> list[str]:
+    return ["--agent-model", "agent-m", "--world-model", "world-m", "--base-url", server.base_url,
+            "--api-key", "sk-test-key-0001", "--data-dir", str(data), "--output-dir", str(out), *extra]
+
+
+def results(out: Path, run_name: str = "agent-m__world-m__E0") -> list[dict]:
+    return read_results(out / run_name / "results.jsonl")
+
+
+def test_run_writes_the_results_format(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert run_cli(*base_args(server, small_data, out)) == 0
+    records = results(out)
+    assert sorted(r["task_id"] for r in records) == [1, 2, 3]
+    for record in records:
+        assert list(record)[:len(RESULT_FIELDS)] == list(RESULT_FIELDS)
+        assert list(record)[:len(README_FIELDS)] == README_FIELDS
+        assert record["status"] == "ok" and record["error"] is None
+        assert (record["agent_model"], record["world_model"], record["env_mode"]) == ("agent-m", "world-m", "E0")
+        assert (record["fault_count"], record["fault_duration"], record["with_plan"]) == (0, 0, False)
+        assert isinstance(record["is_correct"], bool) and len(record["votes"]) == 3
+        assert record["step_count"] == 3 and record["trajectory"].startswith("[Agent Action]: Call tool `")
+        assert set(record["usage"]) == {"agent", "world", "verifier"}
+        assert record["usage"]["verifier"]["calls"] == 3 and record["usage"]["world"]["calls"] == 2
+    task1 = next(r for r in records if r["task_id"] == 1)
+    assert (task1["category"], task1["domain"], task1["difficulty_level"]) == ("Healthcare & Life Sciences",
+                                                                             "Pharmacy", 1)
+    args = json.loads((out / "agent-m__world-m__E0" / "args.json").read_text())
+    assert args["api_key"] == "<redacted>" and args["agent_model"] == "agent-m"
+    assert args["date"] and args["data_paths"]["config_dir"].endswith("world_model_configs")
+
+
+def test_no_secret_reaches_disk_even_when_the_server_echoes_it(small_data: Path, tmp_path: Path) -> None:
+    secret = "sk-live-DO-NOT-LEAK-4242"
+    out = tmp_path / "results"
+    with MockLLMServer(api_key="the-right-key") as server:  # its 401 message repeats the key it was sent
+        code = run_cli(*base_args(server, small_data, out, "--api-key", secret, "--skip-preflight", "--debug",
+                                  "--retry-budget", "1"))
+    assert code == 1
+    records = results(out)
+    assert {r["status"] for r in records} == {"error"}
+    assert all(r["error"]["kind"] == "request_rejected" and "<redacted>" in r["error"]["message"] for r in records)
+    written = [p for p in (out / "agent-m__world-m__E0").iterdir()]
+    assert {p.name for p in written} == {"args.json", "results.jsonl", "debug.log"}
+    for path in written:
+        assert secret not in path.read_text(), path
+
+
+def test_resume_skips_finished_tasks_and_keeps_the_date(small_data: Path, server: MockLLMServer,
+                                                        tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert run_cli(*base_args(server, small_data, out, "--task-ids", "1", "--date", "2026-03-01")) == 0
+    sent = server.stats.requests
+    assert run_cli(*base_args(server, small_data, out, "--task-ids", "1")) == 0
+    assert server.stats.requests == sent  # nothing left to do: no preflight, no task
+    assert run_cli(*base_args(server, small_data, out)) == 0
+    assert sorted(r["task_id"] for r in results(out)) == [1, 2, 3]
+    agent_prompts = {r["messages"][0]["content"] for r in server.requests if r.get("tools")}
+    assert all("2026-03-01" in prompt for prompt in agent_prompts)
+
+
+def test_interrupted_run_resumes_with_every_task_exactly_once(small_data: Path, server: MockLLMServer,
+                                                              tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    assert run_cli(*base_args(server, small_data, out, "--task-ids", "2")) == 0
+    path = out / "agent-m__world-m__E0" / "results.jsonl"
+    finished = path.read_text()
+    path.write_text(finished + '{"task_id": 3, "task_scenario_name": "Inv')  # killed mid-write
+    assert run_cli(*base_args(server, small_data, out)) == 0
+    records = results(out)
+    assert sorted(r["task_id"] for r in records) == [1, 2, 3]
+    assert path.read_text().startswith(finished)
+
+
+def test_infrastructure_errors_are_recorded_then_retried(small_data: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    with MockLLMServer(error_rate=1.0) as down:
+        assert run_cli(*base_args(down, small_data, out, "--skip-preflight", "--retry-budget", "0.3")) == 1
+    records = results(out)
+    assert {(r["status"], r["error"]["kind"], r["is_correct"]) for r in records} == {("error", "infrastructure", None)}
+    output = capsys.readouterr()
+    assert "3 task(s) ended in an error and are not scored" in output.out
+    with MockLLMServer() as healthy:
+        assert run_cli(*base_args(healthy, small_data, out)) == 0
+    records = results(out)
+    assert sorted(r["task_id"] for r in records) == [1, 2, 3]
+    assert {r["status"] for r in records} == {"ok"}
+
+
+def test_preflight_stops_bad_keys_models_and_endpoints(small_data: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    with MockLLMServer(api_key="right", models=["agent-m", "world-m"]) as server:
+        assert run_cli(*base_args(server, small_data, out, "--api-key", "wrong")) == 2
+        assert "preflight failed for the agent (agent-m" in capsys.readouterr().err
+        assert run_cli(*base_args(server, small_data, out, "--api-key", "right", "--verifier-model", "judge-x")) == 2
+        error = capsys.readouterr().err
+        assert "preflight failed for the verifier (judge-x" in error and "check --verifier-model" in error
+        assert server.stats.requests == 4  # 401 at once; then agent, world, verifier (404) once each
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    assert run_cli("--agent-model", "a", "--world-model", "w", "--base-url", closed, "--data-dir", str(small_data),
+                   "--output-dir", str(out), "--retry-budget", "1") == 2
+    assert "preflight failed for the agent" in capsys.readouterr().err
+    assert not read_results(out / "a__w__E0" / "results.jsonl")
+
+
+def test_per_role_endpoints_and_keys(small_data: Path, tmp_path: Path) -> None:
+    with MockLLMServer(api_key="agent-key") as agent_side, MockLLMServer(api_key="shared-key") as world_side:
+        code = run_cli("--agent-model", "a", "--world-model", "w", "--data-dir", str(small_data),
+                       "--output-dir", str(tmp_path), "--base-url", world_side.base_url, "--api-key", "shared-key",
+                       "--agent-base-url", agent_side.base_url, "--agent-api-key", "agent-key", "--task-ids", "3")
+    assert code == 0
+    assert agent_side.requests and all(r["model"] == "a" for r in agent_side.requests)
+    assert {r["model"] for r in world_side.requests} == {"w"}  # the verifier defaults to the world model
+
+
+def test_environment_variables_supply_the_endpoint(small_data: Path, server: MockLLMServer, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OCCUBENCH_DATA", str(small_data))
+    assert run_cli("--agent-model", "a", "--world-model", "w", "--output-dir", str(tmp_path), "--task-ids", "1") == 0
+    assert len(results(tmp_path, "a__w__E0")) == 1
+
+
+def test_selection_warnings_and_bad_input(small_data: Path, server: MockLLMServer, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    assert run_cli(*base_args(server, small_data, out, "--task-ids", "3,99", "77")) == 0
+    assert "no task with id 99, 77" in capsys.readouterr().err
+    assert [r["task_id"] for r in results(out)] == [3]
+
+    assert run_cli(*base_args(server, small_data, out, "--categories", "Hlth", "--run-name", "health")) == 0
+    assert sorted(r["task_id"] for r in results(out, "health")) == [1, 2]
+    assert run_cli(*base_args(server, small_data, out, "--categories", "Mining")) == 2
+    assert "unknown category 'Mining'" in capsys.readouterr().err
+
+    tasks = small_data / "eval_benchmark_solvable.jsonl"
+    tasks.write_text(tasks.read_text() + '{"task_id": 4, "task_scenario_name": "Inventory Reconciliation", '
+                     '"agent_instruction": "x", "env_name": "env_missing", "difficulty_level": 1}\n')
+    assert run_cli(*base_args(server, small_data, out)) == 2
+    assert "unknown environment 'env_missing'" in capsys.readouterr().err
+    tasks.write_text(tasks.read_text() + "{broken\n")
+    assert run_cli(*base_args(server, small_data, out)) == 2
+    assert f"{tasks}:5: invalid JSON" in capsys.readouterr().err
+
+    assert run_cli(*base_args(server, tmp_path / "nowhere", out)) == 2
+    assert "occubench data download" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        run_cli(*base_args(server, small_data, out, "--agent-params", "{top_p: 1}"))
+    assert exit_.value.code == 2 and "--agent-params: not valid JSON" in capsys.readouterr().err
+
+
+def test_agent_parameters_and_plan_reach_the_agent_requests(small_data: Path, server: MockLLMServer,
+                                                            tmp_path: Path) -> None:
+    assert run_cli(*base_args(server, small_data, tmp_path, "--task-ids", "1", "--with-plan", "--temperature",
+                              "0.3", "--max-tokens", "512", "--reasoning-effort", "high", "--agent-params",
+                              '{"top_k": 20}', "--world-params", '{"temperature": 0}')) == 0
+    agent = [r for r in server.requests if r.get("tools")]
+    world = [r for r in server.requests if "<predicted_observation>" in r["messages"][0]["content"]]
+    assert agent and all(r["temperature"] == 0.3 and r["max_tokens"] == 512 and r["reasoning_effort"] == "high"
+                         and r["top_k"] == 20 for r in agent)
+    assert "Call get_prescription with RX-100" in agent[0]["messages"][0]["content"]
+    assert world and all(r["temperature"] == 0 for r in world)
+    [record] = results(tmp_path)
+    assert record["with_plan"] is True
+
+
+def test_fault_modes_are_recorded_and_reach_the_simulator(small_data: Path, server: MockLLMServer,
+                                                          tmp_path: Path) -> None:
+    assert run_cli(*base_args(server, small_data, tmp_path, "--env-mode", "E3", "--fault-count", "1",
+                              "--fault-duration", "3", "--task-ids", "3")) == 0
+    [record] = results(tmp_path, "agent-m__world-m__E3__fc1_fd3")
+    assert (record["env_mode"], record["fault_count"], record["fault_duration"]) == ("E3", 1, 3)
+    world_prompt = next(r for r in server.requests
+                        if "<predicted_observation>" in r["messages"][0]["content"])["messages"][0]["content"]
+    assert "1 fault window(s), each covering 3 consecutive tool call(s)" in world_prompt
+
+
+def test_debug_log_and_path_safe_run_names(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
+    assert run_cli("--agent-model", "meta-llama/Llama-3-70b", "--world-model", "qwen3:8b", "--base-url",
+                   server.base_url, "--data-dir", str(small_data), "--output-dir", str(tmp_path), "--task-ids", "1",
+                   "--max-workers", "1", "--debug") == 0
+    run_dir = tmp_path / "meta-llama_Llama-3-70b__qwen3_8b__E0"
+    log = (run_dir / "debug.log").read_text()
+    for line in ("[AGENT] Step 1, messages=2", "[AGENT] Tool call: get_prescription(",
+                 "[LWM] Simulating: get_prescription, history_len=0", "[LWM] Observation: {",
+                 "[VERIFIER] Votes: "):
+        assert line in log
+    assert "[task " not in log  # one worker: lines as in the OccuBench README
+
+
+def _readme_env(server: MockLLMServer) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OCCUBENCH_"))}
+    return {**env, "OPENAI_BASE_URL": server.base_url}
+
+
+def test_readme_commands_run_unchanged_on_the_real_data(shared_data: Path, server: MockLLMServer,
+                                                        tmp_path: Path) -> None:
+    (tmp_path / "data").symlink_to(shared_data)
+    common = ["--agent-model", "gpt-4o", "--world-model", "gpt-4o", "--api-key", "YOUR_API_KEY"]
+    commands = [
+        [*common, "--task-ids", "11", "--max-workers", "1"],
+        [*common, "--env-mode", "E0", "--max-workers", "8"],
+        [*common, "--env-mode", "E2", "--fault-count", "2", "--fault-duration", "2"],
+    ]
+    for command in commands:
+        done = subprocess.run([sys.executable, "-m", "occubench.evaluate", *command], cwd=tmp_path,
+                              env=_readme_env(server), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    clean = read_results(tmp_path / "results" / "gpt-4o__gpt-4o__E0" / "results.jsonl")
+    faulty = read_results(tmp_path / "results" / "gpt-4o__gpt-4o__E2__fc2_fd2" / "results.jsonl")
+    assert sorted(r["task_id"] for r in clean) == sorted(r["task_id"] for r in faulty)
+    assert len(clean) == len({r["task_id"] for r in clean}) == 382
+    assert {r["status"] for r in clean + faulty} == {"ok"}
+    assert {(r["env_mode"], r["fault_count"], r["fault_duration"]) for r in faulty} == {("E2", 2, 2)}
+    assert "secret" not in done.stdout and "YOUR_API_KEY" not in (tmp_path / "results").joinpath(
+        "gpt-4o__gpt-4o__E0", "args.json").read_text()
+
+
+def test_completion_rate_is_identical_under_rate_limits_and_server_errors(shared_data: Path,
+                                                                          tmp_path: Path) -> None:
+    """All 382 tasks, clean vs. a server allowing 4 concurrent requests and failing 30 % of them."""
+    verdicts = []
+    for name, options in (("clean", {}), ("throttled", {"max_concurrent": 4, "error_rate": 0.3, "seed": 11})):
+        with MockLLMServer(**options) as server:
+            code = run_cli("--agent-model", "gpt-4o", "--world-model", "gpt-4o", "--base-url", server.base_url,
+                           "--data-dir", str(shared_data), "--output-dir", str(tmp_path), "--run-name", name)
+        assert code == 0
+        if options:
+            assert server.stats.responses_by_status.get(429, 0) > 0
+            assert sum(n for status, n in server.stats.responses_by_status.items() if status >= 500) > 100
+        records = results(tmp_path, name)
+        assert len(records) == len({r["task_id"] for r in records}) == 382
+        verdicts.append({r["task_id"]: r["is_correct"] for r in records})
+    clean, throttled = verdicts
+    assert throttled == clean
+    assert 0 < sum(clean.values()) < 382
+
+
+def test_console_script_entry_point(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "occubench", "run", *base_args(server, small_data, tmp_path),
+                           "--task-ids", "2"], env=_readme_env(server), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "task 2:" in done.stderr and "Completion" in done.stdout
+    assert len(results(tmp_path)) == 1

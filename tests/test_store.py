@@ -1,0 +1,72 @@
+"""The results file survives interruption: whole lines, a half-written tail dropped, garbled lines named."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from occubench._redact import Redactor, redact_url
+from occubench.errors import ConfigError
+from occubench.store import ResultStore, latest_by_task, read_results
+
+
+def test_concurrent_appends_give_whole_lines(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "run")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: store.append({"task_id": i, "blob": "x" * 5000}), range(200)))
+    records = read_results(store.path)
+    assert sorted(r["task_id"] for r in records) == list(range(200))
+
+
+def test_half_written_last_line_is_ignored_and_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = ResultStore(tmp_path / "run")
+    store.append({"task_id": 1, "status": "ok"})
+    with store.path.open("a") as handle:
+        handle.write('{"task_id": 2, "sta')
+    assert [r["task_id"] for r in store.load()] == [1]
+    assert "half-written last line" in capsys.readouterr().err
+    store.append({"task_id": 3, "status": "ok"})
+    assert [r["task_id"] for r in read_results(store.path)] == [1, 3]
+
+
+def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "run")
+    store.path.write_text('{"task_id": 1}')
+    assert [r["task_id"] for r in store.load()] == [1]
+    store.append({"task_id": 2})
+    assert [r["task_id"] for r in read_results(store.path)] == [1, 2]
+
+
+def test_garbled_line_in_the_middle_names_file_and_line(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "run")
+    store.path.write_text('{"task_id": 1}\nnot json\n{"task_id": 3}\n')
+    with pytest.raises(ConfigError, match=r"results\.jsonl:2: not a valid result line"):
+        store.load()
+    assert store.path.read_text().count("\n") == 3  # nothing was thrown away
+
+
+def test_drop_and_latest(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "run")
+    for record in ({"task_id": 1, "status": "error"}, {"task_id": 2, "status": "ok"}, {"task_id": 1, "status": "ok"}):
+        store.append(record)
+    assert latest_by_task(store.load())[1]["status"] == "ok"
+    store.drop({1})
+    assert [r["task_id"] for r in read_results(store.path)] == [2]
+
+
+def test_secrets_are_redacted_in_records_and_args(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "run", Redactor(["sk-very-secret-key", None, "ab"]))
+    store.append({"task_id": 1, "error": {"message": "Incorrect API key provided: sk-very-secret-key"}})
+    store.write_args({"api_key": "sk-very-secret-key", "nested": ["sk-very-secret-key!"]})
+    text = store.path.read_text() + (store.run_dir / "args.json").read_text()
+    assert "sk-very-secret-key" not in text and text.count("<redacted>") == 3
+    assert json.loads(store.path.read_text())["error"]["message"].endswith("<redacted>")
+
+
+def test_urls_lose_passwords_and_token_parameters() -> None:
+    assert redact_url("https://user:pw@host/v1?api-key=abc&x=1") == "https://user:<redacted>@host/v1?api-key=<redacted>&x=1"
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    assert redact_url(None) is None
