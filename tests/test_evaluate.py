@@ -251,7 +251,7 @@ def test_completion_rate_is_identical_under_rate_limits_and_server_errors(shared
                                                                           tmp_path: Path) -> None:
     """All 382 tasks, clean vs. a server allowing 4 concurrent requests and failing 30 % of them."""
     verdicts = []
-    for name, options in (("clean", {}), ("throttled", {"max_concurrent": 4, "error_rate": 0.3, "seed": 11})):
+    for name, options in (("clean", {}), ("throttled", {"max_concurrent": 4, "error_rate": 0.3, "seed": 11, "latency_s": 0.01})):
         with MockLLMServer(**options) as server:
             code = run_cli("--agent-model", "gpt-4o", "--world-model", "gpt-4o", "--base-url", server.base_url,
                            "--data-dir", str(shared_data), "--output-dir", str(tmp_path), "--run-name", name)
