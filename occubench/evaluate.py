@@ -197,6 +197,29 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             raise ConfigError(f"preflight failed for the {role} ({model.name} at {url}): {exc} ({hint})") from None
 
 
+def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint]) -> dict[str, Model]:
+    """The model of each role; roles on the same endpoint and key share one client and its connections."""
+    clients: dict[Endpoint, LLMClient] = {}
+    for endpoint in endpoints.values():
+        if endpoint not in clients:
+            clients[endpoint] = LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=args.request_timeout,
+                                          retry=RetryPolicy(budget_s=args.retry_budget))
+    named = {"temperature": args.temperature, "max_tokens": args.max_tokens, "reasoning_effort": args.reasoning_effort}
+    agent_params = {**{k: v for k, v in named.items() if v is not None}, **args.agent_params}
+    return {"agent": Model(clients[endpoints["agent"]], args.agent_model, agent_params),
+            "world": Model(clients[endpoints["world"]], args.world_model, args.world_params),
+            "verifier": Model(clients[endpoints["verifier"]], args.verifier_model or args.world_model,
+                              args.verifier_params)}
+
+
+def settings_record(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's settings for args.json: keys masked, credentials in URLs masked."""
+    settings = {k: v for k, v in vars(args).items() if k not in ("func", "command")}  # set by `occubench run`
+    settings.update({a: MASK for a in _SECRET_ARGS if settings.get(a)})
+    settings.update({k: redact_url(settings[k]) for k in settings if k.endswith("base_url")})
+    return {**settings, "occubench_version": __version__}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m occubench.evaluate", description=__doc__)
     add_arguments(parser)
@@ -234,30 +257,15 @@ def run(args: argparse.Namespace) -> int:
     date = args.date or _previous_date(run_dir) or datetime.date.today().isoformat()
     setup_logging(run_dir, debug=args.debug, redactor=redactor, tag_tasks=args.max_workers > 1)
 
-    clients: dict[Endpoint, LLMClient] = {}
-    retry = RetryPolicy(budget_s=args.retry_budget)
-    for endpoint in endpoints.values():
-        if endpoint not in clients:
-            clients[endpoint] = LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=args.request_timeout,
-                                          retry=retry)
-    agent_params = {**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens),
-                                         ("reasoning_effort", args.reasoning_effort)) if v is not None},
-                    **args.agent_params}
-    verifier_model = args.verifier_model or args.world_model
-    models = {"agent": Model(clients[endpoints["agent"]], args.agent_model, agent_params),
-              "world": Model(clients[endpoints["world"]], args.world_model, args.world_params),
-              "verifier": Model(clients[endpoints["verifier"]], verifier_model, args.verifier_params)}
+    models = build_models(args, endpoints)
 
     faulted = args.env_mode != "E0"
     run_fields = {"agent_model": args.agent_model, "world_model": args.world_model, "env_mode": args.env_mode,
                   "fault_count": args.fault_count if faulted else 0,
                   "fault_duration": args.fault_duration if faulted else 0,
-                  "with_plan": args.with_plan, "verifier_model": verifier_model}
-    settings = {k: v for k, v in vars(args).items() if k not in ("func", "command")}  # set by `occubench run`
-    store.write_args({**settings, **{a: MASK for a in _SECRET_ARGS if getattr(args, a)},
-                      **{f"{r}_base_url": redact_url(getattr(args, f"{r}_base_url")) for r in ROLES},
-                      "base_url": redact_url(args.base_url), "date": date, "data_paths": {
-                          k: str(v) for k, v in asdict(paths).items()}, "occubench_version": __version__})
+                  "with_plan": args.with_plan, "verifier_model": models["verifier"].name}
+    store.write_args({**settings_record(args), "date": date,
+                      "data_paths": {k: str(v) for k, v in asdict(paths).items()}})
 
     todo = pending_tasks(tasks, store)
     console.print(f"Run directory: {run_dir}  ({len(tasks)} task(s) selected, {len(tasks) - len(todo)} already "

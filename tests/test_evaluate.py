@@ -268,7 +268,8 @@ def test_completion_rate_is_identical_under_rate_limits_and_server_errors(shared
 
 
 def test_console_script_entry_point(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "occubench", "run", *base_args(server, small_data, tmp_path),
+    script = Path(sys.executable).with_name("occubench")  # installed by `pip install -e .` next to python
+    done = subprocess.run([str(script), "run", *base_args(server, small_data, tmp_path),
                            "--task-ids", "2"], env=_readme_env(server), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "task 2:" in done.stderr and "Completion" in done.stdout
