@@ -116,3 +116,12 @@ def test_plain_openai_client_is_accepted(server: MockLLMServer) -> None:
     client = as_llm_client(openai.OpenAI(api_key="k", base_url=server.base_url))
     assert client.chat("m", HELLO).replies[0].content == "ok"
     assert client.base_url.startswith(server.base_url)
+
+
+def test_timeouts_are_retried_then_reported() -> None:
+    with MockLLMServer(lambda request, index: "late", latency_s=0.5) as server:
+        client = LLMClient("k", server.base_url, timeout_s=0.1,
+                           retry=RetryPolicy(budget_s=0.6, base_delay_s=0.01, max_delay_s=0.02))
+        with pytest.raises(LLMUnavailableError, match="Timeout"):
+            client.chat("m", HELLO)
+    assert server.stats.requests >= 2
