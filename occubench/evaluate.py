@@ -177,7 +177,6 @@ def select_tasks(tasks: list[Task], task_ids: Sequence[str] | None, categories: 
 
 def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s: float) -> None:
     """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once."""
-    retry = RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0)
     seen: set[tuple[int, str, str]] = set()
     for role, model in models.items():
         key = (id(model.client), model.name, json.dumps(model.params, sort_keys=True))
@@ -185,8 +184,7 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             continue
         seen.add(key)
         try:
-            model.client.with_retry(retry).chat(
-                model.name, [{"role": "user", "content": "Reply with the word OK."}], params=model.params)
+            model.client.probe(model.name, model.params, budget_s=budget_s)
         except LLMError as exc:
             hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                     403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",

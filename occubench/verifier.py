@@ -72,8 +72,11 @@ class RubricVerifier:
 
     def judge(self, sections: list[tuple[str, str]]) -> Verdict:
         prompt = "\n\n".join(f"## {title}\n{body}" for title, body in sections)
+        messages: list[Message] = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
+        first = self.model.samples(messages, self.num_votes)
         usage = Usage()
-        votes = [self._vote(prompt, usage) for _ in range(self.num_votes)]
+        usage.add(first.usage)
+        votes = [self._settle(messages, reply.content, sample, usage) for sample, reply in enumerate(first.replies)]
         passed = sum(vote.is_correct is True for vote in votes)
         failed = sum(vote.is_correct is False for vote in votes)
         log.debug("[VERIFIER] Votes: %d TRUE, %d FALSE%s", passed, failed,
@@ -87,21 +90,23 @@ class RubricVerifier:
         feedback = next(vote.feedback for vote in votes if vote.is_correct is majority)
         return Verdict(is_correct=majority, feedback=feedback, votes=votes, usage=usage)
 
-    def _vote(self, prompt: str, usage: Usage) -> Vote:
-        messages: list[Message] = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
-        reason = ""
+    def _settle(self, messages: list[Message], content: str | None, sample: int, usage: Usage) -> Vote:
+        """Read one vote, asking that sample again (at most ``max_reasks`` times) while it is unparsable."""
+        conversation = list(messages)
         for attempt in range(1, self.max_reasks + 2):
-            completion = self.model.chat(messages)
-            usage.add(completion.usage)
-            content = completion.replies[0].content
             try:
                 verdict = extract_tagged_json(content, TAG)
                 return Vote(is_correct=_as_bool(verdict.get("is_correct")),
                             feedback=str(verdict.get("feedback", "")), attempts=attempt)
             except ValueError as exc:
                 reason = str(exc)
-                messages += [{"role": "assistant", "content": content or ""},
+            if attempt > self.max_reasks:
+                break
+            conversation += [{"role": "assistant", "content": content or ""},
                              {"role": "user", "content": f"Your reply could not be read: {reason}. End it with "
                               f'exactly one <{TAG}>{{"feedback": "...", "is_correct": true or false}}</{TAG}> '
                               "block."}]
+            completion = self.model.chat(conversation, sample=sample)
+            usage.add(completion.usage)
+            content = completion.replies[0].content
         return Vote(is_correct=None, feedback=f"unparsable verdict: {reason}", attempts=self.max_reasks + 1)

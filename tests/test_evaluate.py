@@ -48,7 +48,7 @@ def test_run_writes_the_results_format(small_data: Path, server: MockLLMServer, 
         assert isinstance(record["is_correct"], bool) and len(record["votes"]) == 3
         assert record["step_count"] == 3 and record["trajectory"].startswith("[Agent Action]: Call tool `")
         assert set(record["usage"]) == {"agent", "world", "verifier"}
-        assert record["usage"]["verifier"]["calls"] == 3 and record["usage"]["world"]["calls"] == 2
+        assert record["usage"]["verifier"]["calls"] == 1 and record["usage"]["world"]["calls"] == 2  # votes via n
     task1 = next(r for r in records if r["task_id"] == 1)
     assert (task1["category"], task1["domain"], task1["difficulty_level"]) == ("Healthcare & Life Sciences",
                                                                              "Pharmacy", 1)

@@ -1,9 +1,8 @@
-"""Majority voting: unparsable votes are re-asked and never counted as FAIL."""
+"""Majority voting: unparsable votes are re-asked and never counted as FAIL; votes share one request with `n`."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -20,53 +19,66 @@ def verdict(ok: bool) -> str:
     return f'Reasoning.\n<verdict>{{"feedback": "looked {ok}", "is_correct": {str(ok).lower()}}}</verdict>'
 
 
-@contextmanager
-def judge_with(*replies: str, votes: int = 3) -> Iterator[tuple[MockLLMServer, RubricVerifier]]:
-    """A judge whose successive requests get ``replies`` in order."""
-    queue, lock = iter(replies), threading.Lock()
+def reasks(request: dict) -> int:
+    """How many times this vote was already asked again."""
+    return sum("could not be read" in str(m.get("content")) for m in request["messages"])
 
+
+@contextmanager
+def judge(vote: Callable[[int, int], str], votes: int = 3,
+          support_n: bool = True) -> Iterator[tuple[MockLLMServer, RubricVerifier]]:
+    """A judge whose vote ``i`` answers ``vote(i, number of re-asks so far)``."""
     def responder(request: dict, index: int) -> str:
-        with lock:
-            return next(queue)
-    with MockLLMServer(responder) as server:
+        return vote(index, reasks(request))
+    with MockLLMServer(responder, support_n=support_n) as server:
         yield server, RubricVerifier(Model(LLMClient("k", server.base_url), "judge"), num_votes=votes)
 
 
-def test_majority_wins_and_every_vote_is_kept() -> None:
-    with judge_with(verdict(True), verdict(False), verdict(True)) as (server, verifier):
+def test_majority_wins_every_vote_is_kept_and_votes_share_one_request() -> None:
+    with judge(lambda i, _: verdict(i != 1)) as (server, verifier):
         result = verifier.judge(SECTIONS)
     assert result.is_correct is True
     assert [v.is_correct for v in result.votes] == [True, False, True]
     assert result.feedback == "looked True"
-    assert result.usage.calls == 3
+    assert server.stats.requests == 1 and server.requests[0]["n"] == 3
+    assert result.usage.calls == 1 and result.usage.prompt_tokens == server.stats.total_prompt_tokens
     prompt = server.requests[0]["messages"][1]["content"]
     assert "## Task given to the agent\nRefill RX-100." in prompt and "## Agent trajectory" in prompt
 
 
+def test_endpoints_without_n_get_separate_requests_and_the_probe_is_remembered() -> None:
+    with judge(lambda i, _: verdict(True), support_n=False) as (server, verifier):
+        first = verifier.judge(SECTIONS)
+        second = verifier.judge(SECTIONS)
+    assert first.is_correct and second.is_correct and len(second.votes) == 3
+    assert server.stats.requests == 1 + 3 + 3  # one rejected probe with n, then single requests only
+    assert first.usage.calls == 3
+
+
 def test_a_malformed_vote_is_asked_again_not_counted_as_fail() -> None:
-    with judge_with("I refuse to format.", verdict(True), verdict(True), verdict(False)) as (server, verifier):
+    with judge(lambda i, again: "I refuse to format." if i == 0 and not again else verdict(i != 2)) as (server, verifier):
         result = verifier.judge(SECTIONS)
     assert result.is_correct is True
     assert [(v.is_correct, v.attempts) for v in result.votes] == [(True, 2), (True, 1), (False, 1)]
-    assert "could not be read" in server.requests[1]["messages"][-1]["content"]
+    assert server.stats.requests == 2
 
 
 def test_a_vote_that_stays_unparsable_is_left_out() -> None:
-    # Vote 1 never parses (3 attempts); votes 2 and 3 pass. Counting the bad vote as FAIL would still pass here,
-    # so the next test checks the case where it would flip the verdict.
-    with judge_with("x", "y", "z", verdict(True), verdict(True)) as (server, verifier):
+    with judge(lambda i, again: "never a verdict" if i == 0 else verdict(True)) as (server, verifier):
         result = verifier.judge(SECTIONS)
     assert result.is_correct is True
     assert result.votes[0].is_correct is None and result.votes[0].attempts == 3
+    assert server.stats.requests == 3  # the shared first request and two re-asks of vote 1
 
 
 def test_no_majority_is_a_verifier_error_not_a_fail() -> None:
-    with judge_with("x", "y", "z", verdict(True), verdict(False)) as (server, verifier), \
+    # Counting the unparsable vote as FAIL would turn this tie into a silent failure of the agent.
+    with judge(lambda i, again: "x" if i == 0 else verdict(i == 1)) as (server, verifier), \
             pytest.raises(VerifierError, match="no majority: 1 pass, 1 fail, 1 unparsable") as error:
         verifier.judge(SECTIONS)
     assert [v["is_correct"] for v in error.value.votes] == [None, True, False]
 
 
 def test_string_verdicts_are_understood() -> None:
-    with judge_with('<verdict>{"feedback": "ok", "is_correct": "PASS"}</verdict>', votes=1) as (_, verifier):
+    with judge(lambda i, _: '<verdict>{"feedback": "ok", "is_correct": "PASS"}</verdict>', votes=1) as (_, verifier):
         assert verifier.judge(SECTIONS).is_correct is True

@@ -13,67 +13,20 @@ import inspect
 import json
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
 
 import openai
 
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
-
-Message = dict[str, Any]
+from occubench.llm.cache import ResponseCache, cache_key
+from occubench.llm.limiter import AdaptiveLimiter
+from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
 
 # Local servers (vLLM, Ollama) need no key, but the SDK refuses to start without one.
 _NO_KEY = "no-key"
-
-
-@dataclass
-class Usage:
-    """Tokens and requests spent; one per role per task in the results."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-
-    def add(self, other: Usage) -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.calls += other.calls
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class ToolCallRequest:
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One choice of a chat completion."""
-
-    content: str | None
-    tool_calls: tuple[ToolCallRequest, ...] = ()
-    finish_reason: str | None = None
-
-    def to_message(self) -> Message:
-        """The assistant message to append to the conversation."""
-        message: Message = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in self.tool_calls
-            ]
-        return message
-
-
-@dataclass(frozen=True)
-class Completion:
-    replies: list[Reply]
-    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)
@@ -141,45 +94,107 @@ class LLMClient:
         timeout_s: float = 300.0,
         retry: RetryPolicy | None = None,
         openai_client: openai.OpenAI | None = None,
+        max_in_flight: int = 32,
+        adaptive: bool = True,
+        cache: ResponseCache | None = None,
     ) -> None:
         # The SDK's own retries are off: one retry policy, here, with a time budget the SDK does not offer.
         self._client = (openai_client.with_options(max_retries=0) if openai_client is not None else
                         openai.OpenAI(api_key=api_key or _NO_KEY, base_url=base_url, timeout=timeout_s,
                                       max_retries=0))
         self.retry = retry or RetryPolicy()
-
-    def with_retry(self, retry: RetryPolicy) -> LLMClient:
-        """The same endpoint and connections under another retry policy."""
-        clone = object.__new__(LLMClient)
-        clone._client, clone.retry = self._client, retry
-        return clone
+        self.limiter = AdaptiveLimiter(max_in_flight, adaptive=adaptive)
+        self.cache = cache
+        self._n_supported: dict[str, bool] = {}
 
     @property
     def base_url(self) -> str:
         return str(self._client.base_url)
 
-    def chat(
-        self,
-        model: str,
-        messages: list[Message],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        n: int = 1,
-        params: dict[str, Any] | None = None,
-    ) -> Completion:
-        """One chat completion, retried through transient failures."""
-        kwargs = split_params(dict(params or {}))
+    def chat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
+             params: dict[str, Any] | None = None, sample: int = 0) -> Completion:
+        """One reply: from the cache when it holds this request's ``sample``, else from the endpoint."""
+        params = params or {}
+        key = cache_key(self.base_url, model, messages, tools, params, sample) if self.cache else ""
+        if self.cache and (hit := self.cache.get(key)):
+            return Completion([hit[0]], hit[1])
+        completion = self._request(model, messages, tools, 1, params, self.retry)
+        if self.cache:
+            self.cache.put(key, completion.replies[0], completion.usage)
+        return completion
+
+    def samples(self, model: str, messages: list[Message], count: int, *,
+                params: dict[str, Any] | None = None) -> Completion:
+        """``count`` independent replies to the same messages (judge votes), as samples 0..count-1.
+
+        Uncached samples come from one request with ``n`` where the endpoint supports it — the prompt is paid
+        once — else from concurrent single requests. Support is probed on first use and remembered per model.
+        """
+        params = params or {}
+        keys = [cache_key(self.base_url, model, messages, None, params, i) for i in range(count)] if self.cache \
+            else []
+        found = [self.cache.get(key) for key in keys] if self.cache else [None] * count
+        missing = [i for i, hit in enumerate(found) if hit is None]
+        for i, fetched in zip(missing, self._fetch_samples(model, messages, len(missing), params)):
+            found[i] = fetched
+            if self.cache:
+                self.cache.put(keys[i], *fetched)
+        usage = Usage()
+        for _, share in found:
+            usage.add(share)
+        return Completion([reply for reply, _ in found], usage)
+
+    def _fetch_samples(self, model: str, messages: list[Message], count: int,
+                       params: dict[str, Any]) -> list[tuple[Reply, Usage]]:
+        if count == 0:
+            return []
+        got: list[tuple[Reply, Usage]] = []
+        if count > 1 and self._n_supported.get(model, True):
+            try:
+                completion = self._request(model, messages, None, count, params, self.retry)
+            except LLMRequestError as exc:
+                if exc.status_code not in (400, 422):
+                    raise
+                self._n_supported[model] = False  # the endpoint rejects `n`
+            else:
+                replies = completion.replies[:count]
+                self._n_supported[model] = len(replies) == count  # some servers ignore `n` and answer once
+                got = list(zip(replies, _split(completion.usage, len(replies))))
+        rest = count - len(got)
+        if rest == 0:
+            return got
+        if rest == 1:
+            completion = self._request(model, messages, None, 1, params, self.retry)
+            return got + [(completion.replies[0], completion.usage)]
+        with ThreadPoolExecutor(max_workers=rest) as pool:
+            singles = list(pool.map(lambda _: self._request(model, messages, None, 1, params, self.retry),
+                                    range(rest)))
+        return got + [(c.replies[0], c.usage) for c in singles]
+
+    def probe(self, model: str, params: dict[str, Any] | None = None, *, budget_s: float = 20.0) -> None:
+        """One small request, past the cache and with a short retry budget: does this endpoint serve ``model``
+        with these parameters? Raises :class:`LLMRequestError` or :class:`LLMUnavailableError` if not."""
+        self._request(model, [{"role": "user", "content": "Reply with the word OK."}], None, 1, params or {},
+                      RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0))
+
+    def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
+                 params: dict[str, Any], retry: RetryPolicy) -> Completion:
+        """One chat completion from the endpoint, retried through transient failures within the budget."""
+        kwargs = split_params(dict(params))
         if tools:
             kwargs["tools"] = tools
         if n != 1:
             kwargs["n"] = n
-        deadline = time.monotonic() + self.retry.budget_s
+        deadline = time.monotonic() + retry.budget_s
         attempt = 0
         while True:
             retry_after: float | None = None
+            epoch = self.limiter.acquire()
+            ok = throttled = False
             try:
                 response = self._client.chat.completions.create(model=model, messages=messages, **kwargs)
-                if response.choices:
+                ok = bool(response.choices)
+                if ok:
                     return _completion(response)
                 failure = "the endpoint returned no choices"
             except openai.APIStatusError as exc:
@@ -187,18 +202,28 @@ class LLMClient:
                     error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
                     raise error(f"{self.base_url} (model {model}) rejected the request: HTTP {exc.status_code}: "
                                 f"{exc.message}", exc.status_code) from exc
+                throttled = exc.status_code == 429
                 retry_after = _retry_after(exc)
                 failure = f"HTTP {exc.status_code}: {exc.message}"
             except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
             except json.JSONDecodeError as exc:
                 failure = f"unparsable response body: {exc}"
-            wait = self.retry.delay(attempt, retry_after)
+            finally:
+                self.limiter.release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
+            wait = retry.delay(attempt, retry_after)
             if time.monotonic() + wait > deadline:
                 raise LLMUnavailableError(f"{self.base_url} (model {model}) still failing after {attempt + 1} "
-                                          f"attempts within the {self.retry.budget_s:g} s retry budget: {failure}")
+                                          f"attempts within the {retry.budget_s:g} s retry budget: {failure}")
             time.sleep(wait)
             attempt += 1
+
+
+def _split(usage: Usage, count: int) -> list[Usage]:
+    """Share one multi-sample request's usage among its samples: the prompt and the call go to sample 0."""
+    each, extra = divmod(usage.completion_tokens, count)
+    return [Usage(prompt_tokens=usage.prompt_tokens if i == 0 else 0, completion_tokens=each + (extra if i == 0 else 0),
+                  calls=usage.calls if i == 0 else 0) for i in range(count)]
 
 
 def _completion(response: Any) -> Completion:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from occubench.llm.client import Completion, LLMClient, Message
+from occubench.llm.client import LLMClient
+from occubench.llm.types import Completion, Message
 
 
 @dataclass(frozen=True)
@@ -14,5 +15,9 @@ class Model:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
 
-    def chat(self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, n: int = 1) -> Completion:
-        return self.client.chat(self.name, messages, tools=tools, n=n, params=self.params)
+    def chat(self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
+             sample: int = 0) -> Completion:
+        return self.client.chat(self.name, messages, tools=tools, params=self.params, sample=sample)
+
+    def samples(self, messages: list[Message], count: int) -> Completion:
+        return self.client.samples(self.name, messages, count, params=self.params)

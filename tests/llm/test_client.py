@@ -106,7 +106,7 @@ def test_context_overflow_is_its_own_error() -> None:
 
 def test_params_pass_through_and_unknown_ones_go_in_extra_body(server: MockLLMServer) -> None:
     client = LLMClient("k", server.base_url, retry=FAST)
-    client.chat("m", HELLO, params={"temperature": 0.2, "reasoning_effort": "low", "top_k": 5}, n=2)
+    client.samples("m", HELLO, 2, params={"temperature": 0.2, "reasoning_effort": "low", "top_k": 5})
     body = server.requests[-1]
     assert body["temperature"] == 0.2 and body["reasoning_effort"] == "low" and body["top_k"] == 5
     assert body["n"] == 2
