@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from occubench.agent import ReferenceAgent
 from occubench.data import ensure_data, resolve_data_paths
 from occubench.errors import ConfigError, LLMError, OccuBenchError
 from occubench.faults import FAULT_MODES, fault_prompt
-from occubench.llm import LLMClient, Model, RetryPolicy
+from occubench.llm import LLMClient, Model, ResponseCache, RetryPolicy
 from occubench.lwm import OccuBenchSuite, WorldModelRegistry, load_tasks
 from occubench.runner import pending_tasks, run_tasks
 from occubench.store import ARGS_FILE, Record, ResultStore, latest_by_task
@@ -122,6 +123,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--retry-budget", type=float, default=600.0,
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
+    run.add_argument("--max-connections", type=_positive_int, default=32,
+                     help="requests in flight per endpoint at most (default: 32); lowered on 429 and raised again "
+                     "slowly unless --fixed-concurrency")
+    run.add_argument("--fixed-concurrency", action="store_true",
+                     help="keep --max-connections fixed instead of adapting it to rate limits")
+    run.add_argument("--cache", metavar="PATH", help="SQLite response cache: a request seen before is answered "
+                     "from it (resume without paying twice; exact replay)")
+    run.add_argument("--replay", action="store_true",
+                     help="answer every request from --cache and never call an endpoint; a miss is an error")
+    run.add_argument("--force", action="store_true",
+                     help="add to a run directory whose results were made with a different configuration")
     run.add_argument("--skip-preflight", action="store_true", help="do not check the endpoints before the run")
     run.add_argument("--debug", action="store_true", help="log every agent, world-model and verifier step to the "
                      "terminal and debug.log")
@@ -195,19 +207,49 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             raise ConfigError(f"preflight failed for the {role} ({model.name} at {url}): {exc} ({hint})") from None
 
 
-def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint]) -> dict[str, Model]:
-    """The model of each role; roles on the same endpoint and key share one client and its connections."""
+def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint],
+                 cache: ResponseCache | None = None) -> dict[str, Model]:
+    """The model of each role; roles on the same endpoint and key share one client, its connections and its
+    limiter."""
     clients: dict[Endpoint, LLMClient] = {}
     for endpoint in endpoints.values():
         if endpoint not in clients:
             clients[endpoint] = LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=args.request_timeout,
-                                          retry=RetryPolicy(budget_s=args.retry_budget))
+                                          retry=RetryPolicy(budget_s=args.retry_budget),
+                                          max_in_flight=args.max_connections, adaptive=not args.fixed_concurrency,
+                                          cache=cache)
     named = {"temperature": args.temperature, "max_tokens": args.max_tokens, "reasoning_effort": args.reasoning_effort}
     agent_params = {**{k: v for k, v in named.items() if v is not None}, **args.agent_params}
     return {"agent": Model(clients[endpoints["agent"]], args.agent_model, agent_params),
             "world": Model(clients[endpoints["world"]], args.world_model, args.world_params),
             "verifier": Model(clients[endpoints["verifier"]], args.verifier_model or args.world_model,
                               args.verifier_params)}
+
+
+def run_config(run_fields: dict[str, Any], models: dict[str, Model], args: argparse.Namespace,
+               date: str) -> dict[str, Any]:
+    """Everything that changes what a result means. Results made under another configuration are not mixed in."""
+    return {**run_fields, "date": date, "max_steps": args.max_steps, "num_votes": args.num_votes,
+            **{f"{role}_params": model.params for role, model in models.items()}}
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def check_same_config(store: ResultStore, config: dict[str, Any], digest: str, force: bool,
+                      console: Console) -> None:
+    previous = _previous_args(store.run_dir)
+    if previous.get("config_hash") in (None, digest) or not store.load():
+        return
+    old = previous.get("config", {})
+    changed = ", ".join(f"{key} {old.get(key)!r} → {config.get(key)!r}" for key in sorted(set(old) | set(config))
+                        if old.get(key) != config.get(key))
+    if not force:
+        raise ConfigError(f"{store.run_dir} holds results made with a different configuration ({changed}); choose "
+                          "another --run-name, or pass --force to add to them anyway")
+    console.print(f"[yellow]warning: --force: adding results made with a different configuration ({changed})"
+                  "[/yellow]")
 
 
 def settings_record(args: argparse.Namespace) -> dict[str, Any]:
@@ -252,23 +294,30 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--run-name must be a plain directory name, got {run_name!r}")
     run_dir = Path(args.output_dir) / run_name
     store = ResultStore(run_dir, redactor)
-    date = args.date or _previous_date(run_dir) or datetime.date.today().isoformat()
+    date = args.date or _previous_args(run_dir).get("date") or datetime.date.today().isoformat()
     setup_logging(run_dir, debug=args.debug, redactor=redactor, tag_tasks=args.max_workers > 1)
 
-    models = build_models(args, endpoints)
+    if args.replay and not args.cache:
+        raise ConfigError("--replay needs --cache PATH: the cache to replay from")
+    cache = ResponseCache(args.cache, replay=args.replay) if args.cache else None
+    models = build_models(args, endpoints, cache)
 
     faulted = args.env_mode != "E0"
     run_fields = {"agent_model": args.agent_model, "world_model": args.world_model, "env_mode": args.env_mode,
                   "fault_count": args.fault_count if faulted else 0,
                   "fault_duration": args.fault_duration if faulted else 0,
                   "with_plan": args.with_plan, "verifier_model": models["verifier"].name}
-    store.write_args({**settings_record(args), "date": date,
+    config = run_config(run_fields, models, args, date)
+    digest = config_hash(config)
+    check_same_config(store, config, digest, args.force, console)
+    run_fields["config_hash"] = digest
+    store.write_args({**settings_record(args), "date": date, "config": config, "config_hash": digest,
                       "data_paths": {k: str(v) for k, v in asdict(paths).items()}})
 
     todo = pending_tasks(tasks, store)
     console.print(f"Run directory: {run_dir}  ({len(tasks)} task(s) selected, {len(tasks) - len(todo)} already "
                   f"done, {len(todo)} to run)")
-    if todo and not args.skip_preflight:
+    if todo and not (args.skip_preflight or args.replay):
         preflight(models, endpoints, args.retry_budget)
 
     suite = OccuBenchSuite(tasks, registry, models["world"],
@@ -292,17 +341,20 @@ def run(args: argparse.Namespace) -> int:
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
         os._exit(130)
 
+    if cache:
+        cache.close()
     latest = latest_by_task(store.load())
     summary = summarize(latest.values())
     print_summary(summary, Console(highlight=False), title=f"{run_name}: {len(latest)} task(s) in {run_dir}")
     return 1 if summary.errors else 0
 
 
-def _previous_date(run_dir: Path) -> str | None:
+def _previous_args(run_dir: Path) -> dict[str, Any]:
     try:
-        return json.loads((run_dir / ARGS_FILE).read_text(encoding="utf-8")).get("date")
-    except (OSError, ValueError, AttributeError):
-        return None
+        previous = json.loads((run_dir / ARGS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return previous if isinstance(previous, dict) else {}
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from typing import Any
 from occubench._log import current_task
 from occubench.agent import ReferenceAgent
 from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
+from occubench.llm import CacheMissError
 from occubench.llm import Usage
 from occubench.store import Record, ResultStore, is_ok, latest_by_task
 from occubench.suite import Suite
@@ -33,6 +34,7 @@ RESULT_FIELDS = (
 
 _ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
     (LLMUnavailableError, "infrastructure"),
+    (CacheMissError, "cache_miss"),
     (LLMRequestError, "request_rejected"),
     (WorldError, "environment"),
     (VerifierError, "verifier"),

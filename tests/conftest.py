@@ -56,12 +56,13 @@ _CONFIGS = {
 }
 
 
-def write_small_data(root: Path) -> Path:
-    """A three-task OccuBench-format dataset (two environments) under ``root``; returns ``root``."""
+def write_small_data(root: Path, copies: int = 1) -> Path:
+    """An OccuBench-format dataset of 3 × ``copies`` tasks over two environments under ``root``."""
     configs = root / "world_model_configs"
     configs.mkdir(parents=True, exist_ok=True)
     (root / "task_scenario_all_pool.jsonl").write_text("".join(json.dumps(p) + "\n" for p in _POOL))
-    (root / "eval_benchmark_solvable.jsonl").write_text("".join(json.dumps(t) + "\n" for t in _TASKS))
+    tasks = [{**task, "task_id": task["task_id"] + 10 * copy} for copy in range(copies) for task in _TASKS]
+    (root / "eval_benchmark_solvable.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     for name, (actions, state, description) in _CONFIGS.items():
         (configs / f"{name}.json").write_text(json.dumps({
             "environment_name": name,

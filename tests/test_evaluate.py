@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from occubench import evaluate
 from occubench.runner import RESULT_FIELDS
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
+from tests.conftest import write_small_data
 
 README_FIELDS = ["task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model",
                  "world_model", "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback",
@@ -274,3 +276,58 @@ def test_console_script_entry_point(small_data: Path, server: MockLLMServer, tmp
     assert done.returncode == 0, done.stderr
     assert "task 2:" in done.stderr and "Completion" in done.stdout
     assert len(results(tmp_path)) == 1
+
+
+def _without_timing(records: list[dict]) -> list[dict]:
+    return sorted(({k: v for k, v in r.items() if k != "duration_s"} for r in records), key=lambda r: r["task_id"])
+
+
+def test_a_replayed_run_reproduces_its_results(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache.sqlite")
+    assert run_cli(*base_args(server, small_data, tmp_path, "--cache", cache, "--date", "2026-02-02",
+                              "--run-name", "original")) == 0
+    sent = server.stats.requests
+    assert run_cli(*base_args(server, small_data, tmp_path, "--cache", cache, "--date", "2026-02-02",
+                              "--run-name", "replayed", "--replay")) == 0
+    assert server.stats.requests == sent  # not one request: no preflight, every answer from the cache
+    assert _without_timing(results(tmp_path, "replayed")) == _without_timing(results(tmp_path, "original"))
+    # A request the original run never made is refused, as an error of that task, not answered.
+    assert run_cli(*base_args(server, small_data, tmp_path, "--cache", cache, "--date", "2026-02-03",
+                              "--run-name", "other-day", "--replay")) == 1
+    assert server.stats.requests == sent
+    assert {r["error"]["kind"] for r in results(tmp_path, "other-day")} == {"cache_miss"}
+
+
+def test_results_of_another_configuration_are_not_mixed_in(small_data: Path, server: MockLLMServer,
+                                                            tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(*base_args(server, small_data, tmp_path, "--task-ids", "1", "--temperature", "0.2")) == 0
+    assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7")) == 2
+    assert "different configuration (agent_params {'temperature': 0.2} → {'temperature': 0.7})" in \
+        capsys.readouterr().err
+    assert [r["task_id"] for r in results(tmp_path)] == [1]
+    assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7", "--force")) == 0
+    hashes = {r["task_id"]: r["config_hash"] for r in results(tmp_path)}
+    assert len(hashes) == 3 and hashes[1] != hashes[2] == hashes[3]
+
+
+def test_kill_9_then_the_same_command_leaves_every_task_exactly_once(tmp_path: Path) -> None:
+    data = write_small_data(tmp_path / "data", copies=8)
+    with MockLLMServer(latency_s=0.02) as server:
+        command = [sys.executable, "-m", "occubench.evaluate", *base_args(server, data, tmp_path / "results"),
+                   "--max-workers", "3"]
+        path = tmp_path / "results" / "agent-m__world-m__E0" / "results.jsonl"
+        process = subprocess.Popen(command, env=_readme_env(server), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not path.exists() or path.read_text().count("\n") < 4):
+            time.sleep(0.02)
+        process.kill()  # SIGKILL: no cleanup of any kind
+        process.wait()
+        before = read_results(path)
+        assert 4 <= len(before) < 24
+        done = subprocess.run(command, env=_readme_env(server), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    after = read_results(path)
+    assert sorted(r["task_id"] for r in after) == sorted(t + 10 * c for c in range(8) for t in (1, 2, 3))
+    assert {r["status"] for r in after} == {"ok"}
+    assert after[:len(before)] == before  # nothing already computed was lost or redone
