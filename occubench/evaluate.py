@@ -30,8 +30,9 @@ from occubench.faults import FAULT_MODES, fault_prompt
 from occubench.llm import LLMClient, Model, ResponseCache, RetryPolicy
 from occubench.lwm import OccuBenchSuite, WorldModelRegistry, load_tasks
 from occubench.runner import pending_tasks, run_tasks
-from occubench.store import ARGS_FILE, Record, ResultStore, latest_by_task
-from occubench.summary import print_summary, summarize
+from occubench.store import ARGS_FILE, ResultStore, latest_by_task
+from occubench.progress import RunProgress
+from occubench.summary import load_prices, print_summary, summarize
 from occubench.task import CATEGORY_ABBREVIATIONS, Task
 from occubench.verifier import RubricVerifier
 
@@ -134,6 +135,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="answer every request from --cache and never call an endpoint; a miss is an error")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
+    run.add_argument("--prices", metavar="FILE", help='JSON prices per model to report cost: {"<model>": '
+                     '{"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}}')
     run.add_argument("--skip-preflight", action="store_true", help="do not check the endpoints before the run")
     run.add_argument("--debug", action="store_true", help="log every agent, world-model and verifier step to the "
                      "terminal and debug.log")
@@ -277,6 +280,7 @@ def run(args: argparse.Namespace) -> int:
     redactor = Redactor([e.api_key for e in endpoints.values()] + [getattr(args, a) for a in _SECRET_ARGS])
     if args.fault_count < 0 or args.fault_duration < 1:
         raise ConfigError("--fault-count must be 0 or more and --fault-duration 1 or more")
+    prices = load_prices(Path(args.prices)) if args.prices else None
 
     paths = ensure_data(resolve_data_paths(data_dir=args.data_dir, eval_data=args.eval_data,
                                            scenario_pool=args.scenario_pool, config_dir=args.config_dir),
@@ -324,27 +328,22 @@ def run(args: argparse.Namespace) -> int:
                            RubricVerifier(models["verifier"], num_votes=args.num_votes),
                            fault_rules=fault_prompt(args.env_mode, args.fault_count, args.fault_duration))
     agent = ReferenceAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
-    finished = 0
-
-    def report(record: Record) -> None:
-        nonlocal finished
-        finished += 1
-        outcome = ("[red]ERROR[/red] " + record["error"]["kind"] if record["status"] == "error"
-                   else "[green]PASS[/green]" if record["is_correct"] else "FAIL")
-        console.print(f"[{finished}/{len(todo)}] task {record['task_id']}: {outcome} "
-                      f"({record['step_count']} steps, {record['duration_s']:.1f} s)")
+    progress = RunProgress(len(todo), console, live=False if args.debug else None)  # debug lines need the terminal
 
     try:
-        run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers, on_result=report)
+        with progress:
+            run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers,
+                      on_result=progress.add)
     except KeyboardInterrupt:
-        console.print(f"\nInterrupted: {finished} result(s) saved in {store.path}. Run the same command to resume.")
+        console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same command to "
+                      "resume.")
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
         os._exit(130)
 
     if cache:
         cache.close()
     latest = latest_by_task(store.load())
-    summary = summarize(latest.values())
+    summary = summarize(latest.values(), prices)
     print_summary(summary, Console(highlight=False), title=f"{run_name}: {len(latest)} task(s) in {run_dir}")
     return 1 if summary.errors else 0
 

@@ -1,16 +1,25 @@
-"""Completion rate over a run directory's results: overall, per category, and the errors left to retry."""
+"""Completion rate over a run directory's results: overall, per category, and the errors left to retry; tokens and
+cost per role."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from occubench.errors import ConfigError
+from occubench.llm import Usage
 from occubench.store import Record, is_ok
 from occubench.task import CATEGORY_ABBREVIATIONS
+
+_ROLE_ORDER = ("agent", "world", "verifier")
 
 
 @dataclass
@@ -23,17 +32,95 @@ class Tally:
         return self.passed / self.evaluated if self.evaluated else None
 
 
+@dataclass(frozen=True)
+class Price:
+    """USD per 1M tokens."""
+
+    input: float
+    output: float
+
+    def cost(self, usage: Usage) -> float:
+        return (usage.prompt_tokens * self.input + usage.completion_tokens * self.output) / 1_000_000
+
+
 @dataclass
 class Summary:
     overall: Tally = field(default_factory=Tally)
     by_category: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     errors: list[Record] = field(default_factory=list)
+    usage: dict[str, Usage] = field(default_factory=lambda: defaultdict(Usage))
+    priced: bool = False
+    cost_by_role: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    unpriced_by_role: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    @property
+    def cost_total(self) -> float:
+        """The cost of the priced models only; see ``unpriced_models``."""
+        return sum(self.cost_by_role.values())
+
+    @property
+    def unpriced_models(self) -> set[str]:
+        """Models with usage but no price: the costs leave their tokens out."""
+        return {model for models in self.unpriced_by_role.values() for model in models}
 
 
-def summarize(records: Iterable[Record]) -> Summary:
-    """Completion rate = passed / evaluated; tasks with ``status: "error"`` are counted apart, not as failures."""
-    summary = Summary()
+def load_prices(path: Path) -> dict[str, Price]:
+    """``{"<model>": {"input": <USD per 1M prompt tokens>, "output": <USD per 1M completion tokens>}, ...}``."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"price file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the price file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f'{path}: expected a JSON object {{"<model>": {{"input": ..., "output": ...}}}}')
+    prices: dict[str, Price] = {}
+    for model, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
+            raise ConfigError(f'{path}: model {model!r}: expected {{"input": ..., "output": ...}} in USD per 1M '
+                              f"tokens, got {json.dumps(entry)}")
+        for key, value in entry.items():
+            # json accepts NaN and Infinity, and True is an int to Python; neither is a price.
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigError(f"{path}: model {model!r}: {key!r} must be a number (USD per 1M tokens), "
+                                  f"got {json.dumps(value)}")
+            if value < 0:
+                raise ConfigError(f"{path}: model {model!r}: {key!r} must not be negative, got {value}")
+        prices[model] = Price(input=float(entry["input"]), output=float(entry["output"]))
+    return prices
+
+
+def record_usage(record: Record) -> dict[str, Usage]:
+    """Tokens and requests per role; empty for results of the original OccuBench harness, which has no usage."""
+    return {role: Usage(prompt_tokens=u.get("prompt_tokens", 0), completion_tokens=u.get("completion_tokens", 0),
+                        calls=u.get("calls", 0))
+            for role, u in (record.get("usage") or {}).items()}
+
+
+def _role_model(record: Record, role: str) -> str | None:
+    # The verifier defaults to the world model; records written before verifier_model existed lack the field.
+    return record.get(f"{role}_model") or (record.get("world_model") if role == "verifier" else None)
+
+
+def summarize(records: Iterable[Record], prices: Mapping[str, Price] | None = None) -> Summary:
+    """Completion rate = passed / evaluated; tasks with ``status: "error"`` are counted apart, not as failures.
+
+    Usage and cost count every record, errors included: their tokens were spent all the same.
+    """
+    summary = Summary(priced=prices is not None)
     for record in records:
+        for role, usage in record_usage(record).items():
+            summary.usage[role].add(usage)
+            if prices is not None:
+                model = _role_model(record, role) or f"(no {role} model recorded)"
+                price = prices.get(model)
+                summary.cost_by_role[role] += 0.0 if price is None else price.cost(usage)
+                if price is None:
+                    summary.unpriced_by_role[role].add(model)
         if not is_ok(record):
             summary.errors.append(record)
             continue
@@ -46,6 +133,29 @@ def summarize(records: Iterable[Record]) -> Summary:
 
 def _percent(tally: Tally) -> str:
     return "-" if tally.rate is None else f"{100 * tally.rate:.1f}%"
+
+
+def _usage_row(name: str, usage: Usage, cost: float | None, partial: bool) -> list[str]:
+    cells = [name, f"{usage.calls:,}", f"{usage.prompt_tokens:,}", f"{usage.completion_tokens:,}"]
+    # A cost that leaves out unpriced tokens is marked, so it is not read as the whole cost.
+    return cells if cost is None else [*cells, f"{cost:,.4f}" + (" *" if partial else "")]
+
+
+def _usage_table(summary: Summary) -> Table:
+    table = Table(title="Usage")
+    table.add_column("Role")
+    for column in ["Requests", "Prompt tokens", "Completion tokens"] + (["Cost (USD)"] if summary.priced else []):
+        table.add_column(column, justify="right")
+    roles = sorted(summary.usage, key=lambda r: (_ROLE_ORDER.index(r) if r in _ROLE_ORDER else len(_ROLE_ORDER), r))
+    total = Usage()
+    for role in roles:
+        total.add(summary.usage[role])
+        table.add_row(*_usage_row(role, summary.usage[role], summary.cost_by_role[role] if summary.priced else None,
+                                  role in summary.unpriced_by_role))
+    table.add_section()
+    table.add_row(*_usage_row("All", total, summary.cost_total if summary.priced else None,
+                              bool(summary.unpriced_by_role)), style="bold")
+    return table
 
 
 def print_summary(summary: Summary, console: Console, title: str) -> None:
@@ -62,6 +172,11 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     table.add_row("All", str(summary.overall.passed), str(summary.overall.evaluated), _percent(summary.overall),
                   style="bold")
     console.print(table)
+    if summary.usage:
+        console.print(_usage_table(summary))
+    if summary.unpriced_models:
+        console.print(f"[yellow]* No price for model(s) {escape(', '.join(sorted(summary.unpriced_models)))} in the "
+                      "price file: their tokens are left out of the costs marked *.[/yellow]")
     if summary.errors:
         ids = ", ".join(str(r.get("task_id")) for r in summary.errors[:20])
         more = f" and {len(summary.errors) - 20} more" if len(summary.errors) > 20 else ""

@@ -9,13 +9,10 @@ connections) are retried with jittered exponential backoff until a per-call time
 from __future__ import annotations
 
 import email.utils
-import inspect
-import json
 import random
 import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from typing import Any
 
 import openai
@@ -42,23 +39,6 @@ class RetryPolicy:
             # The server said when; a little jitter keeps many workers from returning in lockstep.
             return retry_after * (1 + 0.1 * random.random())
         return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
-
-
-@cache
-def _sdk_parameters() -> frozenset[str]:
-    """Keyword arguments the installed SDK's ``chat.completions.create`` accepts by name."""
-    from openai.resources.chat.completions import Completions
-
-    return frozenset(inspect.signature(Completions.create).parameters) - {"self"}
-
-
-def split_params(params: dict[str, Any]) -> dict[str, Any]:
-    """Pass parameters the SDK knows by name and send the rest (``top_k`` for vLLM, say) in ``extra_body``."""
-    known = {k: v for k, v in params.items() if k in _sdk_parameters()}
-    extra = {k: v for k, v in params.items() if k not in _sdk_parameters()}
-    if extra:
-        known["extra_body"] = {**extra, **known.get("extra_body", {})}
-    return known
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -180,11 +160,14 @@ class LLMClient:
     def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
                  params: dict[str, Any], retry: RetryPolicy) -> Completion:
         """One chat completion from the endpoint, retried through transient failures within the budget."""
-        kwargs = split_params(dict(params))
+        # The body goes out as given: the SDK's typed request path re-walks every message on every call, which
+        # cost more CPU than everything else in a run together. Unknown parameters (top_k for vLLM) pass as is.
+        body = {**{k: v for k, v in params.items() if k != "extra_body"}, **params.get("extra_body", {}),
+                "model": model, "messages": messages}
         if tools:
-            kwargs["tools"] = tools
+            body["tools"] = tools
         if n != 1:
-            kwargs["n"] = n
+            body["n"] = n
         deadline = time.monotonic() + retry.budget_s
         attempt = 0
         while True:
@@ -192,11 +175,9 @@ class LLMClient:
             epoch = self.limiter.acquire()
             ok = throttled = False
             try:
-                response = self._client.chat.completions.create(model=model, messages=messages, **kwargs)
-                ok = bool(response.choices)
-                if ok:
-                    return _completion(response)
-                failure = "the endpoint returned no choices"
+                completion = _completion(self._client.post("/chat/completions", cast_to=object, body=body))
+                ok = True
+                return completion
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500 and exc.status_code not in (408, 409):
                     error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
@@ -207,8 +188,8 @@ class LLMClient:
                 failure = f"HTTP {exc.status_code}: {exc.message}"
             except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
-            except json.JSONDecodeError as exc:
-                failure = f"unparsable response body: {exc}"
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                failure = f"malformed response: {exc!r}"
             finally:
                 self.limiter.release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
             wait = retry.delay(attempt, retry_after)
@@ -226,21 +207,20 @@ def _split(usage: Usage, count: int) -> list[Usage]:
                   calls=usage.calls if i == 0 else 0) for i in range(count)]
 
 
-def _completion(response: Any) -> Completion:
+def _completion(data: Any) -> Completion:
+    """Read a chat-completion JSON body; anything malformed raises (and is retried as a transient failure)."""
     replies = []
-    for choice in response.choices:
-        message = choice.message
-        calls = tuple(
-            ToolCallRequest(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-            for c in (message.tool_calls or []) if getattr(c, "function", None) is not None
-        )
-        replies.append(Reply(content=message.content, tool_calls=calls, finish_reason=choice.finish_reason))
-    usage = response.usage
-    return Completion(replies=replies, usage=Usage(
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        calls=1,
-    ))
+    for choice in data["choices"]:
+        message = choice["message"]
+        calls = tuple(ToolCallRequest(id=c.get("id") or "", name=c["function"]["name"],
+                                      arguments=c["function"].get("arguments") or "")
+                      for c in message.get("tool_calls") or [] if c.get("function"))
+        replies.append(Reply(content=message.get("content"), tool_calls=calls, finish_reason=choice.get("finish_reason")))
+    if not replies:
+        raise ValueError("the endpoint returned no choices")
+    usage = data.get("usage") or {}
+    return Completion(replies=replies, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
+                                                   completion_tokens=usage.get("completion_tokens") or 0, calls=1))
 
 
 def create_client(api_key: str | None = None, base_url: str | None = None, **options: Any) -> LLMClient:

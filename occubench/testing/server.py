@@ -539,6 +539,7 @@ def _main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--error-rate", type=float, default=0.0, help="probability of a 5xx answer")
     parser.add_argument("--drop-rate", type=float, default=0.0, help="probability of closing without an answer")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-n", action="store_true", help="refuse requests with n > 1, as some servers do")
     args = parser.parse_args(argv)
     server = MockLLMServer(
         latency_s=args.latency,
@@ -546,6 +547,7 @@ def _main(argv: Sequence[str] | None = None) -> None:
         error_rate=args.error_rate,
         drop_rate=args.drop_rate,
         seed=args.seed,
+        support_n=not args.no_n,
         port=args.port,
     ).start()
     print(server.base_url, flush=True)  # benchmarks read the URL from the first line of output

@@ -1,0 +1,106 @@
+"""Harness speed and cost against a loopback OpenAI-compatible server.
+
+The mock server runs in its own process (so its CPU is not counted as ours) with a fixed latency per request;
+the harness runs in this process on the first N real OccuBench tasks. Figures printed:
+
+- wall time against the critical-path bound: max(longest task chain, total chain time / workers), where a
+  task's chain is its sequential requests × latency;
+- CPU time of this process per LLM call (goal: at most 1 ms);
+- wall time when the server answers 429 beyond 4 concurrent requests, against the capacity bound
+  (successful requests × latency / 4; goal: at most 1.25 ×);
+- verifier prompt tokens per task with the votes in one request (``n``) and with a server that refuses ``n``.
+
+    python benchmarks/bench_run.py [--tasks 64] [--latency 0.05] [--workers 8] [--data-dir ../shared/occubench-data]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from occubench import evaluate
+from occubench.store import read_results
+
+
+def start_server(*flags: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen([sys.executable, "-m", "occubench.testing.server", "--port", "0", *flags],
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def stop_server(process: subprocess.Popen[str]) -> dict:
+    process.terminate()
+    out, _ = process.communicate(timeout=30)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run(data_dir: Path, task_ids: list[str], workers: int, server_flags: list[str]) -> dict:
+    process, base_url = start_server(*server_flags)
+    with tempfile.TemporaryDirectory() as out:
+        argv = ["--agent-model", "agent", "--world-model", "world", "--base-url", base_url, "--data-dir",
+                str(data_dir), "--output-dir", out, "--max-workers", str(workers), "--skip-preflight",
+                "--task-ids", *task_ids]
+        cpu, wall = time.process_time(), time.perf_counter()
+        with open(os.devnull, "w") as devnull:
+            stdout, stderr = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = devnull
+            try:
+                code = evaluate.main(argv)
+            finally:
+                sys.stdout, sys.stderr = stdout, stderr
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        records = read_results(Path(out) / "agent__world__E0" / "results.jsonl")
+    stats = stop_server(process)
+    assert code == 0 and len(records) == len(task_ids), f"run failed (exit {code}, {len(records)} results)"
+    chains = [sum(u["calls"] for u in r["usage"].values()) for r in records]
+    return {"wall": wall, "cpu": cpu, "calls": sum(chains), "chains": chains, "stats": stats,
+            "verifier_prompt": sum(r["usage"]["verifier"]["prompt_tokens"] for r in records) / len(records)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--data-dir", type=Path,
+                        default=Path(__file__).resolve().parents[2] / "shared" / "occubench-data")
+    args = parser.parse_args()
+    tasks_file = args.data_dir / "eval_benchmark_solvable.jsonl"
+    if not tasks_file.is_file():
+        sys.exit(f"no OccuBench data at {args.data_dir}: pass --data-dir or run `occubench data download`")
+    task_ids = [str(json.loads(line)["task_id"]) for line in tasks_file.read_text().splitlines()[:args.tasks]]
+    latency = ["--latency", str(args.latency)]
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{platform.platform()}")
+    print(f"{len(task_ids)} tasks, {args.workers} workers, {args.latency * 1000:.0f} ms per request\n")
+
+    clean = run(args.data_dir, task_ids, args.workers, latency)
+    chain = [c * args.latency for c in clean["chains"]]
+    bound = max(max(chain), sum(chain) / args.workers)
+    print(f"clean:     wall {clean['wall']:.2f} s, critical-path bound {bound:.2f} s, "
+          f"ratio {clean['wall'] / bound:.2f}")
+    print(f"           CPU {clean['cpu']:.2f} s for {clean['calls']} LLM calls = "
+          f"{1000 * clean['cpu'] / clean['calls']:.2f} ms per call (goal <= 1 ms)")
+
+    capped = run(args.data_dir, task_ids, args.workers, [*latency, "--max-concurrent", "4"])
+    capacity = max(bound, capped["calls"] * args.latency / 4)
+    refused = capped["stats"]["responses_by_status"].get("429", 0)
+    print(f"4-cap 429: wall {capped['wall']:.2f} s, capacity bound {capacity:.2f} s, "
+          f"ratio {capped['wall'] / capacity:.2f} (goal <= 1.25); {refused} requests refused with 429")
+
+    no_n = run(args.data_dir, task_ids, args.workers, [*latency, "--no-n"])
+    print(f"verifier:  {clean['verifier_prompt']:.0f} prompt tokens per task with n, "
+          f"{no_n['verifier_prompt']:.0f} with separate requests "
+          f"({no_n['verifier_prompt'] / clean['verifier_prompt']:.2f} x)")
+
+
+if __name__ == "__main__":
+    main()
