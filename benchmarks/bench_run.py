@@ -42,6 +42,22 @@ def stop_server(process: subprocess.Popen[str]) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def sdk_alone(latency: float, calls: int = 200) -> float:
+    """CPU per call of the openai SDK by itself, sequential, against the same server: the floor under ours."""
+    import openai
+
+    process, base_url = start_server("--latency", str(latency))
+    client = openai.OpenAI(api_key="k", base_url=base_url, max_retries=0)
+    body = {"model": "m", "messages": [{"role": "user", "content": "x" * 4000}]}
+    client.post("/chat/completions", cast_to=object, body=body)
+    cpu = time.process_time()
+    for _ in range(calls):
+        client.post("/chat/completions", cast_to=object, body=body)
+    cpu = time.process_time() - cpu
+    stop_server(process)
+    return cpu / calls
+
+
 def run(data_dir: Path, task_ids: list[str], workers: int, server_flags: list[str]) -> dict:
     process, base_url = start_server(*server_flags)
     with tempfile.TemporaryDirectory() as out:
@@ -89,6 +105,10 @@ def main() -> None:
           f"ratio {clean['wall'] / bound:.2f}")
     print(f"           CPU {clean['cpu']:.2f} s for {clean['calls']} LLM calls = "
           f"{1000 * clean['cpu'] / clean['calls']:.2f} ms per call (goal <= 1 ms)")
+    print(f"           the openai SDK alone, same server: {1000 * sdk_alone(args.latency):.2f} ms per call; "
+          f"with no latency: {1000 * sdk_alone(0.0):.2f} ms")
+    fast = run(args.data_dir, task_ids, args.workers, ["--latency", "0"])
+    print(f"no-latency server: harness CPU {1000 * fast['cpu'] / fast['calls']:.2f} ms per call")
 
     capped = run(args.data_dir, task_ids, args.workers, [*latency, "--max-concurrent", "4"])
     capacity = max(bound, capped["calls"] * args.latency / 4)

@@ -26,6 +26,8 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value."""
+        if not self._secrets:
+            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):

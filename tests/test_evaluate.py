@@ -15,7 +15,7 @@ import pytest
 from occubench import evaluate
 from occubench.runner import RESULT_FIELDS
 from occubench.store import read_results
-from occubench.testing import MockLLMServer
+from occubench.testing import MockLLMServer, make_scripted_responder
 from tests.conftest import write_small_data
 
 README_FIELDS = ["task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model",
@@ -253,7 +253,8 @@ def test_completion_rate_is_identical_under_rate_limits_and_server_errors(shared
                                                                           tmp_path: Path) -> None:
     """All 382 tasks, clean vs. a server allowing 4 concurrent requests and failing 30 % of them."""
     verdicts = []
-    for name, options in (("clean", {}), ("throttled", {"max_concurrent": 4, "error_rate": 0.3, "seed": 11, "latency_s": 0.01})):
+    for name, options in (("clean", {}),
+                          ("throttled", {"max_concurrent": 4, "error_rate": 0.3, "seed": 11, "latency_s": 0.01})):
         with MockLLMServer(**options) as server:
             code = run_cli("--agent-model", "gpt-4o", "--world-model", "gpt-4o", "--base-url", server.base_url,
                            "--data-dir", str(shared_data), "--output-dir", str(tmp_path), "--run-name", name)
@@ -331,3 +332,20 @@ def test_kill_9_then_the_same_command_leaves_every_task_exactly_once(tmp_path: P
     assert sorted(r["task_id"] for r in after) == sorted(t + 10 * c for c in range(8) for t in (1, 2, 3))
     assert {r["status"] for r in after} == {"ok"}
     assert after[:len(before)] == before  # nothing already computed was lost or redone
+
+
+def test_dropped_connections_and_malformed_answers_change_no_verdict(tmp_path: Path) -> None:
+    data = write_small_data(tmp_path / "data", copies=6)
+    verdicts = []
+    for name, options in (("clean", {}), ("flaky", {"drop_rate": 0.05, "seed": 5,
+                                                   "responder": make_scripted_responder(malformed_rate=0.3, seed=2)})):
+        with MockLLMServer(**options) as server:
+            assert run_cli(*base_args(server, data, tmp_path, "--run-name", name)) == 0
+        if options:
+            assert server.stats.dropped > 0
+        records = results(tmp_path, name)
+        assert len(records) == len({r["task_id"] for r in records}) == 18
+        verdicts.append({r["task_id"]: r["is_correct"] for r in records})
+        if options:
+            assert any(v["attempts"] > 1 for r in records for v in r["votes"])  # malformed verdicts re-asked
+    assert verdicts[0] == verdicts[1]

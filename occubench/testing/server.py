@@ -72,8 +72,9 @@ def _find_action(text: str) -> dict | None:
 
 
 def _world_reply(messages: list[dict]) -> str:
-    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
-    action = _find_action(_text(last_user.get("content"))) if last_user else None
+    # The latest user message that holds an action: a re-ask after an unparsable answer is about the same action.
+    action = next((found for m in reversed(messages) if m.get("role") == "user"
+                   and (found := _find_action(_text(m.get("content")))) is not None), None)
     if action is None:
         observation: dict[str, Any] = {"tool": None, "status": "error", "error": "no action found"}
     else:
@@ -89,8 +90,9 @@ def _world_reply(messages: list[dict]) -> str:
 
 
 def _verifier_reply(messages: list[dict], index: int) -> str:
-    # The verdict depends only on the prompt, so every sample agrees and about half of prompts pass.
-    joined = "".join(_text(m.get("content")) for m in messages)
+    # The verdict depends only on the original prompt (system and first user message), so every sample and every
+    # re-ask agrees, and about half of prompts pass.
+    joined = "".join(_text(m.get("content")) for m in messages[:2])
     is_correct = hashlib.sha256(joined.encode()).digest()[0] < 128
     verdict = {"feedback": f"Scripted verdict (sample {index}).", "is_correct": is_correct}
     return f"Checked the trajectory.\n<verdict>{json.dumps(verdict)}</verdict>"
