@@ -7,8 +7,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from occubench import data, evaluate
-from occubench.errors import OccuBenchError
+from occubench.errors import ConfigError, OccuBenchError
+from occubench.faults import FAULT_MODES
+from occubench.robustness import load_runs, robustness_table
 
 
 def _data_download(args: argparse.Namespace) -> int:
@@ -23,6 +28,20 @@ def _data_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _robustness(args: argparse.Namespace) -> int:
+    rows = robustness_table(load_runs(Path(d) for d in args.run_dirs))
+    if not rows:
+        raise ConfigError(f"no results in {', '.join(args.run_dirs)}")
+    table = Table(title="Completion by environment mode; R = min(E1, E2, E3) / E0")
+    for column in ("Agent", "World model", *FAULT_MODES, "R"):
+        table.add_column(column, justify="left" if column in ("Agent", "World model") else "right")
+    for row in rows:
+        rates = [f"{100 * rate:.1f}" if (rate := row.rates[m]) is not None else "-" for m in FAULT_MODES]
+        table.add_row(row.agent_model, row.world_model, *rates, "-" if row.score is None else f"{row.score:.2f}")
+    Console(highlight=False).print(table)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="occubench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -31,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "python -m occubench.evaluate)", description=evaluate.__doc__)
     evaluate.add_arguments(run)
     run.set_defaults(func=evaluate.run)
+
+    robustness = sub.add_parser("robustness", help="E0–E3 completion and robustness score from run directories")
+    robustness.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (results/<run name>)")
+    robustness.set_defaults(func=_robustness)
 
     data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
     data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")

@@ -43,6 +43,10 @@ class Environment(ABC):
         """Model usage by role spent inside the world (a simulator, colleagues); empty for worlds that are code."""
         return {}
 
+    def info(self) -> dict[str, Any]:
+        """Facts about the episode to keep in its result (a wrapper's fault log, say)."""
+        return {}
+
     @property
     def unwrapped(self) -> Environment:
         return self
@@ -75,6 +79,9 @@ class Wrapper(Environment):
     @property
     def usage(self) -> dict[str, Usage]:
         return self.env.usage
+
+    def info(self) -> dict[str, Any]:
+        return self.env.info()
 
     @property
     def unwrapped(self) -> Environment:

@@ -26,10 +26,11 @@ from occubench._redact import MASK, Redactor, redact_url
 from occubench.agent import ReferenceAgent
 from occubench.data import ensure_data, resolve_data_paths
 from occubench.errors import ConfigError, LLMError, OccuBenchError
-from occubench.faults import FAULT_MODES, fault_prompt
+from occubench.environment import Environment
+from occubench.faults import FAULT_MODES, INJECTION_MODES, FaultInjector, fault_prompt
 from occubench.llm import LLMClient, Model, ResponseCache, RetryPolicy
 from occubench.lwm import OccuBenchSuite, WorldModelRegistry, load_tasks
-from occubench.runner import pending_tasks, run_tasks
+from occubench.runner import EnvWrapper, pending_tasks, run_tasks
 from occubench.store import ARGS_FILE, ResultStore, latest_by_task
 from occubench.progress import RunProgress
 from occubench.summary import load_prices, print_summary, summarize
@@ -85,6 +86,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     faults.add_argument("--fault-count", type=int, default=2, help="fault windows per episode (default: 2)")
     faults.add_argument("--fault-duration", type=int, default=2,
                         help="consecutive faulted calls per window (default: 2)")
+    faults.add_argument("--fault-mode", choices=INJECTION_MODES,
+                        help="prompt: the simulator is told to misbehave, as in the OccuBench paper (default for "
+                        "simulated worlds); harness: a seeded wrapper injects and logs every fault")
+    faults.add_argument("--seed", type=int, default=0,
+                        help="harness-mode fault schedule seed; with the task id it fixes which calls fail (default: 0)")
 
     data = parser.add_argument_group("data")
     data.add_argument("--data-dir", help="directory holding all three data paths (default: $OCCUBENCH_DATA, "
@@ -156,8 +162,11 @@ def resolve_endpoint(args: argparse.Namespace, role: str) -> Endpoint:
     )
 
 
-def default_run_name(agent: str, world: str, mode: str, fault_count: int, fault_duration: int) -> str:
+def default_run_name(agent: str, world: str, mode: str, fault_count: int, fault_duration: int,
+                     harness_seed: int | None = None) -> str:
     name = f"{agent}__{world}__{mode}" + (f"__fc{fault_count}_fd{fault_duration}" if mode != "E0" else "")
+    if mode != "E0" and harness_seed is not None:
+        name += f"__harness_s{harness_seed}"
     # Model names such as meta-llama/Llama-3-70b or llama3:8b must not create folders or odd file names.
     return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
 
@@ -229,6 +238,12 @@ def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint],
                               args.verifier_params)}
 
 
+def fault_wrapper(args: argparse.Namespace) -> EnvWrapper:
+    def wrap(env: Environment, task: Task) -> Environment:
+        return FaultInjector(env, args.env_mode, args.fault_count, args.fault_duration, args.seed, task.task_id)
+    return wrap
+
+
 def run_config(run_fields: dict[str, Any], models: dict[str, Model], args: argparse.Namespace,
                date: str) -> dict[str, Any]:
     """Everything that changes what a result means. Results made under another configuration are not mixed in."""
@@ -292,8 +307,11 @@ def run(args: argparse.Namespace) -> int:
     for env_name in sorted({task.env_name for task in tasks}):
         registry.get(env_name)  # every config the run needs is checked before any money is spent
 
+    injection = args.fault_mode or "prompt"  # simulated worlds default to the paper's method
+    harness = injection == "harness" and args.env_mode != "E0"
     run_name = args.run_name or default_run_name(args.agent_model, args.world_model, args.env_mode,
-                                                 args.fault_count, args.fault_duration)
+                                                 args.fault_count, args.fault_duration,
+                                                 args.seed if harness else None)
     if Path(run_name).name != run_name or run_name in ("", ".", ".."):
         raise ConfigError(f"--run-name must be a plain directory name, got {run_name!r}")
     run_dir = Path(args.output_dir) / run_name
@@ -310,7 +328,8 @@ def run(args: argparse.Namespace) -> int:
     run_fields = {"agent_model": args.agent_model, "world_model": args.world_model, "env_mode": args.env_mode,
                   "fault_count": args.fault_count if faulted else 0,
                   "fault_duration": args.fault_duration if faulted else 0,
-                  "with_plan": args.with_plan, "verifier_model": models["verifier"].name}
+                  "with_plan": args.with_plan, "verifier_model": models["verifier"].name,
+                  "fault_mode": injection if faulted else None, "seed": args.seed if harness else None}
     config = run_config(run_fields, models, args, date)
     digest = config_hash(config)
     check_same_config(store, config, digest, args.force, console)
@@ -326,14 +345,15 @@ def run(args: argparse.Namespace) -> int:
 
     suite = OccuBenchSuite(tasks, registry, models["world"],
                            RubricVerifier(models["verifier"], num_votes=args.num_votes),
-                           fault_rules=fault_prompt(args.env_mode, args.fault_count, args.fault_duration))
+                           fault_rules=None if harness else fault_prompt(args.env_mode, args.fault_count,
+                                                                         args.fault_duration))
     agent = ReferenceAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
     progress = RunProgress(len(todo), console, live=False if args.debug else None)  # debug lines need the terminal
 
     try:
         with progress:
             run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers,
-                      on_result=progress.add)
+                      wrap=fault_wrapper(args) if harness else None, on_result=progress.add)
     except KeyboardInterrupt:
         console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same command to "
                       "resume.")

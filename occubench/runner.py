@@ -15,6 +15,7 @@ from typing import Any
 
 from occubench._log import current_task
 from occubench.agent import ReferenceAgent
+from occubench.environment import Environment
 from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
 from occubench.llm import CacheMissError
 from occubench.llm import Usage
@@ -45,7 +46,12 @@ def _error_kind(exc: Exception) -> str:
     return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "internal")
 
 
-def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: dict[str, Any]) -> Record:
+#: Wraps a task's fresh environment (fault injection, say) before the agent sees it.
+EnvWrapper = Callable[[Environment, Task], Environment]
+
+
+def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: dict[str, Any],
+                  wrap: EnvWrapper | None = None) -> Record:
     """One episode and its verdict, as a result record. Never raises for a failure inside the episode."""
     started = time.monotonic()
     current_task.set(task.task_id)
@@ -54,10 +60,12 @@ def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: d
         "task_id": task.task_id, "task_scenario_name": task.scenario, "category": task.category,
         "domain": task.domain, "difficulty_level": task.difficulty, **run_fields,
         "is_correct": None, "feedback": "", "step_count": 0, "trajectory": "",
-        "status": "ok", "votes": [], "usage": {}, "duration_s": 0.0, "error": None,
+        "status": "ok", "votes": [], "usage": {}, "duration_s": 0.0, "error": None, "fault_events": [],
     }
     usage: dict[str, Usage] = {"agent": trajectory.usage}
     env = suite.make_env(task)
+    if wrap:
+        env = wrap(env, task)
     try:
         agent.run(task, env, trajectory)
         verdict = suite.verify(task, trajectory, env)
@@ -71,6 +79,7 @@ def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: d
                       votes=getattr(exc, "votes", []))
     finally:
         usage.update(env.usage)
+        record.update(env.info())
         env.close()
     record.update(
         step_count=trajectory.step_count, trajectory=trajectory.render(), final_answer=trajectory.final_answer,
@@ -90,11 +99,11 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore) -> list[Task]:
 
 
 def run_tasks(suite: Suite, agent: ReferenceAgent, tasks: list[Task], store: ResultStore, *,
-              run_fields: dict[str, Any], max_workers: int = 8,
+              run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
               on_result: Callable[[Record], None] | None = None) -> None:
     """Evaluate ``tasks`` concurrently, appending each record to ``store`` as soon as it is final."""
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
-        futures = [pool.submit(evaluate_task, suite, agent, task, run_fields) for task in tasks]
+        futures = [pool.submit(evaluate_task, suite, agent, task, run_fields, wrap) for task in tasks]
         try:
             for future in as_completed(futures):
                 record = future.result()

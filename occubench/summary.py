@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from occubench.errors import ConfigError
+from occubench.faults import Recovery, recovery
 from occubench.llm import Usage
 from occubench.store import Record, is_ok
 from occubench.task import CATEGORY_ABBREVIATIONS
@@ -52,6 +53,7 @@ class Summary:
     priced: bool = False
     cost_by_role: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     unpriced_by_role: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    recovery: Recovery = field(default_factory=Recovery)
 
     @property
     def cost_total(self) -> float:
@@ -111,7 +113,8 @@ def summarize(records: Iterable[Record], prices: Mapping[str, Price] | None = No
 
     Usage and cost count every record, errors included: their tokens were spent all the same.
     """
-    summary = Summary(priced=prices is not None)
+    records = list(records)
+    summary = Summary(priced=prices is not None, recovery=recovery([r for r in records if is_ok(r)]))
     for record in records:
         for role, usage in record_usage(record).items():
             summary.usage[role].add(usage)
@@ -129,6 +132,10 @@ def summarize(records: Iterable[Record], prices: Mapping[str, Price] | None = No
             tally.evaluated += 1
             tally.passed += passed
     return summary
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "0/0"
 
 
 def _percent(tally: Tally) -> str:
@@ -174,6 +181,11 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     console.print(table)
     if summary.usage:
         console.print(_usage_table(summary))
+    if summary.recovery.explicit or summary.recovery.implicit:
+        console.print(f"Recovery from harness faults: {_share(summary.recovery.explicit_retried, summary.recovery.explicit)}"
+                      f" of explicitly faulted calls retried within 3 calls; "
+                      f"{_share(summary.recovery.implicit_requeried, summary.recovery.implicit)} of silently degraded "
+                      "calls followed by the same tool again within 3 calls")
     if summary.unpriced_models:
         console.print(f"[yellow]* No price for model(s) {escape(', '.join(sorted(summary.unpriced_models)))} in the "
                       "price file: their tokens are left out of the costs marked *.[/yellow]")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -15,7 +16,7 @@ import pytest
 from occubench import evaluate
 from occubench.runner import RESULT_FIELDS
 from occubench.store import read_results
-from occubench.testing import MockLLMServer, make_scripted_responder
+from occubench.testing import MockLLMServer, make_scripted_responder, scripted_responder
 from tests.conftest import write_small_data
 
 README_FIELDS = ["task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model",
@@ -334,11 +335,22 @@ def test_kill_9_then_the_same_command_leaves_every_task_exactly_once(tmp_path: P
     assert after[:len(before)] == before  # nothing already computed was lost or redone
 
 
+def _malformed_once(request: dict, index: int) -> str | dict:
+    """Scripted answers, except that a third of world-model and judge requests first get an unparsable reply (never
+    twice in a row, so the bounded re-ask always recovers)."""
+    reply = scripted_responder(request, index)
+    asked_again = any(m["role"] == "assistant" and m.get("content") == "Sorry, I cannot format that."
+                      for m in request["messages"])
+    digest = hashlib.sha256(json.dumps(request["messages"]).encode()).digest()[0] + index
+    if request.get("tools") or asked_again or digest % 3:
+        return reply
+    return "Sorry, I cannot format that."
+
+
 def test_dropped_connections_and_malformed_answers_change_no_verdict(tmp_path: Path) -> None:
     data = write_small_data(tmp_path / "data", copies=6)
     verdicts = []
-    for name, options in (("clean", {}), ("flaky", {"drop_rate": 0.05, "seed": 5,
-                                                   "responder": make_scripted_responder(malformed_rate=0.3, seed=2)})):
+    for name, options in (("clean", {}), ("flaky", {"drop_rate": 0.05, "seed": 5, "responder": _malformed_once})):
         with MockLLMServer(**options) as server:
             assert run_cli(*base_args(server, data, tmp_path, "--run-name", name)) == 0
         if options:
@@ -349,3 +361,66 @@ def test_dropped_connections_and_malformed_answers_change_no_verdict(tmp_path: P
         if options:
             assert any(v["attempts"] > 1 for r in records for v in r["votes"])  # malformed verdicts re-asked
     assert verdicts[0] == verdicts[1]
+
+
+def _busy_agent(calls: int):
+    """A responder whose agent makes ``calls`` tool calls (cycling through its tools) before answering; the world
+    model and the judge are the scripted ones."""
+    scripted = make_scripted_responder()
+
+    def responder(request: dict, index: int) -> str | dict:
+        tools = request.get("tools")
+        if not tools:
+            return scripted(request, index)
+        done = sum(m["role"] == "tool" for m in request["messages"])
+        if done >= calls:
+            return "Final answer after checking everything."
+        tool = tools[done % len(tools)]["function"]
+        arguments = {name: "X-1" if spec.get("type") == "string" else 1
+                     for name, spec in tool["parameters"]["properties"].items()}
+        return {"content": None, "tool_calls": [{"name": tool["name"], "arguments": arguments}]}
+    return responder
+
+
+def test_harness_faults_hit_the_same_calls_for_every_agent(small_data: Path, tmp_path: Path) -> None:
+    flags = ["--env-mode", "E2", "--fault-mode", "harness", "--fault-count", "2", "--fault-duration", "2",
+             "--seed", "7"]
+    events = {}
+    with MockLLMServer(_busy_agent(10)) as server:
+        for agent in ("agent-a", "agent-b"):
+            assert run_cli("--agent-model", agent, "--world-model", "world-m", "--base-url", server.base_url,
+                           "--data-dir", str(small_data), "--output-dir", str(tmp_path), *flags) == 0
+            records = results(tmp_path, f"{agent}__world-m__E2__fc2_fd2__harness_s7")
+            assert {(r["fault_mode"], r["seed"], r["fault_count"], r["fault_duration"]) for r in records} == \
+                {("harness", 7, 2, 2)}
+            events[agent] = {r["task_id"]: [(e["call_index"], e["kind"]) for e in r["fault_events"]] for r in records}
+            for record in records:
+                assert len(record["fault_events"]) == 4
+                assert [w["fired"] for w in record["fault_windows"]] == [2, 2]
+                faulted = {e["call_index"] for e in record["fault_events"]}
+                for call in (c for step in record["steps"] for c in step["tool_calls"]):
+                    assert "error" not in call["observation"]  # silent: the agent sees no marker
+                    assert (call["call_index"] in faulted) == (call["observation"] != json.loads(
+                        server_observation(call)))
+    assert events["agent-a"] == events["agent-b"]
+    assert len({tuple(v) for v in events["agent-a"].values()}) > 1  # tasks differ
+    world_prompts = [r["messages"][0]["content"] for r in server.requests
+                     if "<predicted_observation>" in r["messages"][0]["content"]]
+    assert world_prompts and not any("Fault simulation" in p for p in world_prompts)  # harness, not prompt mode
+
+
+def server_observation(call: dict) -> str:
+    """What the scripted world model answers for this call, undegraded."""
+    action = json.dumps({"name": call["name"], "arguments": json.loads(call["arguments"])})
+    reply = make_scripted_responder()({"messages": [{"role": "system", "content": "<predicted_observation>"},
+                                                    {"role": "user", "content": action}]}, 0)
+    return reply.split("<predicted_observation>")[1].split("</predicted_observation>")[0]
+
+
+def test_short_episodes_record_windows_that_never_fired(small_data: Path, server: MockLLMServer,
+                                                        tmp_path: Path) -> None:
+    assert run_cli(*base_args(server, small_data, tmp_path, "--env-mode", "E1", "--fault-mode", "harness",
+                              "--run-name", "short")) == 0
+    for record in results(tmp_path, "short"):  # the scripted agent makes only 2 calls
+        fired = [w["fired"] for w in record["fault_windows"]]
+        assert len(fired) == 2 and 0 in fired and len(record["fault_events"]) == sum(fired) <= 1

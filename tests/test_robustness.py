@@ -1,0 +1,55 @@
+"""Robustness score and the E0–E3 table, checked against the OccuBench paper's published rows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from occubench.robustness import load_runs, robustness_score, robustness_table
+
+
+@pytest.mark.parametrize("rates, expected", [
+    ((72.3, 73.3, 63.1, 65.2), 0.87),   # Gemini 3.1 Pro
+    ((79.6, 75.9, 70.4, 67.0), 0.84),   # GPT-5.2
+])
+def test_the_papers_rows(rates: tuple[float, ...], expected: float) -> None:
+    assert round(robustness_score(*rates), 2) == expected
+
+
+def test_unknown_modes_give_no_score() -> None:
+    assert robustness_score(0.5, 0.4, None, 0.3) is None and robustness_score(0.0, 0.1, 0.1, 0.1) is None
+
+
+def write_run(root: Path, name: str, agent: str, mode: str, outcomes: list[bool | None]) -> Path:
+    run = root / name
+    run.mkdir(parents=True)
+    lines = [{"task_id": i, "agent_model": agent, "world_model": "sim", "env_mode": mode,
+              "status": "error" if ok is None else "ok", "is_correct": ok} for i, ok in enumerate(outcomes)]
+    (run / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return run
+
+
+def test_table_from_run_directories(tmp_path: Path) -> None:
+    runs = [write_run(tmp_path, "a0", "A", "E0", [True] * 8 + [False] * 2),          # 80 %
+            write_run(tmp_path, "a1", "A", "E1", [True] * 7 + [False] * 3),          # 70 %
+            write_run(tmp_path, "a2", "A", "E2", [True] * 6 + [False] * 3 + [None]),  # 6/9, the error left out
+            write_run(tmp_path, "a3", "A", "E3", [True] * 5 + [False] * 5),          # 50 %
+            write_run(tmp_path, "b0", "B", "E0", [True, False])]
+    rows = robustness_table(load_runs(runs))
+    a, b = rows
+    assert (a.agent_model, a.world_model) == ("A", "sim")
+    assert a.rates == {"E0": 0.8, "E1": 0.7, "E2": 6 / 9, "E3": 0.5} and a.evaluated["E2"] == 9
+    assert a.score == pytest.approx(0.5 / 0.8)
+    assert b.rates["E0"] == 0.5 and b.score is None
+
+    done = subprocess.run([sys.executable, "-m", "occubench", "robustness", *map(str, runs)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "80.0" in done.stdout and "66.7" in done.stdout and "0.62" in done.stdout
+    missing = subprocess.run([sys.executable, "-m", "occubench", "robustness", str(tmp_path / "nope")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "no results.jsonl in" in missing.stderr
