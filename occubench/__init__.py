@@ -3,7 +3,7 @@ scenarios, through one agent loop, one verifier stack and one results format."""
 
 __version__ = "0.1.0"
 
-from occubench.agent import ReferenceAgent
+from occubench.agent import ToolCallingAgent
 from occubench.environment import Environment, Wrapper
 from occubench.errors import (
     ConfigError,
@@ -31,7 +31,7 @@ __all__ = [
     "LLMUnavailableError",
     "Model",
     "OccuBenchError",
-    "ReferenceAgent",
+    "ToolCallingAgent",
     "ResultStore",
     "RetryPolicy",
     "RubricVerifier",

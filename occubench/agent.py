@@ -1,16 +1,24 @@
-"""The reference agent: one explicit loop of OpenAI tool calling against any :class:`Environment`."""
+"""Agents: the tool-calling loop that drives a model, and scripted agents that need no model.
+
+Every agent has one method, ``run(task, env, trajectory)``, and fills the trajectory as it goes so that a failure
+keeps what happened.
+"""
 
 from __future__ import annotations
 
 import datetime
 import json
 import logging
+from collections.abc import Callable
+from typing import Protocol
 
 from occubench.environment import Environment, JSONObject, tool_names
 from occubench.errors import ContextLengthError
 from occubench.llm import Message, Model
 from occubench.task import Task
 from occubench.trajectory import Step, ToolCall, Trajectory
+
+Script = tuple[list[tuple[str, JSONObject]], str]
 
 log = logging.getLogger("occubench")
 
@@ -29,9 +37,13 @@ def _rejected(kind: str, message: str) -> JSONObject:
     return {"error": kind, "message": message}
 
 
-class ReferenceAgent:
-    """Calls the model with the tools, executes its tool calls in order, stops at a reply without tool calls or
-    after ``max_steps`` turns."""
+class Agent(Protocol):
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None: ...
+
+
+class ToolCallingAgent:
+    """OpenAI tool calling: calls the model with the tools, executes its tool calls in order, stops at a reply
+    without tool calls or after ``max_steps`` turns."""
 
     def __init__(self, model: Model, *, max_steps: int = 50, with_plan: bool = False,
                  date: str | None = None) -> None:
@@ -92,3 +104,22 @@ class ReferenceAgent:
                                  "content": json.dumps(record.observation, ensure_ascii=False)})
             trajectory.final_answer = reply.content or ""
         trajectory.stop_reason = "max_steps"
+
+
+class ScriptedAgent:
+    """Plays a fixed script per task — tool calls, then a final answer — without a model (reference solutions,
+    a do-nothing agent, deliberately wrong solutions)."""
+
+    def __init__(self, script: Callable[[Task], Script]) -> None:
+        self.script = script
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        calls, answer = self.script(task)
+        step = Step(content=None)
+        trajectory.steps.append(step)
+        for index, (name, arguments) in enumerate(calls):
+            record = ToolCall(name=name, arguments=json.dumps(arguments), observation={}, call_index=index)
+            step.tool_calls.append(record)
+            record.observation = env.call(name, arguments)
+        trajectory.final_answer = answer
+        trajectory.stop_reason = "answer"

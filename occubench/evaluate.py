@@ -23,7 +23,7 @@ from rich.console import Console
 from occubench import __version__
 from occubench._log import setup_logging
 from occubench._redact import MASK, Redactor, redact_url
-from occubench.agent import ReferenceAgent
+from occubench.agent import ToolCallingAgent
 from occubench.data import ensure_data, resolve_data_paths
 from occubench.errors import ConfigError, LLMError, OccuBenchError
 from occubench.environment import Environment
@@ -347,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
                            RubricVerifier(models["verifier"], num_votes=args.num_votes),
                            fault_rules=None if harness else fault_prompt(args.env_mode, args.fault_count,
                                                                          args.fault_duration))
-    agent = ReferenceAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
+    agent = ToolCallingAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
     progress = RunProgress(len(todo), console, live=False if args.debug else None)  # debug lines need the terminal
 
     try:

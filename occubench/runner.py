@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from occubench._log import current_task
-from occubench.agent import ReferenceAgent
+from occubench.agent import Agent
 from occubench.environment import Environment
 from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
 from occubench.llm import CacheMissError
@@ -50,7 +50,7 @@ def _error_kind(exc: Exception) -> str:
 EnvWrapper = Callable[[Environment, Task], Environment]
 
 
-def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: dict[str, Any],
+def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, Any],
                   wrap: EnvWrapper | None = None) -> Record:
     """One episode and its verdict, as a result record. Never raises for a failure inside the episode."""
     started = time.monotonic()
@@ -70,7 +70,8 @@ def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: d
         agent.run(task, env, trajectory)
         verdict = suite.verify(task, trajectory, env)
         usage["verifier"] = verdict.usage
-        record.update(is_correct=verdict.is_correct, feedback=verdict.feedback, votes=verdict.votes_json())
+        record.update(is_correct=verdict.is_correct, feedback=verdict.feedback, votes=verdict.votes_json(),
+                      **verdict.extra)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
         kind = _error_kind(exc)
         if kind == "internal":
@@ -87,7 +88,7 @@ def evaluate_task(suite: Suite, agent: ReferenceAgent, task: Task, run_fields: d
         usage={role: u.to_dict() for role, u in usage.items()},
         duration_s=round(time.monotonic() - started, 3),
     )
-    return {**{key: record.pop(key) for key in RESULT_FIELDS}, **record}
+    return {**{key: record.pop(key) for key in RESULT_FIELDS if key in record}, **record}
 
 
 def pending_tasks(tasks: Iterable[Task], store: ResultStore) -> list[Task]:
@@ -98,7 +99,7 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore) -> list[Task]:
     return pending
 
 
-def run_tasks(suite: Suite, agent: ReferenceAgent, tasks: list[Task], store: ResultStore, *,
+def run_tasks(suite: Suite, agent: Agent, tasks: list[Task], store: ResultStore, *,
               run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
               on_result: Callable[[Record], None] | None = None) -> None:
     """Evaluate ``tasks`` concurrently, appending each record to ``store`` as soon as it is final."""

@@ -8,6 +8,7 @@ as such, so a broken judge cannot silently fail an agent.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -45,6 +46,8 @@ class Verdict:
     feedback: str
     votes: list[Vote] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    #: Further result fields a kind of world adds (code checks, state diff, a judge's label).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def votes_json(self) -> list[dict[str, Any]]:
         return [asdict(vote) for vote in self.votes]
@@ -60,23 +63,61 @@ def _as_bool(value: Any) -> bool:
     raise ValueError('"is_correct" must be true or false')
 
 
+class _Jury:
+    """Independent votes on one prompt: one request for all of them, then each unparsable vote asked again (at
+    most ``max_reasks`` times) on its own."""
+
+    def __init__(self, model: Model, num_votes: int, max_reasks: int, system: str, tag: str, form: str) -> None:
+        if num_votes < 1:
+            raise ValueError("num_votes must be at least 1")
+        self.model, self.num_votes, self.max_reasks = model, num_votes, max_reasks
+        self.system, self.tag, self.form = system, tag, form
+
+    def collect(self, sections: list[tuple[str, str]], usage: Usage) -> list[tuple[dict[str, Any] | str, int]]:
+        """Per vote: the parsed object (or the reason it stayed unparsable) and the attempts it took."""
+        prompt = "\n\n".join(f"## {title}\n{body}" for title, body in sections)
+        messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": prompt}]
+        first = self.model.samples(messages, self.num_votes)
+        usage.add(first.usage)
+        return [self._settle(messages, reply.content, sample, usage) for sample, reply in enumerate(first.replies)]
+
+    def _settle(self, messages: list[Message], content: str | None, sample: int,
+                usage: Usage) -> tuple[dict[str, Any] | str, int]:
+        conversation = list(messages)
+        for attempt in range(1, self.max_reasks + 2):
+            try:
+                return extract_tagged_json(content, self.tag), attempt
+            except ValueError as exc:
+                reason = str(exc)
+            if attempt > self.max_reasks:
+                break
+            conversation += [{"role": "assistant", "content": content or ""},
+                             {"role": "user", "content": f"Your reply could not be read: {reason}. End it with "
+                              f"exactly one <{self.tag}>{self.form}</{self.tag}> block."}]
+            completion = self.model.chat(conversation, sample=sample)
+            usage.add(completion.usage)
+            content = completion.replies[0].content
+        return reason, self.max_reasks + 1
+
+
 class RubricVerifier:
     """Asks ``model`` for ``num_votes`` independent verdicts on a set of named sections and takes the majority."""
 
     def __init__(self, model: Model, num_votes: int = 3, max_reasks: int = 2) -> None:
-        if num_votes < 1:
-            raise ValueError("num_votes must be at least 1")
         self.model = model
-        self.num_votes = num_votes
-        self.max_reasks = max_reasks
+        self._jury = _Jury(model, num_votes, max_reasks, _SYSTEM, TAG,
+                           '{"feedback": "...", "is_correct": true or false}')
 
     def judge(self, sections: list[tuple[str, str]]) -> Verdict:
-        prompt = "\n\n".join(f"## {title}\n{body}" for title, body in sections)
-        messages: list[Message] = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
-        first = self.model.samples(messages, self.num_votes)
         usage = Usage()
-        usage.add(first.usage)
-        votes = [self._settle(messages, reply.content, sample, usage) for sample, reply in enumerate(first.replies)]
+        votes = []
+        for parsed, attempts in self._jury.collect(sections, usage):
+            try:
+                if isinstance(parsed, str):
+                    raise ValueError(parsed)
+                votes.append(Vote(_as_bool(parsed.get("is_correct")), str(parsed.get("feedback", "")), attempts))
+            except ValueError as exc:
+                votes.append(Vote(None, f"unparsable verdict: {exc}", attempts))
         passed = sum(vote.is_correct is True for vote in votes)
         failed = sum(vote.is_correct is False for vote in votes)
         log.debug("[VERIFIER] Votes: %d TRUE, %d FALSE%s", passed, failed,
@@ -90,23 +131,37 @@ class RubricVerifier:
         feedback = next(vote.feedback for vote in votes if vote.is_correct is majority)
         return Verdict(is_correct=majority, feedback=feedback, votes=votes, usage=usage)
 
-    def _settle(self, messages: list[Message], content: str | None, sample: int, usage: Usage) -> Vote:
-        """Read one vote, asking that sample again (at most ``max_reasks`` times) while it is unparsable."""
-        conversation = list(messages)
-        for attempt in range(1, self.max_reasks + 2):
-            try:
-                verdict = extract_tagged_json(content, TAG)
-                return Vote(is_correct=_as_bool(verdict.get("is_correct")),
-                            feedback=str(verdict.get("feedback", "")), attempts=attempt)
-            except ValueError as exc:
-                reason = str(exc)
-            if attempt > self.max_reasks:
-                break
-            conversation += [{"role": "assistant", "content": content or ""},
-                             {"role": "user", "content": f"Your reply could not be read: {reason}. End it with "
-                              f'exactly one <{TAG}>{{"feedback": "...", "is_correct": true or false}}</{TAG}> '
-                              "block."}]
-            completion = self.model.chat(conversation, sample=sample)
-            usage.add(completion.usage)
-            content = completion.replies[0].content
-        return Vote(is_correct=None, feedback=f"unparsable verdict: {reason}", attempts=self.max_reasks + 1)
+
+LABELS = ("complete", "incomplete", "agent_error", "environment_error")
+
+_LABEL_SYSTEM = f"""You diagnose an AI agent's episode in an executable environment whose success is decided by code checks on the final database. You receive the task, a rubric, the result of each code check, the rows the agent inserted, deleted or updated, and the full trajectory. Label the episode:
+- complete: the task was done;
+- incomplete: the agent stopped short or left required changes undone;
+- agent_error: the agent did something wrong (wrong records, wrong values, invented facts, harmful changes);
+- environment_error: a tool or the environment misbehaved and prevented success.
+End your reply with exactly one <label>{{"feedback": "<why>", "label": "<one of {', '.join(LABELS)}>"}}</label>."""
+
+
+@dataclass
+class Label:
+    label: str
+    feedback: str
+    usage: Usage
+
+
+class LabelJudge:
+    """A code-augmented judge: sees the code checks and the state diff, and labels the episode by majority."""
+
+    def __init__(self, model: Model, num_votes: int = 3, max_reasks: int = 2) -> None:
+        self._jury = _Jury(model, num_votes, max_reasks, _LABEL_SYSTEM, "label",
+                           f'{{"feedback": "...", "label": "{"|".join(LABELS)}"}}')
+
+    def label(self, sections: list[tuple[str, str]]) -> Label:
+        usage = Usage()
+        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(sections, usage)
+                  if isinstance(p, dict) and p.get("label") in LABELS]
+        if not labels:
+            raise VerifierError("the judge gave no readable label")
+        counts = Counter(label for label, _ in labels)
+        best = max(LABELS, key=lambda label: (counts[label], -LABELS.index(label)))
+        return Label(best, next(feedback for label, feedback in labels if label == best), usage)

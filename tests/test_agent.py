@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from occubench.agent import ReferenceAgent
+from occubench.agent import ToolCallingAgent
 from occubench.environment import Environment, JSONObject
 from occubench.llm import LLMClient, Model
 from occubench.task import Task
@@ -54,7 +54,7 @@ def scripted(*turns: Any) -> MockLLMServer:
 def play(server: MockLLMServer, env: Environment, **options: Any) -> Trajectory:
     trajectory = Trajectory()
     model = Model(LLMClient("k", server.base_url), "agent-model", {"temperature": 0.0})
-    ReferenceAgent(model, date="2026-01-15", **options).run(TASK, env, trajectory)
+    ToolCallingAgent(model, date="2026-01-15", **options).run(TASK, env, trajectory)
     return trajectory
 
 

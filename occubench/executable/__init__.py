@@ -1,0 +1,12 @@
+"""Executable worlds: SQLite-backed environments whose tools are code and whose tasks are checked by code."""
+
+from occubench.executable.environment import ExecutableEnvironment, state_diff
+from occubench.executable.registry import BUILTIN_SUITE, builtin_worlds, load_world
+from occubench.executable.suite import ExecutableSuite
+from occubench.executable.validate import validate
+from occubench.executable.world import (Call, Check, ExecTask, Tool, ToolError, World, derive_schema,
+                                        mentions_number, one, only_changed, rows)
+
+__all__ = ["BUILTIN_SUITE", "Call", "Check", "ExecTask", "ExecutableEnvironment", "ExecutableSuite", "Tool",
+           "ToolError", "World", "builtin_worlds", "derive_schema", "load_world", "mentions_number", "one",
+           "only_changed", "rows", "state_diff", "validate"]

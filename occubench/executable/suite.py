@@ -1,0 +1,63 @@
+"""Executable worlds as a suite: the code checks decide; an optional LLM judge adds a diagnosis."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+
+from occubench.environment import Environment
+from occubench.executable.environment import ExecutableEnvironment
+from occubench.executable.world import ExecTask, World
+from occubench.suite import Suite
+from occubench.task import Task
+from occubench.trajectory import Trajectory
+from occubench.verifier import LabelJudge, Verdict
+
+
+def exec_task(task: Task) -> ExecTask:
+    return task.metadata["exec_task"]
+
+
+class ExecutableSuite(Suite):
+    def __init__(self, worlds: Sequence[World], judge: LabelJudge | None = None) -> None:
+        self.worlds = {world.name: world for world in worlds}
+        self.judge = judge
+        self._tasks = [
+            Task(task_id=f"{world.name}/{spec.id}", instruction=spec.instruction, scenario=world.scenario,
+                 category=world.category, domain=world.domain, difficulty=spec.difficulty, env_name=world.name,
+                 verification_plan=spec.rubric, metadata={"exec_task": spec})
+            for world in worlds for spec in world.tasks
+        ]
+
+    def tasks(self) -> list[Task]:
+        return self._tasks
+
+    def make_env(self, task: Task) -> Environment:
+        return ExecutableEnvironment(self.worlds[task.env_name])
+
+    def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        instance = env.unwrapped
+        assert isinstance(instance, ExecutableEnvironment)
+        initial = self.worlds[task.env_name].instance()
+        try:
+            checks = exec_task(task).verify(initial, instance.db, trajectory.final_answer)
+        finally:
+            initial.close()
+        diff = instance.state_diff()
+        passed = bool(checks) and all(check.passed for check in checks)
+        feedback = "; ".join(f"{'PASS' if c.passed else 'FAIL'} {c.name}" + (f": {c.message}" if c.message else "")
+                             for c in checks)
+        extra = {"checks": [asdict(check) for check in checks], "state_diff": diff}
+        verdict = Verdict(is_correct=passed, feedback=feedback, extra=extra)
+        if self.judge:
+            label = self.judge.label([
+                ("Task given to the agent", task.instruction),
+                ("Rubric", task.verification_plan or "(none)"),
+                ("Code checks on the final database", feedback),
+                ("Changes the agent made to the database", json.dumps(diff, indent=1, default=str)),
+                ("Agent trajectory", trajectory.render()),
+            ])
+            verdict.usage.add(label.usage)
+            extra.update(judge_label=label.label, judge_feedback=label.feedback)
+        return verdict

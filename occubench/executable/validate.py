@@ -1,0 +1,78 @@
+"""Validation of executable worlds: every task's reference solution passes, a do-nothing agent and a plausible
+wrong solution fail, and each world and task has the size the suite promises."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from occubench.agent import ScriptedAgent
+from occubench.executable.suite import ExecutableSuite, exec_task
+from occubench.executable.world import Call, World, rows
+from occubench.runner import evaluate_task
+from occubench.task import Task
+
+MIN_TOOLS, MIN_ROWS, MIN_TASKS, MIN_CALLS = 5, 15, 3, 4
+
+
+def _script(calls: Sequence[Call], answer: str) -> tuple[list[tuple[str, dict]], str]:
+    return [(call.tool, dict(call.arguments)) for call in calls], answer
+
+
+REFERENCE = ScriptedAgent(lambda task: _script(exec_task(task).reference, exec_task(task).answer))
+NOOP = ScriptedAgent(lambda task: ([], "I looked at the request and made no changes."))
+WRONG = ScriptedAgent(lambda task: _script(exec_task(task).wrong, exec_task(task).wrong_answer))
+
+
+@dataclass
+class TaskValidation:
+    task: Task
+    reference: bool
+    noop: bool
+    wrong: bool
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.reference and not self.noop and not self.wrong and not self.problems
+
+
+def world_problems(world: World) -> list[str]:
+    """What keeps a world from meeting the suite's size rules."""
+    problems = []
+    if len(world.tools) < MIN_TOOLS:
+        problems.append(f"{len(world.tools)} tools (at least {MIN_TOOLS})")
+    db = world.instance()
+    for table in world.main_tables:
+        count = rows(db, f'SELECT COUNT(*) AS n FROM "{table}"')[0]["n"]  # table names come from the world
+        if count < MIN_ROWS:
+            problems.append(f"table {table} has {count} rows (at least {MIN_ROWS})")
+    db.close()
+    if len(world.tasks) < MIN_TASKS or {t.difficulty for t in world.tasks} != {1, 2, 3}:
+        problems.append(f"needs at least {MIN_TASKS} tasks covering difficulties 1, 2 and 3")
+    return problems
+
+
+def validate(worlds: Sequence[World]) -> tuple[dict[str, list[str]], list[TaskValidation]]:
+    """World-level problems, and per task: reference passes, do-nothing fails, wrong solution fails."""
+    suite = ExecutableSuite(worlds)
+    results = []
+    for task in suite.tasks():
+        spec = exec_task(task)
+        outcome = {name: evaluate_task(suite, agent, task, {}) for name, agent in
+                   (("reference", REFERENCE), ("noop", NOOP), ("wrong", WRONG))}
+        problems = [f"{name}: {record['error']['message']}" for name, record in outcome.items()
+                    if record["status"] != "ok"]
+        if len(spec.reference) < MIN_CALLS:
+            problems.append(f"reference solution makes {len(spec.reference)} calls (at least {MIN_CALLS})")
+        world = suite.worlds[task.env_name]
+        if not any(world.tools[call.tool].writes for call in spec.reference if call.tool in world.tools):
+            problems.append("reference solution changes no state")
+        reference_errors = [c["observation"] for s in outcome["reference"]["steps"] for c in s["tool_calls"]
+                            if "error" in c["observation"]]
+        if reference_errors:
+            problems.append(f"reference solution gets tool errors: {reference_errors}")
+        results.append(TaskValidation(task, outcome["reference"]["is_correct"] is True,
+                                      outcome["noop"]["is_correct"] is True, outcome["wrong"]["is_correct"] is True,
+                                      problems))
+    return {world.name: world_problems(world) for world in worlds}, results

@@ -1,0 +1,226 @@
+"""The definition contract of an executable world: one folder per environment.
+
+A folder holds ``schema.sql`` (the tables), ``seed.sql`` (their rows) and an ``__init__.py`` that creates a
+:class:`World` with its metadata, registers tools (plain typed functions whose first parameter is the instance's
+database connection) with ``@world.tool``, and tasks with ``world.task(ExecTask(...))``. A tool's JSON schema is
+derived from its signature and docstring unless declared. Tools reach data only through the connection they are
+given, with parameterised SQL.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sqlite3
+import threading
+import types
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from occubench.task import CATEGORY_ABBREVIATIONS
+
+JSONObject = dict[str, Any]
+ToolFunction = Callable[..., Any]
+
+
+class ToolError(Exception):
+    """Raised by a tool for a domain failure (record not found, rule broken); the agent sees its message."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verification check: its name, whether it passed, and why."""
+
+    name: str
+    passed: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call in a reference (or deliberately wrong) solution."""
+
+    tool: str
+    arguments: JSONObject = field(default_factory=dict)
+
+
+#: verify(initial database, final database, the agent's final answer) -> checks; all must pass.
+Verifier = Callable[[sqlite3.Connection, sqlite3.Connection, str], list[Check]]
+
+
+@dataclass(frozen=True)
+class ExecTask:
+    id: str
+    instruction: str
+    difficulty: int
+    verify: Verifier
+    #: The reference solution: these calls, then this final answer, must pass ``verify``.
+    reference: Sequence[Call]
+    answer: str
+    #: A plausible but wrong solution that ``verify`` must reject (validation runs it).
+    wrong: Sequence[Call]
+    wrong_answer: str
+    #: Optional rubric for an LLM judge.
+    rubric: str = ""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    function: ToolFunction
+    schema: JSONObject  # OpenAI function-calling format
+    writes: bool
+
+
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object",
+                               list: "array"}
+
+
+def _json_type(annotation: Any) -> tuple[JSONObject, bool]:
+    """JSON schema for a type hint, and whether it admits None."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        schema, _ = _json_type(inner[0]) if len(inner) == 1 else ({}, False)
+        return schema, type(None) in args
+    if origin is typing.Literal:
+        return {"type": _JSON_TYPES[type(args[0])], "enum": list(args)}, False
+    if origin in (list, Sequence):
+        return {"type": "array", "items": _json_type(args[0])[0] if args else {}}, False
+    if origin is dict:
+        return {"type": "object"}, False
+    if annotation in _JSON_TYPES:
+        return {"type": _JSON_TYPES[annotation]}, False
+    raise TypeError(f"no JSON schema for the type {annotation!r}")
+
+
+def _docstring(function: ToolFunction) -> tuple[str, dict[str, str]]:
+    """The summary and the ``Args:`` descriptions of a Google-style docstring."""
+    text = inspect.getdoc(function) or ""
+    summary, _, rest = text.partition("\n\n")
+    params: dict[str, str] = {}
+    section = re.search(r"^Args:\n((?:[ \t]+.*\n?)+)", rest, re.MULTILINE)
+    current = None
+    for line in (section.group(1).splitlines() if section else []):
+        match = re.match(r"\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+        if match and (current is None or not line.startswith(" " * 8)):
+            current = match.group(1)
+            params[current] = match.group(2).strip()
+        elif current:
+            params[current] += " " + line.strip()
+    return " ".join(summary.split()), params
+
+
+def derive_schema(function: ToolFunction, name: str) -> JSONObject:
+    """The OpenAI tool schema of ``function``, skipping its first parameter (the database connection)."""
+    hints = typing.get_type_hints(function)
+    summary, described = _docstring(function)
+    properties: JSONObject = {}
+    required: list[str] = []
+    for parameter in list(inspect.signature(function).parameters.values())[1:]:
+        schema, optional = _json_type(hints[parameter.name])
+        if parameter.name in described:
+            schema["description"] = described[parameter.name]
+        properties[parameter.name] = schema
+        if parameter.default is inspect.Parameter.empty and not optional:
+            required.append(parameter.name)
+    return {"type": "function", "function": {"name": name, "description": summary, "parameters": {
+        "type": "object", "properties": properties, "required": required, "additionalProperties": False}}}
+
+
+class World:
+    """An executable environment's definition; :meth:`instance` gives each rollout its own database."""
+
+    def __init__(self, name: str, *, scenario: str, category: str, domain: str, description: str,
+                 directory: str | Path, main_tables: Sequence[str]) -> None:
+        if category not in CATEGORY_ABBREVIATIONS:
+            raise ValueError(f"world {name}: category {category!r} is not one of OccuBench's ten")
+        self.name, self.scenario, self.category, self.domain = name, scenario, category, domain
+        self.description = description
+        self.directory = Path(directory)
+        self.main_tables = tuple(main_tables)
+        self.tools: dict[str, Tool] = {}
+        self.tasks: list[ExecTask] = []
+        self._template: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def tool(self, function: ToolFunction | None = None, *, writes: bool = False,
+             schema: JSONObject | None = None) -> Any:
+        """Register a tool: ``@world.tool`` for a read tool, ``@world.tool(writes=True)`` for one that changes
+        state; ``schema`` declares the parameters' JSON schema instead of deriving it."""
+        def register(fn: ToolFunction) -> ToolFunction:
+            derived = derive_schema(fn, fn.__name__)
+            if schema is not None:
+                derived["function"]["parameters"] = schema
+            self.tools[fn.__name__] = Tool(fn.__name__, fn, derived, writes)
+            return fn
+        return register(function) if function is not None else register
+
+    def task(self, task: ExecTask) -> None:
+        self.tasks.append(task)
+
+    def _built(self) -> sqlite3.Connection:
+        if self._template is None:
+            template = sqlite3.connect(":memory:", check_same_thread=False)
+            template.executescript((self.directory / "schema.sql").read_text(encoding="utf-8"))
+            template.executescript((self.directory / "seed.sql").read_text(encoding="utf-8"))
+            template.commit()
+            self._template = template
+        return self._template
+
+    def tables(self) -> dict[str, tuple[str, ...]]:
+        """Each table and the columns that identify its rows (the primary key, else ``rowid``)."""
+        with self._lock:
+            template = self._built()
+            names = [r[0] for r in template.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            return {name: tuple(column[1] for column in sorted(template.execute(f'PRAGMA table_info("{name}")'),
+                                                              key=lambda c: c[5]) if column[5]) or ("rowid",)
+                    for name in names}
+
+    def instance(self) -> sqlite3.Connection:
+        """A private in-memory copy of the seeded database, locked down against reaching files."""
+        connection = sqlite3.connect(":memory:", check_same_thread=False)
+        with self._lock:  # one template connection serves every thread
+            self._built().backup(connection)
+        connection.row_factory = sqlite3.Row
+        connection.set_authorizer(_authorize)
+        return connection
+
+
+def _authorize(action: int, *_: object) -> int:
+    # Even a tool with a bug cannot ATTACH a file or change the engine's settings.
+    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH,
+                                             sqlite3.SQLITE_PRAGMA) else sqlite3.SQLITE_OK
+
+
+def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[JSONObject]:
+    """Every row of a parameterised query, as plain dicts."""
+    return [dict(row) for row in db.execute(sql, params)]
+
+
+def one(db: sqlite3.Connection, sql: str, *params: Any) -> JSONObject | None:
+    """The first row of a parameterised query, or None."""
+    row = db.execute(sql, params).fetchone()
+    return dict(row) if row is not None else None
+
+
+def mentions_number(answer: str, value: float, tolerance: float = 0.01) -> bool:
+    """Whether ``answer`` states ``value`` (ignoring currency signs and thousands separators)."""
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", re.sub(r"(?<=\d),(?=\d{3})", "", answer))
+    return any(abs(float(number) - value) <= tolerance for number in numbers)
+
+
+def only_changed(initial: sqlite3.Connection, final: sqlite3.Connection, table: str, key: str,
+                 allowed: set[Any]) -> Check:
+    """A check that no row of ``table`` other than those keyed in ``allowed`` was inserted, deleted or changed."""
+    query = f'SELECT * FROM "{table}" ORDER BY "{key}"'  # names come from the verifier, never from the agent
+    before = {row[key]: tuple(row.values()) for row in rows(initial, query)}
+    after = {row[key]: tuple(row.values()) for row in rows(final, query)}
+    touched = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)} - allowed
+    return Check(f"no other {table} changed", not touched,
+                 f"also changed: {', '.join(map(str, sorted(touched, key=str)))}" if touched else "")
+

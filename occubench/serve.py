@@ -1,0 +1,87 @@
+"""Serve one environment instance over the Model Context Protocol, so any MCP client can act in the world.
+
+Built on the official SDK's low-level server, not its decorator API, so each tool's JSON schema reaches the client
+exactly as the world declares it. Only this module imports the SDK, so the rest of occubench does not pay for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from occubench.environment import Environment, JSONObject
+
+TRANSPORTS = ("stdio", "http")
+
+
+def build_server(env: Environment, name: str) -> Server[Any]:
+    """An MCP server whose tools are ``env``'s; every call runs on this one instance, one call at a time."""
+    tools = {tool.name: tool for tool in map(_mcp_tool, env.tools())}
+    # The world is not thread-safe: calls run in worker threads, so only one may touch it at a time.
+    lock = anyio.Lock()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(tools.values()))
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in tools:
+            return _result({"error": f"Unknown tool: {params.name}"})
+        async with lock:
+            # env.call is blocking (a simulator may wait on a model), so keep it off the event loop.
+            observation = await anyio.to_thread.run_sync(env.call, params.name, params.arguments or {})
+        return _result(observation)
+
+    def input_schema(tool: str) -> dict[str, Any] | None:
+        return tools[tool].input_schema if tool in tools else None
+
+    # get_tool_input_schema spares the 2026 HTTP path a full tools/list on every call to validate headers.
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema)
+
+
+def serve(env: Environment, name: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve ``env`` until the client disconnects (stdio) or the process is interrupted (http).
+
+    The caller owns ``env`` and closes it afterwards. Over stdio, stdout carries protocol messages only: anything
+    the world prints while serving goes to stderr.
+    """
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
+    server = build_server(env, name)
+    if transport == "stdio":
+        anyio.run(_serve_stdio, server)
+    else:
+        import uvicorn
+
+        # host also picks the SDK's DNS-rebinding protection, which is on for loopback addresses.
+        uvicorn.run(server.streamable_http_app(host=host), host=host, port=port)
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        # The SDK diverts file descriptor 1 only while serving, so text a world prints would sit in sys.stdout's
+        # buffer and reach the protocol stream when it is flushed at exit, after the descriptor is restored.
+        with contextlib.redirect_stdout(sys.stderr):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _mcp_tool(tool: JSONObject) -> types.Tool:
+    function = tool["function"]
+    # OpenAI lets a function omit parameters when it takes none; MCP requires an object schema.
+    return types.Tool(name=function["name"], description=function.get("description"),
+                      input_schema=function.get("parameters", {"type": "object"}))
+
+
+def _result(observation: JSONObject) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(observation, ensure_ascii=False))],
+                                structured_content=observation, is_error="error" in observation)
