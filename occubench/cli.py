@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from occubench import data, evaluate
 from occubench.errors import ConfigError, OccuBenchError
+from occubench.executable import BUILTIN_SUITE, ExecutableEnvironment, builtin_worlds, load_world, validate
 from occubench.faults import FAULT_MODES
 from occubench.robustness import load_runs, robustness_table
 
@@ -42,6 +44,57 @@ def _robustness(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suites(args: argparse.Namespace) -> int:
+    worlds = builtin_worlds()
+    listing = {BUILTIN_SUITE: [{"name": w.name, "scenario": w.scenario, "category": w.category, "domain": w.domain,
+                                "tools": len(w.tools), "tasks": len(w.tasks)} for w in worlds]}
+    if args.json:
+        print(json.dumps(listing, indent=2))
+        return 0
+    table = Table(title=f"Suite {BUILTIN_SUITE}: executable worlds (run with --suite {BUILTIN_SUITE})")
+    for column in ("Environment", "Category", "Domain", "Tools", "Tasks"):
+        table.add_column(column, justify="right" if column in ("Tools", "Tasks") else "left")
+    for entry in listing[BUILTIN_SUITE]:
+        table.add_row(entry["name"], entry["category"], entry["domain"], str(entry["tools"]), str(entry["tasks"]))
+    console = Console(highlight=False)
+    console.print(table)
+    console.print("The OccuBench benchmark itself (LLM-simulated worlds) is the default suite of `occubench run`.")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    if args.suite != BUILTIN_SUITE:
+        raise ConfigError(f"--suite: only {BUILTIN_SUITE} has reference solutions to validate, got {args.suite!r}")
+    world_problems, results = validate(builtin_worlds())
+    table = Table(title="Reference solution must pass; doing nothing and the wrong solution must fail")
+    for column in ("Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"):
+        table.add_column(column, no_wrap=column == "Task")
+    mark = {True: "[green]pass[/green]", False: "[red]fail[/red]"}
+    for result in results:
+        table.add_row(str(result.task.task_id), str(result.task.difficulty), mark[result.reference],
+                      mark[result.noop], mark[result.wrong], "; ".join(result.problems))
+    console = Console(highlight=False)
+    console.print(table)
+    bad_worlds = {name: problems for name, problems in world_problems.items() if problems}
+    for name, problems in bad_worlds.items():
+        console.print(f"[red]{name}: {'; '.join(problems)}[/red]")
+    good = sum(result.ok for result in results)
+    console.print(f"{good}/{len(results)} tasks valid (reference 100 %, do-nothing 0 %, wrong solution 0 %) in "
+                  f"{len(world_problems)} environments")
+    return 0 if good == len(results) and not bad_worlds else 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from occubench.serve import serve  # the MCP SDK loads only for this command
+
+    env = ExecutableEnvironment(load_world(args.env))
+    try:
+        serve(env, args.env, transport=args.transport, host=args.host, port=args.port)
+    finally:
+        env.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="occubench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -50,6 +103,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "python -m occubench.evaluate)", description=evaluate.__doc__)
     evaluate.add_arguments(run)
     run.set_defaults(func=evaluate.run)
+
+    suites = sub.add_parser("suites", help="list the built-in suites and their environments")
+    suites.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    suites.set_defaults(func=_suites)
+
+    check = sub.add_parser("validate", help="check that every task of a suite is solvable and not trivially passed")
+    check.add_argument("--suite", default=BUILTIN_SUITE, help=f"suite to validate (default: {BUILTIN_SUITE})")
+    check.set_defaults(func=_validate)
+
+    serve = sub.add_parser("serve", help="serve an isolated instance of an environment over MCP")
+    serve.add_argument("--env", required=True, help="environment name (see `occubench suites`)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="http transport: address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="http transport: port (default: 8000)")
+    serve.set_defaults(func=_serve)
 
     robustness = sub.add_parser("robustness", help="E0–E3 completion and robustness score from run directories")
     robustness.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (results/<run name>)")

@@ -14,7 +14,8 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +24,26 @@ from rich.console import Console
 from occubench import __version__
 from occubench._log import setup_logging
 from occubench._redact import MASK, Redactor, redact_url
-from occubench.agent import ToolCallingAgent
+from occubench.agent import Agent, ToolCallingAgent
 from occubench.data import ensure_data, resolve_data_paths
 from occubench.errors import ConfigError, LLMError, OccuBenchError
 from occubench.environment import Environment
 from occubench.faults import FAULT_MODES, INJECTION_MODES, FaultInjector, fault_prompt
 from occubench.llm import LLMClient, Model, ResponseCache, RetryPolicy
+from occubench.executable import BUILTIN_SUITE, ExecutableSuite, builtin_worlds
+from occubench.executable.validate import NOOP, REFERENCE
 from occubench.lwm import OccuBenchSuite, WorldModelRegistry, load_tasks
 from occubench.runner import EnvWrapper, pending_tasks, run_tasks
 from occubench.store import ARGS_FILE, ResultStore, latest_by_task
 from occubench.progress import RunProgress
 from occubench.summary import load_prices, print_summary, summarize
 from occubench.task import CATEGORY_ABBREVIATIONS, Task
-from occubench.verifier import RubricVerifier
+from occubench.suite import Suite
+from occubench.verifier import LabelJudge, RubricVerifier
 
 ROLES = ("agent", "world", "verifier")
+AGENTS = ("llm", "reference", "noop")
+OCCUBENCH_SUITE = "occubench"
 _SECRET_ARGS = ("api_key", "agent_api_key", "world_api_key", "verifier_api_key")
 
 
@@ -70,9 +76,16 @@ def _positive_int(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("models and endpoints")
-    models.add_argument("--agent-model", required=True, help="model under evaluation")
-    models.add_argument("--world-model", required=True, help="model that simulates the environments")
-    models.add_argument("--verifier-model", help="model that judges trajectories (default: the world model)")
+    models.add_argument("--suite", default=OCCUBENCH_SUITE,
+                        help=f"what to evaluate on: {OCCUBENCH_SUITE} (the LLM-simulated benchmark, default) or a "
+                        f"built-in suite such as {BUILTIN_SUITE} (see `occubench suites`)")
+    models.add_argument("--agent", choices=AGENTS, default="llm",
+                        help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
+                        "reference solution / do nothing (suites with reference solutions; no model needed)")
+    models.add_argument("--agent-model", help="model under evaluation")
+    models.add_argument("--world-model", help="model that simulates the environments (simulated suites)")
+    models.add_argument("--verifier-model", help="model that judges trajectories (default: the world model); for "
+                        "executable suites, an optional judge that labels each episode")
     models.add_argument("--api-key", help="API key for every role (default: $OPENAI_API_KEY)")
     models.add_argument("--base-url", help="OpenAI-compatible endpoint for every role (default: $OPENAI_BASE_URL, "
                         "else OpenAI)")
@@ -219,23 +232,77 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             raise ConfigError(f"preflight failed for the {role} ({model.name} at {url}): {exc} ({hint})") from None
 
 
-def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint],
+def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint], roles: dict[str, str],
                  cache: ResponseCache | None = None) -> dict[str, Model]:
-    """The model of each role; roles on the same endpoint and key share one client, its connections and its
-    limiter."""
+    """The model of each role in ``roles`` (role → model name); roles on the same endpoint and key share one
+    client, its connections and its limiter."""
     clients: dict[Endpoint, LLMClient] = {}
-    for endpoint in endpoints.values():
-        if endpoint not in clients:
-            clients[endpoint] = LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=args.request_timeout,
-                                          retry=RetryPolicy(budget_s=args.retry_budget),
-                                          max_in_flight=args.max_connections, adaptive=not args.fixed_concurrency,
-                                          cache=cache)
+    for endpoint in {endpoints[role] for role in roles}:
+        clients[endpoint] = LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=args.request_timeout,
+                                      retry=RetryPolicy(budget_s=args.retry_budget),
+                                      max_in_flight=args.max_connections, adaptive=not args.fixed_concurrency,
+                                      cache=cache)
     named = {"temperature": args.temperature, "max_tokens": args.max_tokens, "reasoning_effort": args.reasoning_effort}
-    agent_params = {**{k: v for k, v in named.items() if v is not None}, **args.agent_params}
-    return {"agent": Model(clients[endpoints["agent"]], args.agent_model, agent_params),
-            "world": Model(clients[endpoints["world"]], args.world_model, args.world_params),
-            "verifier": Model(clients[endpoints["verifier"]], args.verifier_model or args.world_model,
-                              args.verifier_params)}
+    params = {"agent": {**{k: v for k, v in named.items() if v is not None}, **args.agent_params},
+              "world": args.world_params, "verifier": args.verifier_params}
+    return {role: Model(clients[endpoints[role]], name, params[role]) for role, name in roles.items()}
+
+
+@dataclass
+class SuitePlan:
+    """What a run needs from the kind of world it evaluates."""
+
+    tasks: list[Task]
+    #: Model name per role the suite itself needs (the agent's is added by the run).
+    roles: dict[str, str]
+    #: Builds the suite once the models exist; gets them and the simulator's fault rules (prompt mode).
+    make: Callable[[dict[str, Model], str | None], Suite]
+    #: The results' ``world_model`` (None for worlds that are code).
+    world_label: str | None
+    simulated: bool
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def occubench_plan(args: argparse.Namespace, console: Console) -> SuitePlan:
+    if not args.world_model:
+        raise ConfigError("--world-model is required: the OccuBench environments are simulated by a model")
+    paths = ensure_data(resolve_data_paths(data_dir=args.data_dir, eval_data=args.eval_data,
+                                           scenario_pool=args.scenario_pool, config_dir=args.config_dir),
+                        download=args.download)
+    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), args.task_ids, args.categories, console)
+    registry = WorldModelRegistry(paths.config_dir)
+    for env_name in sorted({task.env_name for task in tasks}):
+        registry.get(env_name)  # every config the run needs is checked before any money is spent
+
+    def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
+        return OccuBenchSuite(tasks, registry, models["world"],
+                              RubricVerifier(models["verifier"], num_votes=args.num_votes), fault_rules=fault_rules)
+    return SuitePlan(tasks, {"world": args.world_model, "verifier": args.verifier_model or args.world_model}, make,
+                     world_label=args.world_model, simulated=True,
+                     settings={"data_paths": {k: str(v) for k, v in asdict(paths).items()}})
+
+
+def executable_plan(args: argparse.Namespace, console: Console) -> SuitePlan:
+    worlds = builtin_worlds()
+    tasks = select_tasks(ExecutableSuite(worlds).tasks(), args.task_ids, args.categories, console)
+
+    def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
+        judge = models.get("verifier")
+        return ExecutableSuite(worlds, LabelJudge(judge, num_votes=args.num_votes) if judge else None)
+    return SuitePlan(tasks, {"verifier": args.verifier_model} if args.verifier_model else {}, make,
+                     world_label=None, simulated=False)
+
+
+PLANS: dict[str, Callable[[argparse.Namespace, Console], SuitePlan]] = {
+    OCCUBENCH_SUITE: occubench_plan, BUILTIN_SUITE: executable_plan}
+
+
+def make_agent(args: argparse.Namespace, models: dict[str, Model], date: str, simulated: bool) -> Agent:
+    if args.agent == "llm":
+        return ToolCallingAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
+    if simulated:
+        raise ConfigError(f"--agent {args.agent} needs a suite with reference solutions, such as {BUILTIN_SUITE}")
+    return REFERENCE if args.agent == "reference" else NOOP
 
 
 def fault_wrapper(args: argparse.Namespace) -> EnvWrapper:
@@ -295,21 +362,23 @@ def run(args: argparse.Namespace) -> int:
     redactor = Redactor([e.api_key for e in endpoints.values()] + [getattr(args, a) for a in _SECRET_ARGS])
     if args.fault_count < 0 or args.fault_duration < 1:
         raise ConfigError("--fault-count must be 0 or more and --fault-duration 1 or more")
+    if args.agent == "llm" and not args.agent_model:
+        raise ConfigError("--agent-model is required (or --agent reference/noop on a suite with reference solutions)")
+    if args.suite not in PLANS:
+        raise ConfigError(f"--suite: unknown suite {args.suite!r}; choose from {', '.join(PLANS)}")
     prices = load_prices(Path(args.prices)) if args.prices else None
 
-    paths = ensure_data(resolve_data_paths(data_dir=args.data_dir, eval_data=args.eval_data,
-                                           scenario_pool=args.scenario_pool, config_dir=args.config_dir),
-                        download=args.download)
-    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), args.task_ids, args.categories, console)
-    if not tasks:
+    plan = PLANS[args.suite](args, console)
+    if not plan.tasks:
         raise ConfigError("no task matches --task-ids/--categories")
-    registry = WorldModelRegistry(paths.config_dir)
-    for env_name in sorted({task.env_name for task in tasks}):
-        registry.get(env_name)  # every config the run needs is checked before any money is spent
-
-    injection = args.fault_mode or "prompt"  # simulated worlds default to the paper's method
-    harness = injection == "harness" and args.env_mode != "E0"
-    run_name = args.run_name or default_run_name(args.agent_model, args.world_model, args.env_mode,
+    faulted = args.env_mode != "E0"
+    injection = args.fault_mode or ("prompt" if plan.simulated else "harness")  # the paper's method where it can
+    if faulted and injection == "prompt" and not plan.simulated:
+        raise ConfigError(f"--fault-mode prompt needs a simulated world; {args.suite} faults are injected by the "
+                          "harness (--fault-mode harness)")
+    harness = injection == "harness" and faulted
+    agent_label = args.agent_model if args.agent == "llm" else args.agent
+    run_name = args.run_name or default_run_name(agent_label, plan.world_label or args.suite, args.env_mode,
                                                  args.fault_count, args.fault_duration,
                                                  args.seed if harness else None)
     if Path(run_name).name != run_name or run_name in ("", ".", ".."):
@@ -322,34 +391,32 @@ def run(args: argparse.Namespace) -> int:
     if args.replay and not args.cache:
         raise ConfigError("--replay needs --cache PATH: the cache to replay from")
     cache = ResponseCache(args.cache, replay=args.replay) if args.cache else None
-    models = build_models(args, endpoints, cache)
+    roles = {**({"agent": args.agent_model} if args.agent == "llm" else {}), **plan.roles}
+    models = build_models(args, endpoints, roles, cache)
+    agent = make_agent(args, models, date, plan.simulated)
 
-    faulted = args.env_mode != "E0"
-    run_fields = {"agent_model": args.agent_model, "world_model": args.world_model, "env_mode": args.env_mode,
+    run_fields = {"agent_model": agent_label, "world_model": plan.world_label, "env_mode": args.env_mode,
                   "fault_count": args.fault_count if faulted else 0,
                   "fault_duration": args.fault_duration if faulted else 0,
-                  "with_plan": args.with_plan, "verifier_model": models["verifier"].name,
+                  "with_plan": args.with_plan, "verifier_model": roles.get("verifier"), "suite": args.suite,
                   "fault_mode": injection if faulted else None, "seed": args.seed if harness else None}
     config = run_config(run_fields, models, args, date)
     digest = config_hash(config)
     check_same_config(store, config, digest, args.force, console)
     run_fields["config_hash"] = digest
     store.write_args({**settings_record(args), "date": date, "config": config, "config_hash": digest,
-                      "data_paths": {k: str(v) for k, v in asdict(paths).items()}})
+                      **plan.settings})
 
-    todo = pending_tasks(tasks, store)
-    console.print(f"Run directory: {run_dir}  ({len(tasks)} task(s) selected, {len(tasks) - len(todo)} already "
-                  f"done, {len(todo)} to run)")
-    if todo and not (args.skip_preflight or args.replay):
+    todo = pending_tasks(plan.tasks, store)
+    console.print(f"Run directory: {run_dir}  ({len(plan.tasks)} task(s) selected, {len(plan.tasks) - len(todo)} "
+                  f"already done, {len(todo)} to run)")
+    if todo and models and not (args.skip_preflight or args.replay):
         preflight(models, endpoints, args.retry_budget)
 
-    suite = OccuBenchSuite(tasks, registry, models["world"],
-                           RubricVerifier(models["verifier"], num_votes=args.num_votes),
-                           fault_rules=None if harness else fault_prompt(args.env_mode, args.fault_count,
-                                                                         args.fault_duration))
-    agent = ToolCallingAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
+    fault_rules = fault_prompt(args.env_mode, args.fault_count, args.fault_duration) if faulted and not harness \
+        else None
+    suite = plan.make(models, fault_rules)
     progress = RunProgress(len(todo), console, live=False if args.debug else None)  # debug lines need the terminal
-
     try:
         with progress:
             run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers,

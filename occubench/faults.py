@@ -204,14 +204,16 @@ class Recovery:
 
 
 def recovery(records: list[dict[str, Any]], within: int = 3) -> Recovery:
-    """Share of explicitly faulted calls the agent retried (same tool) within the next ``within`` calls, and of
-    implicitly faulted calls after which it queried the same tool again within as many."""
+    """Share of explicitly faulted calls the agent made again (same tool, same arguments) within the next
+    ``within`` calls, and of implicitly faulted calls after which it repeated the same query within as many."""
     tally = Recovery()
     for record in records:
-        calls = {call["call_index"]: call["name"] for step in record.get("steps", [])
+        calls = {call["call_index"]: (call["name"], call["arguments"]) for step in record.get("steps", [])
                  for call in step.get("tool_calls", []) if call.get("call_index") is not None}
         for event in record.get("fault_events", []):
-            again = any(calls.get(event["call_index"] + k) == event["tool"] for k in range(1, within + 1))
+            faulted = calls.get(event["call_index"])
+            again = faulted is not None and any(calls.get(event["call_index"] + k) == faulted
+                                                for k in range(1, within + 1))
             if event["kind"] == "explicit":
                 tally.explicit += 1
                 tally.explicit_retried += again

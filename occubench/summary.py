@@ -179,7 +179,7 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     table.add_row("All", str(summary.overall.passed), str(summary.overall.evaluated), _percent(summary.overall),
                   style="bold")
     console.print(table)
-    if summary.usage:
+    if any(usage.calls for usage in summary.usage.values()):
         console.print(_usage_table(summary))
     if summary.recovery.explicit or summary.recovery.implicit:
         console.print(f"Recovery from harness faults: {_share(summary.recovery.explicit_retried, summary.recovery.explicit)}"

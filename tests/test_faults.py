@@ -119,7 +119,8 @@ def test_degrade_transforms() -> None:
 
 def test_recovery_counts_retries_and_requeries() -> None:
     def record(calls: list[str], events: list[tuple[int, str, str]]) -> dict:
-        return {"steps": [{"tool_calls": [{"name": n, "call_index": i} for i, n in enumerate(calls)]}],
+        return {"steps": [{"tool_calls": [{"name": n, "arguments": "{}", "call_index": i}
+                                          for i, n in enumerate(calls)]}],
                 "fault_events": [{"call_index": i, "tool": t, "kind": k} for i, t, k in events]}
     records = [
         record(["a", "b", "b", "c"], [(1, "b", "explicit")]),              # retried at once
@@ -127,4 +128,7 @@ def test_recovery_counts_retries_and_requeries() -> None:
         record(["a", "b", "a", "b"], [(1, "b", "implicit"), (2, "a", "implicit")]),  # b again; a never again
     ]
     assert recovery(records) == type(recovery([]))(explicit=2, explicit_retried=1, implicit=2, implicit_requeried=1)
+    other_arguments = record(["a", "b", "b"], [(1, "b", "explicit")])
+    other_arguments["steps"][0]["tool_calls"][2]["arguments"] = '{"id": 2}'
+    assert recovery([other_arguments]).explicit_retried == 0  # a different query is not a retry
     assert isinstance(fault_schedule("E1", 1, 1, 0, 0)[0], Window)

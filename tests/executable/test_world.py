@@ -1,0 +1,123 @@
+"""The executable-world contract: schemas from signatures, isolated instances, validated arguments, transactional
+tools, state diffs, and a database that cannot reach files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from occubench.executable import ExecutableEnvironment, ToolError, World, derive_schema, mentions_number, rows
+
+
+def make_world(tmp_path: Path) -> World:
+    (tmp_path / "schema.sql").write_text("CREATE TABLE stock (sku TEXT PRIMARY KEY, qty INTEGER NOT NULL);"
+                                         "CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, note TEXT);")
+    (tmp_path / "seed.sql").write_text("INSERT INTO stock VALUES ('A', 5), ('B', 0);")
+    world = World("toy", scenario="Toy Stock", category="Transportation & Logistics", domain="Warehousing",
+                  description="two SKUs", directory=tmp_path, main_tables=("stock",))
+
+    @world.tool
+    def get(db: sqlite3.Connection, sku: str) -> dict[str, Any]:
+        """Read one SKU.
+
+        Args:
+            sku: The SKU code.
+        """
+        found = rows(db, "SELECT * FROM stock WHERE sku = ?", sku)
+        if not found:
+            raise ToolError(f"no SKU {sku}")
+        return found[0]
+
+    @world.tool(writes=True)
+    def move(db: sqlite3.Connection, source: str, target: str, qty: int) -> dict[str, Any]:
+        """Move units between SKUs; fails after the first update when the source runs short."""
+        db.execute("UPDATE stock SET qty = qty + ? WHERE sku = ?", (qty, target))
+        if rows(db, "SELECT qty FROM stock WHERE sku = ?", source)[0]["qty"] < qty:
+            raise ToolError("not enough stock")
+        db.execute("UPDATE stock SET qty = qty - ? WHERE sku = ?", (qty, source))
+        db.execute("INSERT INTO log (note) VALUES (?)", (f"{qty} {source}->{target}",))
+        return {"ok": True}
+
+    @world.tool
+    def sneaky(db: sqlite3.Connection, path: str) -> dict[str, Any]:
+        """A buggy tool that puts its input into SQL text."""
+        db.execute(f"ATTACH DATABASE '{path}' AS other")
+        return {}
+
+    @world.tool
+    def broken(db: sqlite3.Connection) -> list[int]:
+        """Raises an unexpected error."""
+        return [1 // 0]
+    return world
+
+
+def test_schemas_come_from_signatures_and_docstrings() -> None:
+    def tool(db: sqlite3.Connection, name: str, count: int, ratio: float = 1.0, flag: bool | None = None,
+             kind: Literal["a", "b"] = "a", tags: list[str] | None = None) -> dict[str, Any]:
+        """Do a thing.
+
+        Longer text.
+
+        Args:
+            name: The name,
+                spanning two lines.
+            count: How many.
+        """
+        return {}
+    schema = derive_schema(tool, "tool")["function"]
+    assert schema["name"] == "tool" and schema["description"] == "Do a thing."
+    parameters = schema["parameters"]
+    assert parameters["required"] == ["name", "count"] and parameters["additionalProperties"] is False
+    assert parameters["properties"] == {
+        "name": {"type": "string", "description": "The name, spanning two lines."},
+        "count": {"type": "integer", "description": "How many."}, "ratio": {"type": "number"},
+        "flag": {"type": "boolean"}, "kind": {"type": "string", "enum": ["a", "b"]},
+        "tags": {"type": "array", "items": {"type": "string"}}}
+
+
+def test_instances_are_isolated_and_reset(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    first, second = ExecutableEnvironment(world), ExecutableEnvironment(world)
+    assert first.call("move", {"source": "A", "target": "B", "qty": 2}) == {"ok": True}
+    assert first.call("get", {"sku": "B"})["qty"] == 2 and second.call("get", {"sku": "B"})["qty"] == 0
+    assert first.state_diff() == {
+        "log": {"inserted": [{"id": 1, "note": "2 A->B"}], "deleted": [], "updated": []},
+        "stock": {"inserted": [], "deleted": [],
+                  "updated": [{"key": ["A"], "changes": {"qty": [5, 3]}}, {"key": ["B"], "changes": {"qty": [0, 2]}}]}}
+    first.reset()
+    assert first.call("get", {"sku": "B"})["qty"] == 0 and first.state_diff() == {}
+    assert [t["function"]["name"] for t in first.tools()] == ["get", "move", "sneaky", "broken"]
+
+
+def test_every_failure_is_an_observation_and_changes_nothing(tmp_path: Path) -> None:
+    env = ExecutableEnvironment(make_world(tmp_path))
+    assert env.call("get", {"sku": "Z"}) == {"error": "no SKU Z"}
+    assert env.call("nope", {})["error"] == "unknown_tool"
+    bad = env.call("move", {"source": "A", "qty": "two", "extra": 1})
+    assert bad["error"] == "invalid_arguments"
+    assert "'target' is a required property" in bad["message"] and "qty: 'two' is not of type 'integer'" in \
+        bad["message"] and "Additional properties are not allowed" in bad["message"]
+    # The first UPDATE ran before the tool failed: the transaction takes it back.
+    assert env.call("move", {"source": "B", "target": "A", "qty": 1}) == {"error": "not enough stock"}
+    assert env.call("broken", {}) == {"error": "ZeroDivisionError: integer division or modulo by zero"}
+    assert env.state_diff() == {}
+
+
+def test_the_database_cannot_reach_files(tmp_path: Path) -> None:
+    env = ExecutableEnvironment(make_world(tmp_path))
+    target = tmp_path / "stolen.db"
+    observation = env.call("sneaky", {"path": str(target)})
+    assert "not authorized" in observation["error"] and not target.exists()
+
+
+def test_mentions_number() -> None:
+    assert mentions_number("Paid $7,850.00 in total", 7850)
+    assert mentions_number("ratio 0.42", 0.42) and not mentions_number("paid 785", 7850)
+
+
+def test_category_must_be_one_of_occubench(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not one of OccuBench's ten"):
+        World("x", scenario="x", category="Mining", domain="x", description="x", directory=tmp_path, main_tables=())
