@@ -132,6 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="world-model request parameters as a JSON object")
     agent.add_argument("--verifier-params", type=_json_object, default={},
                        help="verifier request parameters as a JSON object")
+    agent.add_argument("--trials", type=_positive_int, default=1,
+                       help="episodes per task, for pass^k and pass@k in reports (default: 1)")
     agent.add_argument("--num-votes", type=_positive_int, default=3, help="verifier votes per task (default: 3)")
 
     run = parser.add_argument_group("run")
@@ -407,9 +409,10 @@ def run(args: argparse.Namespace) -> int:
     store.write_args({**settings_record(args), "date": date, "config": config, "config_hash": digest,
                       **plan.settings})
 
-    todo = pending_tasks(plan.tasks, store)
-    console.print(f"Run directory: {run_dir}  ({len(plan.tasks)} task(s) selected, {len(plan.tasks) - len(todo)} "
-                  f"already done, {len(todo)} to run)")
+    todo = pending_tasks(plan.tasks, store, args.trials)
+    total = len(plan.tasks) * args.trials
+    console.print(f"Run directory: {run_dir}  ({total} episode(s): {len(plan.tasks)} task(s) × {args.trials} "
+                  f"trial(s); {total - len(todo)} already done, {len(todo)} to run)")
     if todo and models and not (args.skip_preflight or args.replay):
         preflight(models, endpoints, args.retry_budget)
 
@@ -431,7 +434,7 @@ def run(args: argparse.Namespace) -> int:
         cache.close()
     latest = latest_by_task(store.load())
     summary = summarize(latest.values(), prices)
-    print_summary(summary, Console(highlight=False), title=f"{run_name}: {len(latest)} task(s) in {run_dir}")
+    print_summary(summary, Console(highlight=False), title=f"{run_name}: {len(latest)} episode(s) in {run_dir}")
     return 1 if summary.errors else 0
 
 

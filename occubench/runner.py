@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from occubench._log import current_task
+from occubench.llm.cache import current_trial
 from occubench.agent import Agent
 from occubench.environment import Environment
 from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
@@ -30,7 +31,7 @@ log = logging.getLogger("occubench")
 RESULT_FIELDS = (
     "task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model", "world_model",
     "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback", "step_count", "trajectory",
-    "status", "votes", "usage", "duration_s", "error",
+    "status", "votes", "usage", "duration_s", "error", "trial",
 )
 
 _ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
@@ -51,16 +52,19 @@ EnvWrapper = Callable[[Environment, Task], Environment]
 
 
 def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, Any],
-                  wrap: EnvWrapper | None = None) -> Record:
-    """One episode and its verdict, as a result record. Never raises for a failure inside the episode."""
+                  wrap: EnvWrapper | None = None, trial: int = 0) -> Record:
+    """One episode (trial ``trial`` of ``task``) and its verdict, as a result record. Never raises for a failure
+    inside the episode."""
     started = time.monotonic()
-    current_task.set(task.task_id)
+    current_task.set(task.task_id if trial == 0 else f"{task.task_id}#{trial}")
+    current_trial.set(trial)
     trajectory = Trajectory()
     record: Record = {
         "task_id": task.task_id, "task_scenario_name": task.scenario, "category": task.category,
         "domain": task.domain, "difficulty_level": task.difficulty, **run_fields,
         "is_correct": None, "feedback": "", "step_count": 0, "trajectory": "",
-        "status": "ok", "votes": [], "usage": {}, "duration_s": 0.0, "error": None, "fault_events": [],
+        "status": "ok", "votes": [], "usage": {}, "duration_s": 0.0, "error": None, "trial": trial,
+        "fault_events": [],
     }
     usage: dict[str, Usage] = {"agent": trajectory.usage}
     env = suite.make_env(task)
@@ -91,20 +95,22 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
     return {**{key: record.pop(key) for key in RESULT_FIELDS if key in record}, **record}
 
 
-def pending_tasks(tasks: Iterable[Task], store: ResultStore) -> list[Task]:
-    """The tasks without an ``ok`` result; their old error records are removed so each task appears once."""
+def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) -> list[tuple[Task, int]]:
+    """The (task, trial) pairs without an ``ok`` result; their old error records are removed, so each pair
+    appears once in the file."""
     latest = latest_by_task(store.load())
-    pending = [task for task in tasks if not (task.task_id in latest and is_ok(latest[task.task_id]))]
-    store.drop({task.task_id for task in pending})
+    pending = [(task, trial) for task in tasks for trial in range(trials)
+               if not ((key := (task.task_id, trial)) in latest and is_ok(latest[key]))]
+    store.drop({(task.task_id, trial) for task, trial in pending})
     return pending
 
 
-def run_tasks(suite: Suite, agent: Agent, tasks: list[Task], store: ResultStore, *,
+def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
               run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
               on_result: Callable[[Record], None] | None = None) -> None:
-    """Evaluate ``tasks`` concurrently, appending each record to ``store`` as soon as it is final."""
+    """Evaluate (task, trial) pairs concurrently, appending each record to ``store`` as soon as it is final."""
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
-        futures = [pool.submit(evaluate_task, suite, agent, task, run_fields, wrap) for task in tasks]
+        futures = [pool.submit(evaluate_task, suite, agent, task, run_fields, wrap, trial) for task, trial in tasks]
         try:
             for future in as_completed(futures):
                 record = future.result()

@@ -58,12 +58,14 @@ def read_results(path: Path, *, repair: bool = False) -> list[Record]:
     return records
 
 
-def latest_by_task(records: Iterable[Record]) -> dict[Any, Record]:
-    """The last record of each task (a task retried after an error appears again later in the file)."""
-    latest: dict[Any, Record] = {}
-    for record in records:
-        latest[record.get("task_id")] = record
-    return latest
+def result_key(record: Record) -> tuple[Any, int]:
+    """A result is one trial of one task; files without trials hold trial 0."""
+    return record.get("task_id"), record.get("trial", 0)
+
+
+def latest_by_task(records: Iterable[Record]) -> dict[tuple[Any, int], Record]:
+    """The last record of each task and trial (one retried after an error appears again later in the file)."""
+    return {result_key(record): record for record in records}
 
 
 def is_ok(record: Record) -> bool:
@@ -92,10 +94,11 @@ class ResultStore:
             finally:
                 os.close(fd)
 
-    def drop(self, task_ids: set[Any]) -> None:
-        """Rewrite the file without the records of ``task_ids`` (errors about to be retried), atomically."""
+    def drop(self, keys: set[tuple[Any, int]]) -> None:
+        """Rewrite the file without the records of these (task id, trial) keys (errors about to be retried),
+        atomically."""
         records = self.load()
-        kept = [record for record in records if record.get("task_id") not in task_ids]
+        kept = [record for record in records if result_key(record) not in keys]
         if len(kept) == len(records):
             return
         tmp = self.path.with_suffix(".jsonl.tmp")

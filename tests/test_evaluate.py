@@ -424,3 +424,18 @@ def test_short_episodes_record_windows_that_never_fired(small_data: Path, server
     for record in results(tmp_path, "short"):  # the scripted agent makes only 2 calls
         fired = [w["fired"] for w in record["fault_windows"]]
         assert len(fired) == 2 and 0 in fired and len(record["fault_events"]) == sum(fired) <= 1
+
+
+def test_trials_repeat_each_task_and_resume_per_trial(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache.sqlite")
+    assert run_cli(*base_args(server, small_data, tmp_path, "--trials", "3", "--task-ids", "1", "2",
+                              "--cache", cache)) == 0
+    records = results(tmp_path)
+    assert sorted((r["task_id"], r["trial"]) for r in records) == [(t, k) for t in (1, 2) for k in range(3)]
+    # Each trial asked the endpoint itself: a cached answer of one trial is not reused by another.
+    agent_requests = [r for r in server.requests if r.get("tools")]
+    assert len(agent_requests) == 2 * 3 * 3  # 2 tasks × 3 trials × 3 agent turns
+    sent = server.stats.requests
+    assert run_cli(*base_args(server, small_data, tmp_path, "--trials", "4", "--task-ids", "1", "2",
+                              "--cache", cache)) == 0
+    assert len(results(tmp_path)) == 8 and server.stats.requests > sent  # only trial 3 of each task ran

@@ -52,8 +52,8 @@ def test_drop_and_latest(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "run")
     for record in ({"task_id": 1, "status": "error"}, {"task_id": 2, "status": "ok"}, {"task_id": 1, "status": "ok"}):
         store.append(record)
-    assert latest_by_task(store.load())[1]["status"] == "ok"
-    store.drop({1})
+    assert latest_by_task(store.load())[(1, 0)]["status"] == "ok"
+    store.drop({(1, 0)})
     assert [r["task_id"] for r in read_results(store.path)] == [2]
 
 

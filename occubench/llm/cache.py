@@ -10,11 +10,16 @@ import hashlib
 import json
 import sqlite3
 import threading
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError, LLMError
 from occubench.llm.types import Reply, ToolCallRequest, Usage
+
+
+#: The trial the current thread's episode belongs to: repeated trials of a task must not share cached answers.
+current_trial: ContextVar[int] = ContextVar("current_trial", default=0)
 
 
 class CacheMissError(LLMError):
@@ -23,7 +28,7 @@ class CacheMissError(LLMError):
 
 def cache_key(base_url: str, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
               params: dict[str, Any], sample: int) -> str:
-    payload = json.dumps([base_url, model, messages, tools or [], params, sample], sort_keys=True,
+    payload = json.dumps([base_url, model, messages, tools or [], params, sample, current_trial.get()], sort_keys=True,
                          separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
