@@ -1,0 +1,127 @@
+"""Composite days from a seed: tasks of distinct families on one timeline, deadlines set from a simulated
+reference schedule (binding, yet met by the reference), one follow-up task gated on another, written to disk
+byte for byte the same for the same seed."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+from occubench.workplace.environment import COSTS
+from occubench.workplace.model import Day, clock, minutes
+from occubench.workplace.templates import FAMILIES
+from occubench.workplace.templates.base import ROOMS, Names
+
+START, END = "09:00", "18:00"
+
+
+def day_id(seed: int, index: int, phase: int = 1) -> str:
+    return f"s{seed}-d{index:03d}" + (f"-day{phase}" if phase > 1 else "")
+
+
+def generate_day(seed: int, index: int, phase: int = 1) -> Day:
+    """Day ``index`` of the seed. Phase 2 keeps phase 1's families and their order, with new parameters."""
+    plan = random.Random(f"workplace:{seed}:{index}:plan")
+    families = plan.sample(sorted(FAMILIES), plan.randint(2, min(6, len(FAMILIES))))
+    rng = random.Random(f"workplace:{seed}:{index}:phase{phase}")
+    names = Names(rng)
+    pieces = [FAMILIES[name].build(rng, names, f"t{number}") for number, name in enumerate(families, start=1)]
+    tasks = [task for piece in pieces for task in piece.tasks]
+    starters = [task for task in tasks if task.appears == "start"]
+    if len(starters) >= 3:  # a dependency: the last starter waits until the first one's work is delivered
+        starters[-1].appears = f"task:{starters[0].id}"
+    day = Day(day_id(seed, index, phase), seed, START, END, tasks,
+              colleagues=[c for piece in pieces for c in piece.colleagues],
+              groups={k: v for piece in pieces for k, v in piece.groups.items()},
+              drive={k: v for piece in pieces for k, v in piece.drive.items()}, rooms=dict(ROOMS),
+              meetings=[m for piece in pieces for m in piece.meetings],
+              busy=[b for piece in pieces for b in piece.busy])
+    _set_deadlines(day, rng)
+    return day
+
+
+def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The reference calls for the whole day in a feasible order, and when each task's work is done.
+
+    Tasks run in order as they become visible; a meeting is attended as soon as the next call would make the
+    reference late for it; tasks handed out in a meeting, or gated on another task, join the queue when they
+    appear.
+    """
+    now = minutes(day.start) + COSTS["list_tasks"]
+    calls: list[dict[str, Any]] = [{"tool": "list_tasks", "arguments": {}}]
+    done: dict[str, int] = {}
+    attended: set[str] = set()
+    meetings = sorted(day.meetings, key=lambda m: minutes(m.start))
+    queue = [task for task in day.tasks if task.appears == "start"]
+    waiting = [task for task in day.tasks if task.appears != "start"]
+
+    def attend(meeting_id: str) -> None:
+        nonlocal now
+        meeting = next(m for m in meetings if m.id == meeting_id)
+        calls.append({"tool": "calendar_attend", "arguments": {"meeting_id": meeting_id}})
+        now = max(now, minutes(meeting.end))
+        attended.add(meeting_id)
+        release(f"meeting:{meeting_id}")
+
+    def release(trigger: str) -> None:
+        for task in [t for t in waiting if t.appears == trigger]:
+            waiting.remove(task)
+            queue.append(task)
+
+    while queue or len(attended) < len(meetings):
+        if not queue:
+            attend(next(m.id for m in meetings if m.id not in attended))
+            continue
+        task = queue.pop(0)
+        for step in task.reference:
+            if step["tool"] == "calendar_attend":
+                continue  # meetings are attended by the clock, below
+            upcoming = next((m for m in meetings if m.id not in attended), None)
+            if upcoming and now + COSTS[step["tool"]] > minutes(upcoming.start):
+                attend(upcoming.id)
+            calls.append(step)
+            now += COSTS[step["tool"]]
+        done[task.id] = now
+        release(f"task:{task.id}")
+    for meeting in meetings:
+        done.setdefault(next(t.id for t in day.tasks if any(s["tool"] == "calendar_attend" and
+                                                          s["arguments"]["meeting_id"] == meeting.id
+                                                          for s in t.reference)), minutes(meeting.end))
+    calls.append({"tool": "finish_day", "arguments": {}})
+    return calls, done
+
+
+def _set_deadlines(day: Day, rng: random.Random) -> None:
+    _, done = reference_schedule(day)
+    for task in day.tasks:
+        attends = [s["arguments"]["meeting_id"] for s in task.reference if s["tool"] == "calendar_attend"]
+        if attends:
+            deadline = minutes(next(m.end for m in day.meetings if m.id == attends[0]))
+        else:  # some slack, rounded up to a quarter hour: binding for an agent that dawdles, met by the reference
+            deadline = min(minutes(day.end), 15 * math.ceil((done[task.id] + rng.choice((20, 30, 45))) / 15))
+        task.deadline = clock(deadline)
+        task.objective = task.objective.replace("{deadline}", task.deadline)
+    for rank, task in enumerate(sorted(day.tasks, key=lambda t: minutes(t.deadline))):
+        task.priority = "high" if rank < len(day.tasks) / 3 else "normal" if rank < 2 * len(day.tasks) / 3 else "low"
+
+
+def generate_days(seed: int, count: int, phase: int = 1) -> list[Day]:
+    return [generate_day(seed, index, phase) for index in range(1, count + 1)]
+
+
+def write_days(days: list[Day], out: Path) -> list[Path]:
+    """One JSON file per day; the bytes depend only on the days."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for day in days:
+        path = out / f"{day.id}.json"
+        path.write_text(json.dumps(day.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def read_days(folder: Path) -> list[Day]:
+    return [Day.from_json(json.loads(path.read_text(encoding="utf-8"))) for path in sorted(folder.glob("*.json"))]

@@ -1,0 +1,65 @@
+"""Checkpoints are data, checked against what the agent did and when: a checkpoint met after its task's deadline
+does not count. A task's score is its passed weight over its total weight; a day's score is the mean over tasks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from occubench.workplace.model import Day, minutes
+
+if TYPE_CHECKING:
+    from occubench.workplace.environment import WorkplaceEnvironment
+
+
+def _has(text: str, values: list[str]) -> bool:
+    # Numbers are compared without thousands separators; text case-insensitively.
+    flat = re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
+    return all(str(value).lower() in flat for value in values)
+
+
+def checkpoint_met(check: dict[str, Any], env: WorkplaceEnvironment, deadline: str) -> bool:
+    """Whether ``check`` holds on what ``env`` recorded up to ``deadline``."""
+    limit = minutes(deadline)
+    events = [e for e in env.events if e["time"] <= limit]
+    kind = check["kind"]
+    if kind == "file":
+        writes = [e for e in events if e["kind"] == "write" and e["path"] == check["path"]]
+        return bool(writes) and _has(writes[-1]["content"], check.get("values", [])) and \
+            not any(_has(writes[-1]["content"], [value]) for value in check.get("absent", []))
+    if kind == "message":
+        return any(e["kind"] == "message" and e["to"] == check["to"] and _has(e["text"], check.get("values", []))
+                   for e in events)
+    if kind == "booking":
+        booked = {e["booking"] for e in events if e["kind"] == "book"}
+        return any(b["id"] in booked and not b["cancelled"] and b["start"] == check["start"] and
+                   b["end"] == check["end"] and set(check["attendees"]) <= set(b["attendees"]) and
+                   env.day.rooms[b["room"]] >= check["min_capacity"] for b in env.bookings)
+    if kind == "attended":
+        return any(e["kind"] == "attend" and e["meeting"] == check["meeting"] and e["on_time"] for e in events)
+    raise ValueError(f"unknown checkpoint kind {kind!r}")
+
+
+@dataclass
+class TaskScore:
+    task_id: str
+    family: str
+    difficulty: str
+    score: float
+    success: bool
+    checkpoints: list[dict[str, Any]]
+
+
+def score_day(day: Day, env: WorkplaceEnvironment) -> list[TaskScore]:
+    scores = []
+    for task in day.tasks:
+        results = [{"name": c.name, "weight": c.weight, "passed": checkpoint_met(c.check, env, task.deadline),
+                    "late": False, "feedback": c.feedback} for c in task.checkpoints]
+        for result, checkpoint in zip(results, task.checkpoints):
+            # Met by the end of the day but not by the deadline: say so, it is what the feedback is for.
+            result["late"] = not result["passed"] and checkpoint_met(checkpoint.check, env, day.end)
+        total = sum(c.weight for c in task.checkpoints)
+        passed = sum(r["weight"] for r in results if r["passed"])
+        scores.append(TaskScore(task.id, task.family, task.difficulty, passed / total, passed == total, results))
+    return scores

@@ -1,0 +1,13 @@
+"""The meta-task families: every module in this package that defines ``FAMILY``."""
+
+import importlib
+import pkgutil
+
+from occubench.workplace.templates.base import Family
+
+FAMILIES: dict[str, Family] = {}
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "base"):
+    _family = importlib.import_module(f"{__name__}.{_module}").FAMILY
+    FAMILIES[_family.name] = _family
+
+__all__ = ["FAMILIES", "Family"]

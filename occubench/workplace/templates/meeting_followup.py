@@ -1,0 +1,53 @@
+"""Time management: be at a meeting on time; an action item handed out there needs a room booked for a review."""
+
+from __future__ import annotations
+
+import random
+
+from occubench.workplace.model import Meeting, clock, minutes
+from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+
+_PROJECTS = ("Falcon", "Juniper", "Mosaic", "Nimbus", "Orchid", "Quartz", "Saffron", "Tundra", "Umbra", "Zephyr")
+
+
+def build(rng: random.Random, names: Names, task_id: str) -> Piece:
+    organiser = colleague(names, "Programme lead", "Strategy")
+    guests = [colleague(names, "Product analyst", "Product") for _ in range(rng.randint(2, 4))]
+    project = names.pick(_PROJECTS)
+    start = rng.choice(("13:30", "14:00", "14:30"))
+    meeting = Meeting(f"{task_id}-m", f"{project} steering meeting", start, clock(minutes(start) + 30), "Dune")
+    review = rng.choice(("16:00", "16:30", "17:00"))
+    review_end = clock(minutes(review) + 30)
+    seats = len(guests) + 2  # the guests, the organiser and you
+    # The smallest room that fits is taken then, so the booking needs a real look at the free rooms.
+    fitting = sorted((c, r) for r, c in ROOMS.items() if c >= seats)
+    taken, free_room = fitting[0][1], fitting[1][1]
+    attendees = [organiser.name, *(g.name for g in guests)]
+    meeting.notes = (f"Action item for you: book a room for the {project} design review today from {review} to "
+                     f"{review_end} with {', '.join(attendees)}, then confirm the room to {organiser.name}.")
+    follow_up = f"{task_id}b"
+    return Piece(
+        tasks=[task(task_id, FAMILY,
+                    f"Attend the {meeting.title} at {start} in Dune (meeting id {meeting.id}); you will get an "
+                    "action item there.",
+                    [checkpoint("attended on time", 1, "Time-critical meetings must be attended when they start.",
+                                kind="attended", meeting=meeting.id)],
+                    [call("calendar_attend", meeting_id=meeting.id)]),
+               task(follow_up, FAMILY, meeting.notes + " Do it by {deadline}.",
+                    [checkpoint("review room booked", 2, f"Book a free room with at least {seats} seats for the "
+                                "exact time given, inviting everyone named.", kind="booking", start=review,
+                                end=review_end, attendees=attendees, min_capacity=seats),
+                     checkpoint("organiser told the room", 1, "Confirm the booked room to whoever gave the action "
+                                "item.", kind="message", to=organiser.name, values=[free_room])],
+                    [call("calendar_free_rooms", start=review, end=review_end, min_capacity=seats),
+                     call("calendar_book", room=free_room, start=review, end=review_end,
+                          title=f"{project} design review", attendees=attendees),
+                     call("send_message", to=organiser.name, text=f"Booked {free_room} for the {project} review.")],
+                    appears=f"meeting:{meeting.id}")],
+        colleagues=[organiser, *guests],
+        meetings=[meeting],
+        busy=[{"room": taken, "start": review, "end": review_end}],
+    )
+
+
+FAMILY = Family("meeting_followup", "scheduling", "hard", build)

@@ -1,0 +1,56 @@
+"""Information synthesis: audit a transaction export against an approval rule that only Finance knows."""
+
+from __future__ import annotations
+
+import random
+
+from occubench.workplace.model import Clue
+from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+
+_VENDORS = ("Northwind Supplies", "Blue Harbor Freight", "Quill & Co", "Metro Cleaning", "Atlas Print",
+            "Vega Catering", "Helix Software", "Summit Travel", "Orbit Telecom", "Pine Office")
+
+
+def build(rng: random.Random, names: Names, task_id: str) -> Piece:
+    threshold = rng.choice((2500, 3000, 4000, 4500, 5000))
+    finance = colleague(names, "Finance controller", "Finance",
+                        Clue(f"{task_id}-threshold", f"Any transaction above {threshold:,} needs a second approver.",
+                             [["threshold", "limit", "cutoff", "approval rule", "second approv"]]))
+    manager = colleague(names, "Operations manager", "Operations")
+    rows, flagged, clean = [], [], []
+    for _ in range(12):
+        code = names.code("TX")
+        amount = rng.choice((rng.randint(200, threshold - 100), rng.randint(threshold + 100, threshold * 3)))
+        second = rng.choice(("", names.person().split()[0])) if amount > threshold else ""
+        rows.append(f"{code},{rng.choice(_VENDORS)},{amount},{second}")
+        (flagged if amount > threshold and not second else clean).append(code)
+    if not flagged:  # every audit must find something
+        code, vendor, _, _ = rows[0].split(",")
+        rows[0] = f"{code},{vendor},{threshold * 2},"
+        flagged, clean = [code], [c for c in clean if c != code]
+    source = f"finance/transactions_{task_id}.csv"
+    report = f"audit_{task_id}.txt"
+    return Piece(
+        tasks=[task(task_id, FAMILY,
+                    f"Audit the transactions in {source} on the drive: find every transaction above the approval "
+                    f"threshold that has no second approver. Write their ids, one per line, to {report} in your "
+                    f"workspace and send the list to {manager.name} by {{deadline}}. Finance sets the threshold.",
+                    [checkpoint("every flagged transaction listed", 2,
+                                "The report must list every transaction above the threshold without a second "
+                                "approver; ask Finance for the threshold instead of guessing it.",
+                                kind="file", path=report, values=flagged),
+                     checkpoint("no transaction listed wrongly", 1,
+                                "Transactions under the threshold, or with a second approver, do not belong in the "
+                                "report.", kind="file", path=report, values=[], absent=clean),
+                     checkpoint("manager informed", 1, "Send the flagged ids to the manager who asked.",
+                                kind="message", to=manager.name, values=flagged)],
+                    [call("drive_read", path=source),
+                     call("send_message", to=finance.name, text="What is the approval threshold for transactions?"),
+                     call("workspace_write", path=report, content="\n".join(flagged)),
+                     call("send_message", to=manager.name, text="Flagged transactions: " + ", ".join(flagged))])],
+        colleagues=[finance, manager],
+        drive={source: "id,vendor,amount,second_approver\n" + "\n".join(rows) + "\n"},
+    )
+
+
+FAMILY = Family("transaction_audit", "synthesis", "easy", build)
