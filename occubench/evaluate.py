@@ -34,14 +34,18 @@ from occubench.executable import BUILTIN_SUITE, ExecutableSuite, builtin_worlds
 from occubench.executable.validate import NOOP, REFERENCE
 from occubench.lwm import OccuBenchSuite, WorldModelRegistry, load_tasks
 from occubench.runner import EnvWrapper, pending_tasks, run_tasks
-from occubench.store import ARGS_FILE, ResultStore, latest_by_task
+from occubench.store import ARGS_FILE, Record, ResultStore, latest_by_task
 from occubench.progress import RunProgress
 from occubench.summary import load_prices, print_summary, summarize
 from occubench.task import CATEGORY_ABBREVIATIONS, Task
 from occubench.suite import Suite
 from occubench.verifier import LabelJudge, RubricVerifier
+from occubench.workplace.generate import generate_day, generate_days, read_days
+from occubench.workplace.model import Day
+from occubench.workplace.report import workplace_tables
+from occubench.workplace.suite import WORKPLACE_SUITE, WorkplaceSuite, reference_agent
 
-ROLES = ("agent", "world", "verifier")
+ROLES = ("agent", "world", "verifier", "npc")
 AGENTS = ("llm", "reference", "noop")
 OCCUBENCH_SUITE = "occubench"
 _SECRET_ARGS = ("api_key", "agent_api_key", "world_api_key", "verifier_api_key")
@@ -78,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("models and endpoints")
     models.add_argument("--suite", default=OCCUBENCH_SUITE,
                         help=f"what to evaluate on: {OCCUBENCH_SUITE} (the LLM-simulated benchmark, default) or a "
-                        f"built-in suite such as {BUILTIN_SUITE} (see `occubench suites`)")
+                        f"built-in suite: {BUILTIN_SUITE} or {WORKPLACE_SUITE} (see `occubench suites`)")
     models.add_argument("--agent", choices=AGENTS, default="llm",
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
                         "reference solution / do nothing (suites with reference solutions; no model needed)")
@@ -135,6 +139,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--trials", type=_positive_int, default=1,
                        help="episodes per task, for pass^k and pass@k in reports (default: 1)")
     agent.add_argument("--num-votes", type=_positive_int, default=3, help="verifier votes per task (default: 3)")
+
+    work = parser.add_argument_group("workplace suite")
+    work.add_argument("--days", type=_positive_int, default=10, help="days to generate from --seed (default: 10)")
+    work.add_argument("--workplace-dir", help="run the days written by `occubench workplace generate` instead")
+    work.add_argument("--learning", action="store_true",
+                      help="after each day, a second day with the same kinds of tasks and new parameters; the agent "
+                      "starts it with the mentor's feedback on the first")
+    work.add_argument("--with-notes", action="store_true",
+                      help="with --learning: also give back the notes the agent left when it finished day one")
+    work.add_argument("--npc-model", help="model that plays the colleagues (default: deterministic colleagues "
+                      "that answer when asked the right question)")
 
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", default="./results", help="where run directories go (default: ./results)")
@@ -246,7 +261,7 @@ def build_models(args: argparse.Namespace, endpoints: dict[str, Endpoint], roles
                                       cache=cache)
     named = {"temperature": args.temperature, "max_tokens": args.max_tokens, "reasoning_effort": args.reasoning_effort}
     params = {"agent": {**{k: v for k, v in named.items() if v is not None}, **args.agent_params},
-              "world": args.world_params, "verifier": args.verifier_params}
+              "world": args.world_params, "verifier": args.verifier_params, "npc": {}}
     return {role: Model(clients[endpoints[role]], name, params[role]) for role, name in roles.items()}
 
 
@@ -263,6 +278,10 @@ class SuitePlan:
     world_label: str | None
     simulated: bool
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Plays each task's reference solution, where the suite has them.
+    reference: Agent | None = None
+    #: A second phase that depends on the first phase's results (the workplace's day two).
+    follow_up: Callable[[dict[Any, Record]], SuitePlan] | None = None
 
 
 def occubench_plan(args: argparse.Namespace, console: Console) -> SuitePlan:
@@ -292,19 +311,49 @@ def executable_plan(args: argparse.Namespace, console: Console) -> SuitePlan:
         judge = models.get("verifier")
         return ExecutableSuite(worlds, LabelJudge(judge, num_votes=args.num_votes) if judge else None)
     return SuitePlan(tasks, {"verifier": args.verifier_model} if args.verifier_model else {}, make,
-                     world_label=None, simulated=False)
+                     world_label=None, simulated=False, reference=REFERENCE)
+
+
+def workplace_plan(args: argparse.Namespace, console: Console) -> SuitePlan:
+    if args.learning and args.workplace_dir:
+        raise ConfigError("--learning generates both days from --seed; it cannot use --workplace-dir")
+    days = read_days(Path(args.workplace_dir)) if args.workplace_dir else generate_days(args.seed, args.days)
+    if not days:
+        raise ConfigError(f"--workplace-dir: no day files in {args.workplace_dir}")
+    return _workplace_phase(args, console, days, {})
+
+
+def _workplace_phase(args: argparse.Namespace, console: Console, days: list[Day],
+                     carried_over: dict[str, str]) -> SuitePlan:
+    tasks = select_tasks(WorkplaceSuite(days, carried_over=carried_over).tasks(), args.task_ids, args.categories,
+                         console)
+
+    def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
+        return WorkplaceSuite(days, models.get("npc"), carried_over)
+
+    def day_two(results: dict[Any, Record]) -> SuitePlan:
+        second = [generate_day(args.seed, int(day.id.split("-d")[1]), phase=2) for day in days]
+        told = {}
+        for first, day in zip(days, second):
+            record = results.get((first.id, 0), {})
+            notes = record.get("day_notes") if args.with_notes else None
+            told[day.id] = record.get("day_feedback", "") + (f"\nYour own notes: {notes}" if notes else "")
+        return _workplace_phase(args, console, second, told)
+    return SuitePlan(tasks, {"npc": args.npc_model} if args.npc_model else {}, make, world_label=None,
+                     simulated=False, reference=reference_agent(),
+                     follow_up=day_two if args.learning and not carried_over else None)
 
 
 PLANS: dict[str, Callable[[argparse.Namespace, Console], SuitePlan]] = {
-    OCCUBENCH_SUITE: occubench_plan, BUILTIN_SUITE: executable_plan}
+    OCCUBENCH_SUITE: occubench_plan, BUILTIN_SUITE: executable_plan, WORKPLACE_SUITE: workplace_plan}
 
 
-def make_agent(args: argparse.Namespace, models: dict[str, Model], date: str, simulated: bool) -> Agent:
+def make_agent(args: argparse.Namespace, models: dict[str, Model], date: str, plan: SuitePlan) -> Agent:
     if args.agent == "llm":
         return ToolCallingAgent(models["agent"], max_steps=args.max_steps, with_plan=args.with_plan, date=date)
-    if simulated:
+    if plan.reference is None:
         raise ConfigError(f"--agent {args.agent} needs a suite with reference solutions, such as {BUILTIN_SUITE}")
-    return REFERENCE if args.agent == "reference" else NOOP
+    return plan.reference if args.agent == "reference" else NOOP
 
 
 def fault_wrapper(args: argparse.Namespace) -> EnvWrapper:
@@ -395,7 +444,7 @@ def run(args: argparse.Namespace) -> int:
     cache = ResponseCache(args.cache, replay=args.replay) if args.cache else None
     roles = {**({"agent": args.agent_model} if args.agent == "llm" else {}), **plan.roles}
     models = build_models(args, endpoints, roles, cache)
-    agent = make_agent(args, models, date, plan.simulated)
+    agent = make_agent(args, models, date, plan)
 
     run_fields = {"agent_model": agent_label, "world_model": plan.world_label, "env_mode": args.env_mode,
                   "fault_count": args.fault_count if faulted else 0,
@@ -409,32 +458,39 @@ def run(args: argparse.Namespace) -> int:
     store.write_args({**settings_record(args), "date": date, "config": config, "config_hash": digest,
                       **plan.settings})
 
-    todo = pending_tasks(plan.tasks, store, args.trials)
-    total = len(plan.tasks) * args.trials
-    console.print(f"Run directory: {run_dir}  ({total} episode(s): {len(plan.tasks)} task(s) × {args.trials} "
-                  f"trial(s); {total - len(todo)} already done, {len(todo)} to run)")
-    if todo and models and not (args.skip_preflight or args.replay):
-        preflight(models, endpoints, args.retry_budget)
-
     fault_rules = fault_prompt(args.env_mode, args.fault_count, args.fault_duration) if faulted and not harness \
         else None
-    suite = plan.make(models, fault_rules)
-    progress = RunProgress(len(todo), console, live=False if args.debug else None)  # debug lines need the terminal
-    try:
-        with progress:
-            run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers,
-                      wrap=fault_wrapper(args) if harness else None, on_result=progress.add)
-    except KeyboardInterrupt:
-        console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same command to "
-                      "resume.")
-        # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
-        os._exit(130)
+    preflown = args.skip_preflight or args.replay or not models
+    phase: SuitePlan | None = plan
+    while phase is not None:
+        todo = pending_tasks(phase.tasks, store, args.trials)
+        total = len(phase.tasks) * args.trials
+        console.print(f"Run directory: {run_dir}  ({total} episode(s): {len(phase.tasks)} task(s) × {args.trials} "
+                      f"trial(s); {total - len(todo)} already done, {len(todo)} to run)")
+        if todo and not preflown:
+            preflight(models, endpoints, args.retry_budget)
+            preflown = True
+        suite = phase.make(models, fault_rules)
+        progress = RunProgress(len(todo), console, live=False if args.debug else None)  # debug needs the terminal
+        try:
+            with progress:
+                run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=args.max_workers,
+                          wrap=fault_wrapper(args) if harness else None, on_result=progress.add)
+        except KeyboardInterrupt:
+            console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same command "
+                          "to resume.")
+            # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
+            os._exit(130)
+        phase = phase.follow_up(latest_by_task(store.load())) if phase.follow_up else None
 
     if cache:
         cache.close()
     latest = latest_by_task(store.load())
     summary = summarize(latest.values(), prices)
     print_summary(summary, Console(highlight=False), title=f"{run_name}: {len(latest)} episode(s) in {run_dir}")
+    if args.suite == WORKPLACE_SUITE:
+        for table in workplace_tables(list(latest.values())):
+            Console(highlight=False).print(table)
     return 1 if summary.errors else 0
 
 

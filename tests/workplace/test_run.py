@@ -1,0 +1,83 @@
+"""Workplace days through the same harness: scripted agents, LLM agent and colleagues over a loopback server,
+and the day-one → day-two learning run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from occubench import evaluate
+from occubench.store import read_results
+from occubench.testing import MockLLMServer
+from occubench.workplace.generate import generate_day
+
+
+def run(tmp_path: Path, *args: str) -> tuple[int, list[dict]]:
+    code = evaluate.main(["--suite", "workplace", "--output-dir", str(tmp_path), "--run-name", "r", *args])
+    return code, read_results(tmp_path / "r" / "results.jsonl")
+
+
+def test_reference_completes_every_day_and_noop_scores_zero(tmp_path: Path) -> None:
+    code, reference = run(tmp_path / "a", "--agent", "reference", "--days", "8", "--seed", "4")
+    assert code == 0 and len(reference) == 8
+    assert all(r["is_correct"] and r["day_score"] == 1 for r in reference)
+    _, noop = run(tmp_path / "b", "--agent", "noop", "--days", "8", "--seed", "4")
+    assert all(r["day_score"] == 0 and not r["is_correct"] for r in noop)
+    record = reference[0]
+    assert record["suite"] == "workplace" and {"task_scores", "n_tasks", "day_feedback"} <= set(record)
+    assert all(c["passed"] for task in record["task_scores"] for c in task["checkpoints"])
+
+
+def test_an_llm_agent_with_llm_colleagues(tmp_path: Path) -> None:
+    def responder(request: dict, index: int) -> str | dict:
+        if request.get("tools"):
+            done = sum(m["role"] == "tool" for m in request["messages"])
+            if done == 0:
+                return {"content": None, "tool_calls": [{"name": "list_colleagues", "arguments": {}}]}
+            if done == 1:
+                return {"content": None, "tool_calls": [{"name": "send_message", "arguments": {
+                    "to": "everyone-i-know", "text": "What is the approval threshold?"}}]}
+            return {"content": None, "tool_calls": [{"name": "finish_day", "arguments": {"notes": "ask first"}}]} \
+                if done == 2 else "Done."
+        return "I am a colleague played by a model."
+    with MockLLMServer(responder) as server:
+        code, records = run(tmp_path, "--agent-model", "agent", "--npc-model", "npc", "--base-url", server.base_url,
+                            "--days", "2", "--seed", "4")
+    assert code == 0 and len(records) == 2
+    for record in records:
+        assert 0 <= record["day_score"] < 1 and record["day_notes"] == "ask first"
+        assert set(record["usage"]) >= {"agent", "npc"}
+    # The message went to a group that does not exist: the agent got a clear error, not a crash.
+    observation = records[0]["steps"][1]["tool_calls"][0]["observation"]
+    assert "nobody called" in observation["error"]
+
+
+def test_two_day_learning_run_reports_the_gain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, records = run(tmp_path, "--agent", "reference", "--days", "3", "--seed", "9", "--learning",
+                        "--with-notes")
+    assert code == 0
+    ids = sorted(r["task_id"] for r in records)
+    assert ids == sorted([f"s9-d00{i}" for i in (1, 2, 3)] + [f"s9-d00{i}-day2" for i in (1, 2, 3)])
+    out = capsys.readouterr().out
+    assert "Day one → day two" in out and "+0.0 pts" in out  # the reference is perfect on both days
+    code, _ = run(tmp_path, "--agent", "reference", "--days", "3", "--seed", "9", "--learning", "--with-notes")
+    assert code == 0 and capsys.readouterr().err.replace("\n", " ").count("3 already done, 0 to run") == 2
+
+
+def test_day_two_starts_with_the_feedback_of_day_one(tmp_path: Path) -> None:
+    def responder(request: dict, index: int) -> str | dict:
+        if sum(m["role"] == "tool" for m in request["messages"]) == 0:
+            return {"content": None, "tool_calls": [{"name": "finish_day", "arguments": {"notes": "Ask Finance."}}]}
+        return "Done."
+    with MockLLMServer(responder) as server:
+        code, records = run(tmp_path, "--agent-model", "agent", "--base-url", server.base_url, "--days", "1",
+                            "--seed", "2", "--learning", "--with-notes")
+    assert code == 0
+    day_two = [r for r in server.requests if r.get("tools") and "previous working day" in r["messages"][1]["content"]]
+    assert day_two
+    carried = day_two[0]["messages"][1]["content"]
+    assert "Mentor's feedback" in carried and "checkpoint(s) missed" in carried and "Ask Finance." in carried
+    answers = {str(value) for task in generate_day(2, 1).tasks for c in task.checkpoints
+               for value in c.check.get("values", [])}
+    assert answers and not any(answer in carried for answer in answers)  # feedback, not the answers
