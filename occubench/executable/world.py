@@ -210,8 +210,15 @@ def one(db: sqlite3.Connection, sql: str, *params: Any) -> JSONObject | None:
 
 def mentions_number(answer: str, value: float, tolerance: float = 0.01) -> bool:
     """Whether ``answer`` states ``value`` (ignoring currency signs and thousands separators)."""
-    numbers = re.findall(r"-?\d+(?:\.\d+)?", re.sub(r"(?<=\d),(?=\d{3})", "", answer))
-    return any(abs(float(number) - value) <= tolerance for number in numbers)
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", answer)
+    numbers = []
+    for match in re.finditer(r"(-?)(\d+(?:\.\d+)?)", text):
+        before = text[match.start() - 1] if match.start() else " "
+        if match.group(1) and before.isalnum():  # APP-3006 is an id, not minus 3006
+            numbers.append(float(match.group(2)))
+        elif not before.isalpha() and before != ".":  # SEV1 holds no number
+            numbers.append(float(match.group(0)))
+    return any(abs(number - value) <= tolerance for number in numbers)
 
 
 def only_changed(initial: sqlite3.Connection, final: sqlite3.Connection, table: str, key: str,

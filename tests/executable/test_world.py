@@ -116,6 +116,8 @@ def test_the_database_cannot_reach_files(tmp_path: Path) -> None:
 def test_mentions_number() -> None:
     assert mentions_number("Paid $7,850.00 in total", 7850)
     assert mentions_number("ratio 0.42", 0.42) and not mentions_number("paid 785", 7850)
+    assert mentions_number("reverse APP-3006 now", 3006) and mentions_number("a loss of -12.5", -12.5)
+    assert not mentions_number("raised to SEV1", 1) and not mentions_number("APP-3006", -3006)
 
 
 def test_category_must_be_one_of_occubench(tmp_path: Path) -> None:
