@@ -187,6 +187,7 @@ class World:
         with self._lock:  # one template connection serves every thread
             self._built().backup(connection)
         connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA foreign_keys = ON")  # before the authorizer shuts PRAGMAs off
         connection.set_authorizer(_authorize)
         return connection
 
