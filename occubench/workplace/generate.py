@@ -23,10 +23,24 @@ def day_id(seed: int, index: int, phase: int = 1) -> str:
 
 
 def generate_day(seed: int, index: int, phase: int = 1) -> Day:
-    """Day ``index`` of the seed. Phase 2 keeps phase 1's families and their order, with new parameters."""
+    """Day ``index`` of the seed. Phase 2 keeps phase 1's families and their order, with new parameters.
+
+    A draw whose reference schedule would not meet every checkpoint (a fixed-time booking that the queue reaches
+    too late, say) is drawn again, deterministically, so every generated day is solvable.
+    """
+    from occubench.workplace.validate import validate_day  # validation runs days, which needs this module
+
     plan = random.Random(f"workplace:{seed}:{index}:plan")
     families = plan.sample(sorted(FAMILIES), plan.randint(2, min(6, len(FAMILIES))))
-    rng = random.Random(f"workplace:{seed}:{index}:phase{phase}")
+    for attempt in range(20):
+        day = _draw(seed, index, phase, families, attempt)
+        if validate_day(day).ok:
+            return day
+    raise RuntimeError(f"no solvable draw for day {index} of seed {seed}: families {families}")
+
+
+def _draw(seed: int, index: int, phase: int, families: list[str], attempt: int) -> Day:
+    rng = random.Random(f"workplace:{seed}:{index}:phase{phase}" + (f":{attempt}" if attempt else ""))
     names = Names(rng)
     pieces = [FAMILIES[name].build(rng, names, f"t{number}") for number, name in enumerate(families, start=1)]
     tasks = [task for piece in pieces for task in piece.tasks]

@@ -13,10 +13,23 @@ if TYPE_CHECKING:
     from occubench.workplace.environment import WorkplaceEnvironment
 
 
-def _has(text: str, values: list[str]) -> bool:
+def _flat(text: str) -> str:
     # Numbers are compared without thousands separators; text case-insensitively.
-    flat = re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
-    return all(str(value).lower() in flat for value in values)
+    return re.sub(r"(?<=\d),(?=\d{3})", "", str(text)).lower()
+
+
+def _token(value: str) -> str:
+    """A pattern for ``value`` as a whole token: "SKU-1,8" is not inside "SKU-1,80", nor "4" inside "14"; a number
+    may carry a unit ("1709k") but not more digits."""
+    flat = _flat(value)
+    before = r"(?<![0-9.])" if flat[:1].isdigit() else r"(?<![0-9a-z])"
+    after = r"(?![0-9]|\.[0-9])" if flat[-1:].isdigit() else r"(?![0-9a-z])"
+    return before + re.escape(flat) + after
+
+
+def _has(text: str, values: list[str]) -> bool:
+    flat = _flat(text)
+    return all(re.search(_token(value), flat) for value in values)
 
 
 def checkpoint_met(check: dict[str, Any], env: WorkplaceEnvironment, deadline: str) -> bool:

@@ -119,3 +119,11 @@ def test_reference_schedules_meet_their_deadlines() -> None:
         _, done = reference_schedule(day)
         for task in day.tasks:
             assert done[task.id] <= minutes(task.deadline), (day.id, task.id)
+
+
+def test_values_match_as_whole_tokens() -> None:
+    from occubench.workplace.scoring import _has
+    assert _has("SKU-7128,101\nSKU-1,80", ["SKU-7128,101", "sku-1,80"])
+    assert not _has("SKU-1,80", ["SKU-1,8"]) and not _has("14 order lines", ["4 order lines"])
+    assert _has("total expected value 1,709k EUR", ["1709"]) and not _has("1709.5", ["1709"])
+    assert _has("Booked Aurora.", ["aurora"]) and not _has("Auroras", ["aurora"])

@@ -1,0 +1,95 @@
+"""Scheduling: find the one half-hour this morning that every invitee can make (one of them keeps their calendar
+off the drive and has to be asked), then book a free room big enough for everyone."""
+
+from __future__ import annotations
+
+import random
+
+from occubench.workplace.model import Clue, clock, minutes
+from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+
+_TOPICS = ("pricing review", "launch readiness check", "vendor shortlist", "hiring plan", "Q3 roadmap sync",
+           "incident retrospective", "budget walkthrough", "onboarding revamp", "data migration kickoff",
+           "customer escalation review")
+_ROLES = (("Product designer", "Product"), ("Data analyst", "Analytics"), ("Backend engineer", "Engineering"),
+          ("Account manager", "Sales"), ("QA lead", "Engineering"), ("Procurement specialist", "Operations"),
+          ("Marketing manager", "Marketing"), ("HR business partner", "People"))
+_BLOCKS = ("1:1 with manager", "Customer call", "Candidate interview", "Sprint planning", "Training session",
+           "Vendor demo", "Budget review", "Design critique", "Board prep", "Supplier call")
+_OUTSIDE = (("09:00", "09:30"), ("09:30", "10:00"), ("12:00", "13:00"), ("13:30", "14:30"), ("15:00", "15:30"),
+            ("16:00", "17:00"))
+#: Half-hour starts in the 10:00-12:00 window.
+_SLOTS = ("10:00", "10:30", "11:00", "11:30")
+
+
+def _later(start: str) -> str:
+    return clock(minutes(start) + 30)
+
+
+def build(rng: random.Random, names: Names, task_id: str) -> Piece:
+    requester = colleague(names, "Team lead", "Operations")
+    roles = rng.sample(_ROLES, rng.randint(2, 4))
+    roles[rng.randrange(len(roles))] = ("External consultant", "Contractors")  # no calendar on the shared drive
+    invitees = [colleague(names, role, department) for role, department in roles]
+    hidden = next(p for p in invitees if p.department == "Contractors")
+    topic = rng.choice(_TOPICS)
+    # The one slot everyone can make is the last of the window, so the booking is still in the future when the
+    # reference makes it even as the last task of a full day; the slot only the hidden colleague cannot make comes
+    # earlier, the first a careless look at the drive would take.
+    slot = _SLOTS[-1]
+    decoy = rng.choice([s for s in _SLOTS if s < slot])
+    shared = [requester, *(p for p in invitees if p is not hidden)]
+    blocks = []  # (person, start, end, what)
+    for start in (s for s in _SLOTS if s not in (slot, decoy)):
+        blocks.append((rng.choice(shared).name, start, _later(start), rng.choice(_BLOCKS)))
+    for person in shared:
+        for start, end in rng.sample(_OUTSIDE, rng.randint(2, 3)):
+            blocks.append((person.name, start, end, rng.choice(_BLOCKS)))
+    rows = sorted(blocks, key=lambda b: (b[0], minutes(b[1])))
+    hidden.clues.append(Clue(f"{task_id}-availability",
+                             f"This morning I'm free except {decoy}-{_later(decoy)}, when I have a client call "
+                             "I can't move.",
+                             [["availab", "free", "busy", "calendar", "schedule", "when", "time", "slot",
+                               "make it", "conflict", "join"]]))
+    seats = len(invitees) + 2  # the invitees, the requester and you
+    fitting = sorted((seats_, room) for room, seats_ in ROOMS.items() if seats_ >= seats)
+    taken = [fitting[0][1], *(r for _, r in fitting[1:-1] if rng.random() < 0.4)]
+    room = next(r for _, r in fitting if r not in taken)
+    busy = [{"room": r, "start": slot, "end": _later(slot)} for r in taken]
+    for start in rng.sample([s for s in _SLOTS if s != slot], 2):  # the rest of the morning is not empty either
+        busy.append({"room": rng.choice(sorted(ROOMS)), "start": start, "end": _later(start)})
+    attendees = [requester.name, *(p.name for p in invitees)]
+    end = _later(slot)
+    source = f"calendars/team_busy_{task_id}.csv"
+    guests = ", ".join(p.name for p in invitees[:-1]) + f" and {invitees[-1].name}"
+    return Piece(
+        tasks=[task(task_id, FAMILY,
+                    f"{requester.name} wants a 30-minute meeting on the {topic} this morning, between 10:00 and "
+                    f"12:00, with {guests}. Find the half-hour slot that everyone, {requester.name} included, can "
+                    f"make, book a free room with a seat for each of them and for you, invite them, and tell "
+                    f"{requester.name} the time and room. The busy times of everyone except {hidden.name} are in "
+                    f"{source} on the drive; {hidden.name} is an external consultant who does not share a "
+                    f"calendar, so ask them. Do it by {{deadline}}.",
+                    [checkpoint("room booked at the common slot", 3,
+                                "Book a room with a seat for every invitee, the requester and you, at the only "
+                                "half-hour slot of the morning that all of them can make, inviting all of them; "
+                                "the consultant's availability had to be asked for, it is not on the drive.",
+                                kind="booking", start=slot, end=end, attendees=attendees, min_capacity=seats),
+                     checkpoint("requester told the slot", 1,
+                                "Tell the requester the start and end time of the meeting you booked.",
+                                kind="message", to=requester.name, values=[slot, end])],
+                    [call("drive_read", path=source),
+                     call("send_message", to=hidden.name,
+                          text=f"When are you free this morning for a 30-minute meeting on the {topic}?"),
+                     call("calendar_free_rooms", start=slot, end=end, min_capacity=seats),
+                     call("calendar_book", room=room, start=slot, end=end, title=topic[0].upper() + topic[1:],
+                          attendees=attendees),
+                     call("send_message", to=requester.name,
+                          text=f"The {topic} is booked {slot}-{end} in {room}; everyone is invited.")])],
+        colleagues=[requester, *invitees],
+        drive={source: "person,start,end,what\n" + "".join(f"{p},{s},{e},{w}\n" for p, s, e, w in rows)},
+        busy=busy,
+    )
+
+
+FAMILY = Family("room_booking", "scheduling", "easy", build)
