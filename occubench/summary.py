@@ -20,7 +20,12 @@ from occubench.llm import Usage
 from occubench.store import Record, is_ok
 from occubench.task import CATEGORY_ABBREVIATIONS
 
-_ROLE_ORDER = ("agent", "world", "verifier")
+ROLE_ORDER = ("agent", "world", "verifier")
+
+
+def ordered_roles(usage: Mapping[str, Usage]) -> list[str]:
+    """The roles of ``usage``: agent, world, verifier first, then any other (npc, ...) by name."""
+    return sorted(usage, key=lambda r: (ROLE_ORDER.index(r) if r in ROLE_ORDER else len(ROLE_ORDER), r))
 
 
 @dataclass
@@ -142,7 +147,7 @@ def _percent(tally: Tally) -> str:
     return "-" if tally.rate is None else f"{100 * tally.rate:.1f}%"
 
 
-def _usage_row(name: str, usage: Usage, cost: float | None, partial: bool) -> list[str]:
+def usage_row(name: str, usage: Usage, cost: float | None, partial: bool) -> list[str]:
     cells = [name, f"{usage.calls:,}", f"{usage.prompt_tokens:,}", f"{usage.completion_tokens:,}"]
     # A cost that leaves out unpriced tokens is marked, so it is not read as the whole cost.
     return cells if cost is None else [*cells, f"{cost:,.4f}" + (" *" if partial else "")]
@@ -153,14 +158,14 @@ def _usage_table(summary: Summary) -> Table:
     table.add_column("Role")
     for column in ["Requests", "Prompt tokens", "Completion tokens"] + (["Cost (USD)"] if summary.priced else []):
         table.add_column(column, justify="right")
-    roles = sorted(summary.usage, key=lambda r: (_ROLE_ORDER.index(r) if r in _ROLE_ORDER else len(_ROLE_ORDER), r))
+    roles = ordered_roles(summary.usage)
     total = Usage()
     for role in roles:
         total.add(summary.usage[role])
-        table.add_row(*_usage_row(role, summary.usage[role], summary.cost_by_role[role] if summary.priced else None,
+        table.add_row(*usage_row(role, summary.usage[role], summary.cost_by_role[role] if summary.priced else None,
                                   role in summary.unpriced_by_role))
     table.add_section()
-    table.add_row(*_usage_row("All", total, summary.cost_total if summary.priced else None,
+    table.add_row(*usage_row("All", total, summary.cost_total if summary.priced else None,
                               bool(summary.unpriced_by_role)), style="bold")
     return table
 

@@ -32,6 +32,8 @@ def generate_day(seed: int, index: int, phase: int = 1) -> Day:
 
     plan = random.Random(f"workplace:{seed}:{index}:plan")
     families = plan.sample(sorted(FAMILIES), plan.randint(2, min(6, len(FAMILIES))))
+    if "meeting_followup" in families and len(families) == 6:  # its follow-up task would make a seventh task
+        families.remove(next(f for f in reversed(families) if f != "meeting_followup"))
     for attempt in range(20):
         day = _draw(seed, index, phase, families, attempt)
         if validate_day(day).ok:

@@ -81,3 +81,11 @@ def test_day_two_starts_with_the_feedback_of_day_one(tmp_path: Path) -> None:
     answers = {str(value) for task in generate_day(2, 1).tasks for c in task.checkpoints
                for value in c.check.get("values", [])}
     assert answers and not any(answer in carried for answer in answers)  # feedback, not the answers
+
+
+def test_harness_faults_apply_to_workplace_days(tmp_path: Path) -> None:
+    code, records = run(tmp_path, "--agent", "reference", "--days", "4", "--seed", "4", "--env-mode", "E1",
+                        "--fault-count", "2", "--fault-duration", "2")
+    assert code == 0
+    assert all(r["fault_mode"] == "harness" and len(r["fault_events"]) == 4 for r in records)
+    assert any(r["day_score"] < 1 for r in records)  # the scripted reference does not retry what failed

@@ -1,0 +1,122 @@
+"""Charts as PNG bytes, drawn with matplotlib's Agg renderer on a bare Figure: no display, no pyplot global state."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import cast
+
+from matplotlib.axis import Axis
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.projections.polar import PolarAxes
+from matplotlib.ticker import PercentFormatter
+
+from occubench.faults import FAULT_MODES
+from occubench.robustness import robustness_table
+from occubench.store import Record
+from occubench.task import CATEGORY_ABBREVIATIONS
+
+from occubench.report.stats import breakdown
+
+
+def _png(figure: Figure) -> bytes:
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    # No Software/date metadata: the same records give the same bytes.
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _series(records: Iterable[Record]) -> dict[str, list[Record]]:
+    """Records per agent model; the world model joins the label only when several simulate."""
+    records = list(records)
+    several_worlds = len({r.get("world_model") for r in records}) > 1
+    series: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        label = str(r.get("agent_model"))
+        series[f"{label} ({r.get('world_model')})" if several_worlds else label].append(r)
+    return dict(sorted(series.items()))
+
+
+def _nan_if_none(rate: float | None) -> float:
+    return math.nan if rate is None else rate  # matplotlib leaves NaN undrawn: no bar, a gap in a line
+
+
+def _percent_axis(axis: Axis) -> None:
+    axis.set_major_formatter(PercentFormatter(1.0))
+
+
+def _clean(records: Iterable[Record]) -> tuple[list[Record], str]:
+    """The E0 results when there are any, else all, and the title suffix that says which: faults would blur
+    a profile of the agents themselves."""
+    records = list(records)
+    clean = [r for r in records if r.get("env_mode", "E0") == "E0"]
+    return (clean, " (E0)") if clean and len(clean) < len(records) else (records, "")
+
+
+def radar_chart(records: Iterable[Record]) -> bytes:
+    """Industry profile: completion per category (10 axes), one polygon per agent model, over the clean (E0)
+    results when there are any. A category without results leaves a gap."""
+    clean, scope = _clean(records)
+    categories = list(CATEGORY_ABBREVIATIONS)
+    angles = [2 * math.pi * i / len(categories) for i in range(len(categories))]
+    figure = Figure(figsize=(7, 6.5))
+    axes = cast(PolarAxes, figure.add_subplot(projection="polar"))
+    axes.set_theta_zero_location("N")
+    axes.set_theta_direction(-1)  # clockwise from the top, in the categories' order
+    for label, series in _series(clean).items():
+        counts = breakdown(series, "category")
+        values = [_nan_if_none(counts[c].rate) if c in counts else math.nan for c in categories]
+        axes.plot(angles + angles[:1], values + values[:1], marker="o", linewidth=1.5, label=label)
+        if not any(math.isnan(v) for v in values):
+            axes.fill(angles, values, alpha=0.08)
+    axes.set_xticks(angles, [CATEGORY_ABBREVIATIONS[c] for c in categories])
+    axes.set_ylim(0, 1)
+    axes.set_yticks([0.25, 0.5, 0.75, 1.0])
+    axes.set_rlabel_position(180 / len(categories))  # between the first two axes, clear of their labels
+    _percent_axis(axes.yaxis)
+    axes.set_title("Completion by industry" + scope, pad=18)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.08, 1.05), fontsize="small")
+    return _png(figure)
+
+
+def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | None]], legend_title: str) -> bytes:
+    figure = Figure(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(bars)) / 2), 4.5))
+    axes = figure.add_subplot()
+    width = 0.8 / max(1, len(bars))
+    for i, (label, values) in enumerate(bars.items()):
+        xs = [g + (i - (len(bars) - 1) / 2) * width for g in range(len(groups))]
+        axes.bar(xs, [_nan_if_none(v) for v in values], width=width, label=label)
+    axes.set_xticks(range(len(groups)), groups, rotation=20 if max(map(len, groups), default=0) > 12 else 0)
+    axes.set_ylim(0, 1)
+    _percent_axis(axes.yaxis)
+    axes.set_ylabel("Completion")
+    axes.set_title(title)
+    axes.grid(axis="y", alpha=0.3)
+    axes.legend(title=legend_title, fontsize="small")
+    figure.tight_layout()
+    return _png(figure)
+
+
+def modes_chart(records: Iterable[Record]) -> bytes:
+    """E0–E3 completion side by side for each agent (and world model)."""
+    rows = robustness_table(records)
+    several_worlds = len({r.world_model for r in rows}) > 1
+    groups = [f"{r.agent_model} ({r.world_model})" if several_worlds else r.agent_model for r in rows]
+    return _grouped_bars("Completion by environment mode", groups,
+                         {mode: [r.rates[mode] for r in rows] for mode in FAULT_MODES}, "Mode")
+
+
+def difficulty_chart(records: Iterable[Record]) -> bytes:
+    """Completion at each difficulty level, one bar per agent model, over the clean (E0) results when there are
+    any."""
+    clean, scope = _clean(records)
+    series = {label: breakdown(rs, "difficulty_level") for label, rs in _series(clean).items()}
+    levels = sorted({level for counts in series.values() for level in counts},
+                    key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
+    return _grouped_bars("Completion by difficulty" + scope, [f"Level {level}" for level in levels],
+                         {label: [counts[lv].rate if lv in counts else None for lv in levels]
+                          for label, counts in series.items()}, "Agent")

@@ -1,0 +1,126 @@
+"""Do two groups of results — say, the same agents on the same tasks under two simulators — tell the same story?
+
+For each pair of groups (values of ``by``), over the agents evaluated under both:
+
+- ranking agreement: the share of agent pairs that both groups order the same way by completion rate. A tie is an
+  ordering of its own: a pair tied under one group agrees only if it is tied under the other as well.
+- Kendall's tau-b: (C − D) / sqrt((P − T₁)(P − T₂)) over P agent pairs, C concordant, D discordant, T₁ and T₂ the
+  pairs tied under each group. Without ties it equals tau-a, (C − D) / P; with ties it still reaches ±1 for rankings
+  that match (or are reversed) exactly. None when either group ties every pair.
+- verdict agreement: the share of (agent, task, trial) evaluated without error under both whose ``is_correct`` is
+  the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from occubench.errors import ConfigError
+from occubench.store import Record, is_ok, result_key
+from occubench.summary import Tally
+
+
+def group_name(value: Any) -> str:
+    return "(none)" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    by: str
+    first: str
+    second: str
+    #: Agents evaluated under both groups, and their completion rate under each.
+    agents: list[str]
+    rates: dict[str, tuple[float, float]]
+    pairs: int
+    agreeing: int
+    concordant: int
+    discordant: int
+    tied_first: int
+    tied_second: int
+    verdicts: int
+    verdicts_agreeing: int
+    disagreements: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ranking_agreement(self) -> float | None:
+        return self.agreeing / self.pairs if self.pairs else None
+
+    @property
+    def kendall_tau_b(self) -> float | None:
+        denominator = math.sqrt((self.pairs - self.tied_first) * (self.pairs - self.tied_second))
+        return (self.concordant - self.discordant) / denominator if denominator else None
+
+    @property
+    def verdict_agreement(self) -> float | None:
+        return self.verdicts_agreeing / self.verdicts if self.verdicts else None
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def group_rates(records: Iterable[Record], by: str = "world_model") -> dict[str, dict[str, Tally]]:
+    """Completion per agent model within each group; errors left out."""
+    groups: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
+    for record in records:
+        if is_ok(record):
+            tally = groups[group_name(record.get(by))][str(record.get("agent_model"))]
+            tally.evaluated += 1
+            tally.passed += record.get("is_correct") is True
+    return {name: dict(agents) for name, agents in sorted(groups.items())}
+
+
+def _verdicts(records: Iterable[Record], by: str) -> dict[str, dict[tuple[str, str, int], bool]]:
+    verdicts: dict[str, dict[tuple[str, str, int], bool]] = defaultdict(dict)
+    for record in records:
+        if not is_ok(record):
+            continue
+        group = group_name(record.get(by))
+        task_id, trial = result_key(record)
+        key = (str(record.get("agent_model")), str(task_id), trial)
+        if key in verdicts[group]:
+            # Two runs of one agent in one group (say E0 and E1 under one simulator) would be averaged together.
+            raise ConfigError(f"two results for agent {key[0]}, task {key[1]}, trial {key[2]} with {by} = {group}: "
+                              f"compare runs that differ only in {by}")
+        verdicts[group][key] = record.get("is_correct") is True
+    return verdicts
+
+
+def compare_groups(records: Iterable[Record], by: str = "world_model") -> list[PairAgreement]:
+    """Agreement between every pair of groups of ``records`` split by the field ``by``, in name order."""
+    records = list(records)
+    rates = group_rates(records, by)
+    verdicts = _verdicts(records, by)
+    result = []
+    for first, second in combinations(rates, 2):
+        agents = sorted(set(rates[first]) & set(rates[second]))
+        # group_rates makes a tally only for an evaluated result: no empty denominators here.
+        both = {a: (rates[first][a].passed / rates[first][a].evaluated,
+                    rates[second][a].passed / rates[second][a].evaluated) for a in agents}
+        agreeing = concordant = discordant = tied_first = tied_second = 0
+        disagreements = []
+        for a, b in combinations(agents, 2):
+            order_first = _sign(both[a][0] - both[b][0])
+            order_second = _sign(both[a][1] - both[b][1])
+            tied_first += order_first == 0
+            tied_second += order_second == 0
+            if order_first == order_second:
+                agreeing += 1
+                concordant += order_first != 0
+            else:
+                disagreements.append((a, b))
+                discordant += order_first * order_second == -1
+        shared = verdicts[first].keys() & verdicts[second].keys()
+        result.append(PairAgreement(
+            by=by, first=first, second=second, agents=agents, rates=both,
+            pairs=len(agents) * (len(agents) - 1) // 2, agreeing=agreeing, concordant=concordant,
+            discordant=discordant, tied_first=tied_first, tied_second=tied_second, verdicts=len(shared),
+            verdicts_agreeing=sum(verdicts[first][k] == verdicts[second][k] for k in shared),
+            disagreements=disagreements))
+    return result

@@ -1,0 +1,31 @@
+"""Run directories as reports see them: a name and the latest record of every (task, trial)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from occubench.errors import ConfigError
+from occubench.robustness import load_runs
+from occubench.store import Record
+
+
+@dataclass
+class Run:
+    name: str
+    path: Path
+    records: list[Record]
+
+
+def load_run(path: Path, name: str | None = None) -> Run:
+    if not path.is_dir():
+        raise ConfigError(f"run directory not found: {path}")
+    return Run(name or path.name, path, load_runs([path]))
+
+
+def load_run_dirs(paths: Iterable[Path | str]) -> list[Run]:
+    """One Run per directory, named after it (the whole path when two directories share a name)."""
+    dirs = [Path(p) for p in paths]
+    names = [d.name for d in dirs]
+    return [load_run(d, d.name if names.count(d.name) == 1 else str(d)) for d in dirs]

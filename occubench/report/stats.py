@@ -1,0 +1,206 @@
+"""Statistics over result records: completion with a bootstrap confidence interval, breakdowns, judge unanimity,
+pass@k and pass^k over repeated trials.
+
+Every function expects the latest record of each (task, trial) (``occubench.store.latest_by_task``). Records with
+``status: "error"`` are counted apart and never scored.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from math import comb
+from typing import Any
+
+from occubench.store import Record, is_ok
+from occubench.summary import Price, Summary, Tally, summarize
+
+from occubench.report.runs import Run
+
+
+@dataclass
+class Count(Tally):
+    """Passed and evaluated tasks, and the ones that ended in an error (in neither)."""
+
+    errors: int = 0
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A completion rate and its percentile-bootstrap confidence interval (``low``/``high`` are 0–1)."""
+
+    passed: int
+    evaluated: int
+    low: float | None
+    high: float | None
+    level: float = 0.95
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.evaluated if self.evaluated else None
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    # Linear interpolation between the closest ranks (numpy's default), so small resample counts stay smooth.
+    position = q * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def completion_ci(records: Iterable[Record], *, level: float = 0.95, resamples: int = 2000,
+                  seed: int = 0) -> Interval:
+    """Passed / evaluated with a percentile bootstrap over tasks: each resample draws tasks with replacement and
+    keeps all of a task's trials, since trials of one task are not independent. All passed or none passed gives the
+    degenerate interval [rate, rate] (every resample would), exactly."""
+    per_task: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
+    for record in records:
+        if is_ok(record):
+            tally = per_task[record.get("task_id")]
+            tally[0] += record.get("is_correct") is True
+            tally[1] += 1
+    passed = sum(p for p, _ in per_task.values())
+    evaluated = sum(e for _, e in per_task.values())
+    if not evaluated:
+        return Interval(0, 0, None, None, level)
+    if passed in (0, evaluated):
+        return Interval(passed, evaluated, passed / evaluated, passed / evaluated, level)
+    rng = random.Random(seed)
+    tasks = list(per_task.values())
+    rates = []
+    for _ in range(resamples):
+        sample = rng.choices(tasks, k=len(tasks))
+        rates.append(sum(p for p, _ in sample) / sum(e for _, e in sample))
+    rates.sort()
+    tail = (1 - level) / 2
+    return Interval(passed, evaluated, _quantile(rates, tail), _quantile(rates, 1 - tail), level)
+
+
+def _natural(key: str) -> tuple[int, int, str]:
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def breakdown(records: Iterable[Record], field: str) -> dict[str, Count]:
+    """Completion per value of ``field`` (``category``, ``domain``, ``difficulty_level``...), in natural order;
+    a missing value is ``?``."""
+    counts: dict[str, Count] = defaultdict(Count)
+    for record in records:
+        value = record.get(field)
+        count = counts["?" if value is None else str(value)]
+        if not is_ok(record):
+            count.errors += 1
+            continue
+        count.evaluated += 1
+        count.passed += record.get("is_correct") is True
+    return {key: counts[key] for key in sorted(counts, key=_natural)}
+
+
+@dataclass(frozen=True)
+class Unanimity:
+    """Evaluated tasks whose parsable judge votes all agree, among those with at least two parsable votes."""
+
+    unanimous: int
+    judged: int
+
+    @property
+    def share(self) -> float | None:
+        return self.unanimous / self.judged if self.judged else None
+
+
+def unanimity(records: Iterable[Record]) -> Unanimity:
+    unanimous = judged = 0
+    for record in records:
+        if not is_ok(record):
+            continue
+        verdicts = [vote.get("is_correct") for vote in record.get("votes") or [] if isinstance(vote, dict)]
+        verdicts = [v for v in verdicts if isinstance(v, bool)]  # an unparsable vote is null: it says nothing
+        if len(verdicts) < 2:  # one vote cannot disagree with itself
+            continue
+        judged += 1
+        unanimous += len(set(verdicts)) == 1
+    return Unanimity(unanimous, judged)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chance that at least one of k trials drawn without replacement from n (c correct) passes."""
+    if not 0 < k <= n or not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 0 < k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
+    return 1 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k: chance that all of k trials drawn without replacement from n (c correct) pass."""
+    if not 0 < k <= n or not 0 <= c <= n:
+        raise ValueError(f"pass^k needs 0 < k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
+    return comb(c, k) / comb(n, k)
+
+
+def trial_counts(records: Iterable[Record]) -> dict[Any, tuple[int, int]]:
+    """(evaluated trials, correct trials) per task; errored trials are left out of both."""
+    counts: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
+    for record in records:
+        if is_ok(record):
+            tally = counts[record.get("task_id")]
+            tally[0] += 1
+            tally[1] += record.get("is_correct") is True
+    return {task: (n, c) for task, (n, c) in counts.items()}
+
+
+@dataclass(frozen=True)
+class PassK:
+    k: int
+    #: Tasks with at least k evaluated trials: the ones averaged over.
+    tasks: int
+    pass_at_k: float | None
+    pass_hat_k: float | None
+
+
+def pass_k(records: Iterable[Record], k: int) -> PassK:
+    """pass@k and pass^k averaged over the tasks with at least ``k`` evaluated trials."""
+    counts = [(n, c) for n, c in trial_counts(records).values() if n >= k]
+    if not counts:
+        return PassK(k, 0, None, None)
+    return PassK(k, len(counts), sum(pass_at_k(n, c, k) for n, c in counts) / len(counts),
+                 sum(pass_hat_k(n, c, k) for n, c in counts) / len(counts))
+
+
+def _distinct(records: list[Record], field: str) -> str:
+    values = {"-" if r.get(field) is None else str(r.get(field)) for r in records}
+    return ", ".join(sorted(values)) or "-"
+
+
+@dataclass
+class RunStats:
+    name: str
+    agent_model: str
+    world_model: str
+    env_mode: str
+    #: The most evaluated trials of any task (1 for a run without repetitions).
+    trials: int
+    completion: Interval
+    errors: int
+    by_category: dict[str, Count]
+    by_difficulty: dict[str, Count]
+    by_domain: dict[str, Count]
+    unanimity: Unanimity
+    #: pass@k and pass^k for k = 1..trials when tasks were repeated, else empty.
+    pass_k: list[PassK]
+    #: Tokens and cost per role (errors included: their tokens were spent).
+    summary: Summary
+
+
+def run_stats(run: Run, prices: Mapping[str, Price] | None = None, *, resamples: int = 2000,
+              seed: int = 0) -> RunStats:
+    records = run.records
+    trials = max((n for n, _ in trial_counts(records).values()), default=0)
+    summary = summarize(records, prices)
+    return RunStats(
+        name=run.name, agent_model=_distinct(records, "agent_model"), world_model=_distinct(records, "world_model"),
+        env_mode=_distinct(records, "env_mode"), trials=max(trials, 1),
+        completion=completion_ci(records, resamples=resamples, seed=seed), errors=len(summary.errors),
+        by_category=breakdown(records, "category"), by_difficulty=breakdown(records, "difficulty_level"),
+        by_domain=breakdown(records, "domain"), unanimity=unanimity(records),
+        pass_k=[pass_k(records, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary)
+

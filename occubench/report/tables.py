@@ -1,0 +1,231 @@
+"""The report's tables as plain rows of text, rendered to Markdown, CSV, JSON or HTML by the same builders."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from occubench.faults import FAULT_MODES
+from occubench.llm import Usage
+from occubench.robustness import RobustnessRow
+from occubench.summary import ordered_roles, usage_row
+from occubench.task import CATEGORY_ABBREVIATIONS
+
+from occubench.report.compare import PairAgreement
+from occubench.report.stats import Count, RunStats
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    #: The first ``text_columns`` columns are text; the rest are numbers (right-aligned).
+    text_columns: int = 1
+    note: str = ""
+
+
+def percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
+
+
+def ci_text(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"{100 * low:.1f}–{100 * high:.1f}%"
+
+
+def category_label(category: str) -> str:
+    return CATEGORY_ABBREVIATIONS.get(category, category)
+
+
+def _count_rows(counts: dict[str, Count], label: Callable[[str], str] = str) -> list[list[str]]:
+    return [[label(key), str(c.passed), str(c.evaluated), str(c.errors), percent(c.rate)] for key, c in counts.items()]
+
+
+def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
+    """Summary, by category, by difficulty, [by domain], [pass@k], [usage and cost] of one run."""
+    c, u = stats.completion, stats.unanimity
+    summary = [["Agent", stats.agent_model], ["World model", stats.world_model], ["Mode", stats.env_mode],
+               ["Completion", percent(c.rate)],
+               [f"{100 * c.level:.0f}% CI (bootstrap over tasks)", ci_text(c.low, c.high)],
+               ["Passed / evaluated", f"{c.passed}/{c.evaluated}"],
+               ["Errors (not scored)", str(stats.errors)],
+               ["Judge unanimity", f"{percent(u.share)} ({u.unanimous}/{u.judged} with 2+ parsable votes)"]]
+    if stats.trials > 1:
+        summary.append(["Trials per task", str(stats.trials)])
+    tables = [Table(f"{stats.name}: summary", ["", "Value"], summary, text_columns=2),
+              Table(f"{stats.name}: by category", ["Category", "Passed", "Evaluated", "Errors", "Completion"],
+                    _count_rows(stats.by_category, category_label)),
+              Table(f"{stats.name}: by difficulty", ["Difficulty", "Passed", "Evaluated", "Errors", "Completion"],
+                    _count_rows(stats.by_difficulty))]
+    if by_domain:
+        tables.append(domain_table(stats))
+    if stats.pass_k:
+        tables.append(Table(f"{stats.name}: repeated trials", ["k", "Tasks", "pass@k", "pass^k"],
+                            [[str(p.k), str(p.tasks), percent(p.pass_at_k), percent(p.pass_hat_k)]
+                             for p in stats.pass_k],
+                            note="pass@k: at least one of k trials passes; pass^k: all k pass; averaged over the tasks "
+                                 "with at least k evaluated trials."))
+    if any(usage.calls for usage in stats.summary.usage.values()):
+        tables.append(_usage_table(stats))
+    return tables
+
+
+def domain_table(stats: RunStats) -> Table:
+    return Table(f"{stats.name}: by domain", ["Domain", "Passed", "Evaluated", "Errors", "Completion"],
+                 _count_rows(stats.by_domain))
+
+
+def _usage_table(stats: RunStats) -> Table:
+    summary = stats.summary
+    columns = ["Role", "Requests", "Prompt tokens", "Completion tokens"] + (["Cost (USD)"] if summary.priced else [])
+    rows, total = [], Usage()
+    for role in ordered_roles(stats.summary.usage):
+        total.add(summary.usage[role])
+        rows.append(usage_row(role, summary.usage[role], summary.cost_by_role[role] if summary.priced else None,
+                               role in summary.unpriced_by_role))
+    rows.append(usage_row("All", total, summary.cost_total if summary.priced else None,
+                           bool(summary.unpriced_by_role)))
+    note = (f"* No price for {', '.join(sorted(summary.unpriced_models))}: their tokens are left out of that cost."
+            if summary.unpriced_models else "")
+    return Table(f"{stats.name}: usage", columns, rows, note=note)
+
+
+def leaderboard_table(runs: list[RunStats]) -> Table:
+    """Runs by completion rate, best first (runs with nothing evaluated last)."""
+    priced = any(s.summary.priced for s in runs)
+    columns = ["Rank", "Run", "Agent", "World model", "Mode", "Completion", "95% CI", "Passed", "Evaluated",
+               "Errors"] + (["Cost (USD)"] if priced else [])
+    rows = []
+    for rank, s in enumerate(leaderboard(runs), start=1):
+        c = s.completion
+        row = [str(rank), s.name, s.agent_model, s.world_model, s.env_mode, percent(c.rate), ci_text(c.low, c.high),
+               str(c.passed), str(c.evaluated), str(s.errors)]
+        rows.append(row + ([f"{s.summary.cost_total:,.4f}"] if priced else []))
+    return Table("Leaderboard", columns, rows, text_columns=5)
+
+
+def leaderboard(runs: Iterable[RunStats]) -> list[RunStats]:
+    return sorted(runs, key=lambda s: (s.completion.rate is None, -(s.completion.rate or 0.0), s.name))
+
+
+def modes_table(rows: list[RobustnessRow]) -> Table:
+    return Table("Completion by environment mode; R = min(E1, E2, E3) / E0", ["Agent", "World model", *FAULT_MODES, "R"],
+                 [[r.agent_model, r.world_model, *(percent(r.rates[m]) for m in FAULT_MODES),
+                   "-" if r.score is None else f"{r.score:.2f}"] for r in rows], text_columns=2)
+
+
+def compare_tables(pairs: list[PairAgreement]) -> list[Table]:
+    """One agreement table over every pair of groups, then each pair's completion rates side by side."""
+    by = pairs[0].by if pairs else "group"
+    summary = Table(f"Agreement between {by} groups",
+                    ["First", "Second", "Agents", "Agent pairs agreeing", "Kendall tau-b", "Task verdicts agreeing"],
+                    [[p.first, p.second, str(len(p.agents)),
+                      f"{p.agreeing}/{p.pairs} ({percent(p.ranking_agreement)})",
+                      "-" if p.kendall_tau_b is None else f"{p.kendall_tau_b:.3f}",
+                      f"{p.verdicts_agreeing}/{p.verdicts} ({percent(p.verdict_agreement)})"] for p in pairs],
+                    text_columns=2,
+                    note="A pair of agents agrees when both groups order it the same way; a tie agrees only with a tie.")
+    tables = [summary]
+    for p in pairs:
+        swapped = ", ".join(f"{a} / {b}" for a, b in p.disagreements)
+        tables.append(Table(f"Completion: {p.first} vs {p.second}", ["Agent", p.first, p.second],
+                            [[a, percent(x), percent(y)] for a, (x, y) in p.rates.items()],
+                            note=f"Pairs ordered differently: {swapped}" if swapped else ""))
+    return tables
+
+
+def compare_json(pairs: list[PairAgreement]) -> list[dict[str, Any]]:
+    return [{"by": p.by, "first": p.first, "second": p.second, "agents": p.agents,
+             "rates": {a: {p.first: x, p.second: y} for a, (x, y) in p.rates.items()},
+             "pairs": p.pairs, "agreeing": p.agreeing, "ranking_agreement": p.ranking_agreement,
+             "concordant": p.concordant, "discordant": p.discordant, "tied_first": p.tied_first,
+             "tied_second": p.tied_second, "kendall_tau_b": p.kendall_tau_b, "verdicts": p.verdicts,
+             "verdicts_agreeing": p.verdicts_agreeing, "verdict_agreement": p.verdict_agreement,
+             "disagreements": [list(pair) for pair in p.disagreements]} for p in pairs]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(table: Table, level: int = 3) -> str:
+    align = [":--" if i < table.text_columns else "--:" for i in range(len(table.columns))]
+    lines = [f"{'#' * level} {table.title}", "", "| " + " | ".join(map(_md_cell, table.columns)) + " |",
+             "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in table.rows]
+    if table.note:
+        lines += ["", table.note]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True) -> str:
+    parts = ["# OccuBench report\n", to_markdown(leaderboard_table(runs), 2), to_markdown(modes_table(modes), 2)]
+    for stats in runs:
+        parts.append(f"## Run {stats.name}\n")
+        parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
+    return "\n".join(parts)
+
+
+def _counts_json(counts: dict[str, Count], category: bool = False) -> dict[str, dict[str, Any]]:
+    return {key: {**({"abbreviation": category_label(key)} if category else {}), "passed": c.passed,
+                  "evaluated": c.evaluated, "errors": c.errors, "rate": c.rate} for key, c in counts.items()}
+
+
+def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
+    c, u, summary = stats.completion, stats.unanimity, stats.summary
+    data: dict[str, Any] = {
+        "name": stats.name, "agent_model": stats.agent_model, "world_model": stats.world_model,
+        "env_mode": stats.env_mode, "trials": stats.trials,
+        "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
+                       "ci_high": c.high, "ci_level": c.level},
+        "errors": stats.errors,
+        "by_category": _counts_json(stats.by_category, category=True),
+        "by_difficulty": _counts_json(stats.by_difficulty),
+        "unanimity": {"unanimous": u.unanimous, "judged": u.judged, "share": u.share},
+        "pass_k": [{"k": p.k, "tasks": p.tasks, "pass_at_k": p.pass_at_k, "pass_hat_k": p.pass_hat_k}
+                   for p in stats.pass_k],
+        "usage": {role: summary.usage[role].to_dict() for role in ordered_roles(stats.summary.usage)},
+        "cost_usd": ({**{role: summary.cost_by_role[role] for role in ordered_roles(stats.summary.usage)}, "total": summary.cost_total}
+                     if summary.priced else None),
+        "unpriced_models": sorted(summary.unpriced_models),
+    }
+    if by_domain:
+        data["by_domain"] = _counts_json(stats.by_domain)
+    return data
+
+
+def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True) -> dict[str, Any]:
+    return {"runs": [run_json(s, by_domain=by_domain) for s in runs],
+            "leaderboard": [s.name for s in leaderboard(runs)],
+            "robustness": [{"agent_model": r.agent_model, "world_model": r.world_model, "rates": r.rates,
+                            "evaluated": r.evaluated, "score": r.score} for r in modes]}
+
+
+CSV_COLUMNS = ["run", "agent_model", "world_model", "env_mode", "breakdown", "key", "passed", "evaluated", "errors",
+               "rate", "ci_low", "ci_high", "unanimous", "judged", "prompt_tokens", "completion_tokens", "cost_usd"]
+
+
+def report_csv(runs: list[RunStats], *, by_domain: bool = True) -> str:
+    """One row per run and breakdown value; the run's ``overall`` row also carries its CI, judge unanimity, tokens
+    and cost (empty elsewhere)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for s in runs:
+        head = [s.name, s.agent_model, s.world_model, s.env_mode]
+        c, summary = s.completion, s.summary
+        total = Usage()
+        for usage in summary.usage.values():
+            total.add(usage)
+        writer.writerow(head + ["overall", "all", c.passed, c.evaluated, s.errors, c.rate, c.low, c.high,
+                                s.unanimity.unanimous, s.unanimity.judged, total.prompt_tokens,
+                                total.completion_tokens, summary.cost_total if summary.priced else None])
+        groups = [("category", s.by_category), ("difficulty", s.by_difficulty)]
+        for name, counts in groups + ([("domain", s.by_domain)] if by_domain else []):
+            for key, count in counts.items():
+                writer.writerow(head + [name, key, count.passed, count.evaluated, count.errors, count.rate]
+                                + [None] * 7)
+    return out.getvalue()

@@ -1,0 +1,104 @@
+"""`occubench report`: Markdown, JSON and CSV over hand-made run directories, prices, and bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from occubench.cli import main
+from tests.report.conftest import HEALTH, TRANSPORT, result, write_run
+
+USAGE = {"agent": {"prompt_tokens": 1000, "completion_tokens": 100, "calls": 2}}
+
+
+def _runs(root: Path) -> list[str]:
+    # A, E0: tasks 1 (Hlth, level 1, pass), 2 (Hlth, level 2, fail), 3 (Trans, level 2, pass), 4 (Trans, level 3,
+    # error). Completion 2/3 = 66.7 %; Hlth 1/2 = 50.0 %; Trans 1/1 = 100.0 % and 1 error; level 1 1/1, level 2
+    # 1/2 = 50.0 %, level 3 nothing evaluated ("-") and 1 error; every evaluated task has 3 agreeing votes: 3/3.
+    a0 = write_run(root, "A__sim__E0", [
+        result(1, True, category=HEALTH, difficulty_level=1, domain="Pharmacy", usage=USAGE),
+        result(2, False, category=HEALTH, difficulty_level=2, domain="Pharmacy", usage=USAGE),
+        result(3, True, category=TRANSPORT, difficulty_level=2, domain="Warehousing", usage=USAGE),
+        result(4, None, category=TRANSPORT, difficulty_level=3, domain="Warehousing", usage=USAGE)])
+    # B, E0: both pass, 100 % with the degenerate interval 100.0–100.0 %. A, E1: 1 of 3, 33.3 %.
+    b0 = write_run(root, "B__sim__E0", [result(1, True, agent_model="B"), result(2, True, agent_model="B")])
+    a1 = write_run(root, "A__sim__E1", [result(1, True, env_mode="E1"), result(2, False, env_mode="E1"),
+                                        result(3, False, env_mode="E1")])
+    return [str(a0), str(b0), str(a1)]
+
+
+def test_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", *_runs(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    leaderboard = out.split("## Leaderboard", 1)[1].split("##", 1)[0]
+    # Best first: B 100 %, then A E0 66.7 %, then A E1 33.3 %.
+    assert leaderboard.index("B__sim__E0") < leaderboard.index("A__sim__E0") < leaderboard.index("A__sim__E1")
+    assert "| 1 | B__sim__E0 | B | sim | E0 | 100.0% | 100.0–100.0% | 2 | 2 | 0 |" in out
+    assert "| A | sim | 66.7% | 33.3% | - | - | - |" in out  # the E0–E3 table; no R without E2 and E3
+    assert "| Completion | 66.7% |" in out and "| Passed / evaluated | 2/3 |" in out
+    assert "| Errors (not scored) | 1 |" in out and "| Judge unanimity | 100.0% (3/3 with 2+ parsable votes) |" in out
+    assert "| Hlth | 1 | 2 | 0 | 50.0% |" in out and "| Trans | 1 | 1 | 1 | 100.0% |" in out
+    assert "| 2 | 1 | 2 | 0 | 50.0% |" in out and "| 3 | 0 | 0 | 1 | - |" in out
+    assert "| Warehousing | 1 | 1 | 1 | 100.0% |" in out  # by domain
+    assert "| agent | 8 | 4,000 | 400 |" in out  # tokens count error lines too: they were spent
+
+
+def test_prices_add_costs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"A": {"input": 1.0, "output": 2.0}}))
+    assert main(["report", _runs(tmp_path)[0], "--prices", str(prices)]) == 0
+    # 4 records × (1000 × $1 + 100 × $2) / 1M = $0.0048.
+    assert "| agent | 8 | 4,000 | 400 | 0.0048 |" in capsys.readouterr().out
+
+
+def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", *_runs(tmp_path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["leaderboard"] == ["B__sim__E0", "A__sim__E0", "A__sim__E1"]
+    a0 = data["runs"][0]
+    completion = a0["completion"]
+    assert (completion["passed"], completion["evaluated"], a0["errors"]) == (2, 3, 1)
+    assert completion["ci_low"] <= completion["rate"] <= completion["ci_high"]
+    assert a0["by_category"][HEALTH] == {"abbreviation": "Hlth", "passed": 1, "evaluated": 2, "errors": 0,
+                                         "rate": 0.5}
+    assert a0["by_difficulty"]["3"]["rate"] is None and a0["unanimity"]["share"] == 1.0
+    assert "by_domain" not in a0 and a0["cost_usd"] is None
+    assert data["robustness"][0]["rates"]["E1"] == pytest.approx(1 / 3)
+    assert main(["report", *_runs(tmp_path / "again"), "--format", "json", "--by-domain"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["by_domain"]["Pharmacy"]["evaluated"] == 2
+
+
+def test_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", *_runs(tmp_path), "--format", "csv", "--by-domain"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    overall = {r["run"]: r for r in rows if r["breakdown"] == "overall"}
+    a0 = overall["A__sim__E0"]
+    assert (a0["passed"], a0["evaluated"], a0["errors"], a0["unanimous"], a0["judged"]) == ("2", "3", "1", "3", "3")
+    assert float(a0["rate"]) == pytest.approx(2 / 3)
+    assert float(a0["ci_low"]) <= float(a0["rate"]) <= float(a0["ci_high"])
+    assert (a0["prompt_tokens"], a0["completion_tokens"]) == ("4000", "400")
+    category = {(r["run"], r["key"]): r for r in rows if r["breakdown"] == "category"}
+    assert category[("A__sim__E0", TRANSPORT)]["errors"] == "1"
+    assert {r["key"] for r in rows if r["breakdown"] == "domain" and r["run"] == "A__sim__E0"} == {
+        "Pharmacy", "Warehousing"}
+
+
+def test_trials_show_pass_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One task, 4 trials, 2 correct: pass@2 = 5/6 = 83.3 %, pass^2 = 1/6 = 16.7 %.
+    run = write_run(tmp_path, "t", [result(1, k < 2, trial=k) for k in range(4)])
+    assert main(["report", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "| Trials per task | 4 |" in out and "| 2 | 1 | 83.3% | 16.7% |" in out
+
+
+def test_bad_run_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-run"
+    assert main(["report", _runs(tmp_path)[0], str(missing)]) == 2
+    assert f"run directory not found: {missing}" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    assert "no results.jsonl in" in capsys.readouterr().err
