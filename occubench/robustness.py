@@ -41,7 +41,7 @@ def robustness_table(records: Iterable[Record]) -> list[RobustnessRow]:
     for record in records:
         if not is_ok(record):
             continue
-        tally = tallies[(str(record.get("agent_model")), str(record.get("world_model")))][record.get("env_mode", "E0")]
+        tally = tallies[(str(record.get("agent_model")), str(record.get("world_model") or "-"))][record.get("env_mode", "E0")]
         tally[0] += record.get("is_correct") is True
         tally[1] += 1
     rows = []

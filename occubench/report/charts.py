@@ -37,7 +37,7 @@ def _series(records: Iterable[Record]) -> dict[str, list[Record]]:
     series: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         label = str(r.get("agent_model"))
-        series[f"{label} ({r.get('world_model')})" if several_worlds else label].append(r)
+        series[f"{label} ({r.get('world_model') or 'executable'})" if several_worlds else label].append(r)
     return dict(sorted(series.items()))
 
 
