@@ -209,6 +209,14 @@ def one(db: sqlite3.Connection, sql: str, *params: Any) -> JSONObject | None:
     return dict(row) if row is not None else None
 
 
+def found(db: sqlite3.Connection, sql: str, *params: Any, missing: str) -> JSONObject:
+    """The first row of a parameterised query; a tool error saying ``missing`` when there is none."""
+    row = one(db, sql, *params)
+    if row is None:
+        raise ToolError(missing)
+    return row
+
+
 def mentions_number(answer: str, value: float, tolerance: float = 0.01) -> bool:
     """Whether ``answer`` states ``value`` (ignoring currency signs and thousands separators)."""
     text = re.sub(r"(?<=\d),(?=\d{3})", "", answer)

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, one, only_changed, rows)
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows
 
 #: The booking system's business date: slots before it cannot be booked.
 TODAY = "2025-11-10"
@@ -34,10 +34,8 @@ def _slot(db: sqlite3.Connection, slot_id: str) -> dict[str, Any]:
 
 
 def _appointment(db: sqlite3.Connection, appt_id: str) -> dict[str, Any]:
-    appt = one(db, "SELECT * FROM appointments WHERE appt_id = ?", appt_id)
-    if appt is None:
-        raise ToolError(f"appointment {appt_id} not found")
-    return appt
+    return found(db, "SELECT * FROM appointments WHERE appt_id = ?", appt_id,
+                 missing=f"appointment {appt_id} not found")
 
 
 def _bookable(db: sqlite3.Connection, slot_id: str) -> dict[str, Any]:

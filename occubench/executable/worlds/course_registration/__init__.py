@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, one, only_changed, rows
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows
 
 world = World(
     name="course_registration", scenario="University Course Registration", category="Education & Culture",
@@ -25,10 +25,8 @@ GRADES = ("A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "F")
 
 
 def _student(db: sqlite3.Connection, student_id: str) -> dict[str, Any]:
-    student = one(db, "SELECT * FROM students WHERE student_id = ?", student_id)
-    if student is None:
-        raise ToolError(f"student {student_id} not found")
-    return student
+    return found(db, "SELECT * FROM students WHERE student_id = ?", student_id,
+                 missing=f"student {student_id} not found")
 
 
 def _section(db: sqlite3.Connection, section_id: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, one, only_changed, rows
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows
 
 world = World(
     name="crew_scheduling", scenario="Airline Crew Scheduling", category="Transportation & Logistics",
@@ -23,17 +23,12 @@ _RANK_FOR = {"captain": "CPT", "first_officer": "FO", "cabin": "FA"}
 
 
 def _crew(db: sqlite3.Connection, crew_id: str) -> dict[str, Any]:
-    member = one(db, "SELECT * FROM crew_members WHERE crew_id = ?", crew_id)
-    if member is None:
-        raise ToolError(f"crew member {crew_id} not found")
-    return member
+    return found(db, "SELECT * FROM crew_members WHERE crew_id = ?", crew_id,
+                 missing=f"crew member {crew_id} not found")
 
 
 def _flight(db: sqlite3.Connection, flight_id: str) -> dict[str, Any]:
-    flight = one(db, "SELECT * FROM flights WHERE flight_id = ?", flight_id)
-    if flight is None:
-        raise ToolError(f"flight {flight_id} not found")
-    return flight
+    return found(db, "SELECT * FROM flights WHERE flight_id = ?", flight_id, missing=f"flight {flight_id} not found")
 
 
 def _ratings(db: sqlite3.Connection, crew_id: str) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, mentions_number, one,
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
                                         only_changed, rows)
 
 #: The customs system's business date: releases and inspection orders are dated today.
@@ -33,10 +33,8 @@ def _shipment(db: sqlite3.Connection, shipment_id: str) -> dict[str, Any]:
 
 
 def _declaration(db: sqlite3.Connection, decl_id: str) -> dict[str, Any]:
-    declaration = one(db, "SELECT * FROM declarations WHERE decl_id = ?", decl_id)
-    if declaration is None:
-        raise ToolError(f"declaration {decl_id} not found")
-    return declaration
+    return found(db, "SELECT * FROM declarations WHERE decl_id = ?", decl_id,
+                 missing=f"declaration {decl_id} not found")
 
 
 def _hold(db: sqlite3.Connection, shipment_id: str, reason: str) -> None:
@@ -116,10 +114,8 @@ def get_reference_price(db: sqlite3.Connection, hs_code: str) -> dict[str, Any]:
     Args:
         hs_code: Six-digit HS code, e.g. 851713.
     """
-    price = one(db, "SELECT * FROM reference_prices WHERE hs_code = ?", hs_code)
-    if price is None:
-        raise ToolError(f"no reference price for HS code {hs_code}")
-    return price
+    return found(db, "SELECT * FROM reference_prices WHERE hs_code = ?", hs_code,
+                 missing=f"no reference price for HS code {hs_code}")
 
 
 @world.tool(writes=True)

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, mentions_number, one,
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
                                         only_changed, rows)
 
 world = World(
@@ -26,24 +26,15 @@ _TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
 
 
 def _outage(db: sqlite3.Connection, outage_id: str) -> dict[str, Any]:
-    outage = one(db, "SELECT * FROM outages WHERE outage_id = ?", outage_id)
-    if outage is None:
-        raise ToolError(f"outage {outage_id} not found")
-    return outage
+    return found(db, "SELECT * FROM outages WHERE outage_id = ?", outage_id, missing=f"outage {outage_id} not found")
 
 
 def _crew(db: sqlite3.Connection, crew_id: str) -> dict[str, Any]:
-    crew = one(db, "SELECT * FROM crews WHERE crew_id = ?", crew_id)
-    if crew is None:
-        raise ToolError(f"crew {crew_id} not found")
-    return crew
+    return found(db, "SELECT * FROM crews WHERE crew_id = ?", crew_id, missing=f"crew {crew_id} not found")
 
 
 def _feeder(db: sqlite3.Connection, feeder_id: str) -> dict[str, Any]:
-    feeder = one(db, "SELECT * FROM feeders WHERE feeder_id = ?", feeder_id)
-    if feeder is None:
-        raise ToolError(f"feeder {feeder_id} not found")
-    return feeder
+    return found(db, "SELECT * FROM feeders WHERE feeder_id = ?", feeder_id, missing=f"feeder {feeder_id} not found")
 
 
 def _facilities(text: str) -> list[str]:

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, mentions_number, one,
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
                                         only_changed, rows)
 
 world = World(
@@ -18,10 +18,7 @@ world = World(
 
 
 def _claim(db: sqlite3.Connection, claim_id: str) -> dict[str, Any]:
-    claim = one(db, "SELECT * FROM claims WHERE claim_id = ?", claim_id)
-    if claim is None:
-        raise ToolError(f"claim {claim_id} not found")
-    return claim
+    return found(db, "SELECT * FROM claims WHERE claim_id = ?", claim_id, missing=f"claim {claim_id} not found")
 
 
 @world.tool
@@ -57,10 +54,7 @@ def get_policy(db: sqlite3.Connection, policy_id: str) -> dict[str, Any]:
     Args:
         policy_id: Policy identifier, e.g. POL-2001.
     """
-    policy = one(db, "SELECT * FROM policies WHERE policy_id = ?", policy_id)
-    if policy is None:
-        raise ToolError(f"policy {policy_id} not found")
-    return policy
+    return found(db, "SELECT * FROM policies WHERE policy_id = ?", policy_id, missing=f"policy {policy_id} not found")
 
 
 @world.tool

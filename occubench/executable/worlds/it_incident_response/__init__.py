@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, one, only_changed, rows
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows
 
 world = World(
     name="it_incident_response", scenario="IT Incident Response", category="Technology & IT",
@@ -24,10 +24,8 @@ _FLOW = ("open", "investigating", "identified", "mitigated", "resolved")
 
 
 def _incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]:
-    incident = one(db, "SELECT * FROM incidents WHERE incident_id = ?", incident_id)
-    if incident is None:
-        raise ToolError(f"incident {incident_id} not found")
-    return incident
+    return found(db, "SELECT * FROM incidents WHERE incident_id = ?", incident_id,
+                 missing=f"incident {incident_id} not found")
 
 
 def _service(db: sqlite3.Connection, service_id: str) -> dict[str, Any]:
@@ -39,10 +37,8 @@ def _service(db: sqlite3.Connection, service_id: str) -> dict[str, Any]:
 
 
 def _engineer(db: sqlite3.Connection, engineer_id: str) -> dict[str, Any]:
-    engineer = one(db, "SELECT * FROM engineers WHERE engineer_id = ?", engineer_id)
-    if engineer is None:
-        raise ToolError(f"engineer {engineer_id} not found")
-    return engineer
+    return found(db, "SELECT * FROM engineers WHERE engineer_id = ?", engineer_id,
+                 missing=f"engineer {engineer_id} not found")
 
 
 def _event(db: sqlite3.Connection, incident_id: str, event: str) -> None:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, mentions_number, one,
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
                                         only_changed, rows)
 
 world = World(
@@ -24,10 +24,8 @@ DESK = "UW desk"
 
 
 def _application(db: sqlite3.Connection, application_id: str) -> dict[str, Any]:
-    application = one(db, "SELECT * FROM applications WHERE application_id = ?", application_id)
-    if application is None:
-        raise ToolError(f"application {application_id} not found")
-    return application
+    return found(db, "SELECT * FROM applications WHERE application_id = ?", application_id,
+                 missing=f"application {application_id} not found")
 
 
 def _payment(amount: float, term_months: int, apr: float) -> float:

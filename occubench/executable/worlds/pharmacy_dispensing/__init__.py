@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, mentions_number, one,
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
                                         only_changed, rows)
 
 #: The pharmacy system's business date: every dispensing and purchase order is dated today.
@@ -26,17 +26,11 @@ _STATUSES = Literal["pending", "active", "on_hold", "completed", "cancelled"]
 
 
 def _prescription(db: sqlite3.Connection, rx_id: str) -> dict[str, Any]:
-    rx = one(db, "SELECT * FROM prescriptions WHERE rx_id = ?", rx_id)
-    if rx is None:
-        raise ToolError(f"prescription {rx_id} not found")
-    return rx
+    return found(db, "SELECT * FROM prescriptions WHERE rx_id = ?", rx_id, missing=f"prescription {rx_id} not found")
 
 
 def _drug(db: sqlite3.Connection, drug_id: str) -> dict[str, Any]:
-    drug = one(db, "SELECT * FROM drugs WHERE drug_id = ?", drug_id)
-    if drug is None:
-        raise ToolError(f"drug {drug_id} not found")
-    return drug
+    return found(db, "SELECT * FROM drugs WHERE drug_id = ?", drug_id, missing=f"drug {drug_id} not found")
 
 
 @world.tool

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, mentions_number, one,
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
                                         only_changed, rows)
 
 world = World(
@@ -25,24 +25,17 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def _sku(db: sqlite3.Connection, sku: str) -> dict[str, Any]:
-    found = one(db, "SELECT * FROM skus WHERE sku = ?", sku)
-    if found is None:
-        raise ToolError(f"SKU {sku} not found")
-    return found
+    return found(db, "SELECT * FROM skus WHERE sku = ?", sku, missing=f"SKU {sku} not found")
 
 
 def _order(db: sqlite3.Connection, order_id: str) -> dict[str, Any]:
-    order = one(db, "SELECT * FROM outbound_orders WHERE order_id = ?", order_id)
-    if order is None:
-        raise ToolError(f"sales order {order_id} not found")
-    return order
+    return found(db, "SELECT * FROM outbound_orders WHERE order_id = ?", order_id,
+                 missing=f"sales order {order_id} not found")
 
 
 def _purchase_order(db: sqlite3.Connection, po_id: str) -> dict[str, Any]:
-    po = one(db, "SELECT * FROM purchase_orders WHERE po_id = ?", po_id)
-    if po is None:
-        raise ToolError(f"purchase order {po_id} not found")
-    return po
+    return found(db, "SELECT * FROM purchase_orders WHERE po_id = ?", po_id,
+                 missing=f"purchase order {po_id} not found")
 
 
 def _order_status(db: sqlite3.Connection, order_id: str) -> str:
