@@ -58,11 +58,11 @@ def test_drop_and_latest(tmp_path: Path) -> None:
 
 
 def test_secrets_are_redacted_in_records_and_args(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path / "run", Redactor(["sk-very-secret-key", None, "ab"]))
-    store.append({"task_id": 1, "error": {"message": "Incorrect API key provided: sk-very-secret-key"}})
-    store.write_args({"api_key": "sk-very-secret-key", "nested": ["sk-very-secret-key!"]})
+    store = ResultStore(tmp_path / "run", Redactor(["placeholder.secret.value", None, "ab"]))
+    store.append({"task_id": 1, "error": {"message": "Incorrect API key provided: placeholder.secret.value"}})
+    store.write_args({"api_key": "placeholder.secret.value", "nested": ["placeholder.secret.value!"]})
     text = store.path.read_text() + (store.run_dir / "args.json").read_text()
-    assert "sk-very-secret-key" not in text and text.count("<redacted>") == 3
+    assert "placeholder.secret.value" not in text and text.count("<redacted>") == 3
     assert json.loads(store.path.read_text())["error"]["message"].endswith("<redacted>")
 
 
