@@ -439,3 +439,13 @@ def test_trials_repeat_each_task_and_resume_per_trial(small_data: Path, server: 
     assert run_cli(*base_args(server, small_data, tmp_path, "--trials", "4", "--task-ids", "1", "2",
                               "--cache", cache)) == 0
     assert len(results(tmp_path)) == 8 and server.stats.requests > sent  # only trial 3 of each task ran
+
+
+def test_every_role_key_is_masked_in_args(tmp_path: Path) -> None:
+    keys = {f"--{role}-api-key": f"{role}.placeholder.key.{i}" for i, role in enumerate(evaluate.ROLES)}
+    assert run_cli("--suite", "workplace", "--agent", "reference", "--days", "1", "--output-dir", str(tmp_path),
+                   "--run-name", "keys", *[part for flag, key in keys.items() for part in (flag, key)]) == 0
+    args = json.loads((tmp_path / "keys" / "args.json").read_text())
+    assert all(args[flag[2:].replace("-", "_")] == "<redacted>" for flag in keys)
+    for path in (tmp_path / "keys").iterdir():
+        assert not any(key in path.read_text() for key in keys.values()), path
