@@ -113,16 +113,18 @@ class LLMClient:
         params = params or {}
         keys = [cache_key(self.base_url, model, messages, None, params, i) for i in range(count)] if self.cache \
             else []
-        found = [self.cache.get(key) for key in keys] if self.cache else [None] * count
+        found: list[tuple[Reply, Usage] | None] = [self.cache.get(key) for key in keys] if self.cache \
+            else [None] * count
         missing = [i for i, hit in enumerate(found) if hit is None]
         for i, fetched in zip(missing, self._fetch_samples(model, messages, len(missing), params)):
             found[i] = fetched
             if self.cache:
                 self.cache.put(keys[i], *fetched)
+        samples = [hit for hit in found if hit is not None]  # every sample is filled by now
         usage = Usage()
-        for _, share in found:
+        for _, share in samples:
             usage.add(share)
-        return Completion([reply for reply, _ in found], usage)
+        return Completion([reply for reply, _ in samples], usage)
 
     def _fetch_samples(self, model: str, messages: list[Message], count: int,
                        params: dict[str, Any]) -> list[tuple[Reply, Usage]]:
