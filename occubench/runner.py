@@ -101,7 +101,9 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) ->
     latest = latest_by_task(store.load())
     pending = [(task, trial) for task in tasks for trial in range(trials)
                if not ((key := (task.task_id, trial)) in latest and is_ok(latest[key]))]
-    store.drop({(task.task_id, trial) for task, trial in pending})
+    stale = {key for task, trial in pending if (key := (task.task_id, trial)) in latest}
+    if stale:  # error records about to be retried; rewriting the file is needed only then
+        store.drop(stale)
     return pending
 
 

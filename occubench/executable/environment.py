@@ -5,8 +5,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import jsonschema
-
 from occubench.environment import Environment, JSONObject
 from occubench.executable.world import ToolError, World
 
@@ -18,8 +16,6 @@ class ExecutableEnvironment(Environment):
     def __init__(self, world: World) -> None:
         self.world = world
         self.db = world.instance()
-        self._validators = {name: jsonschema.Draft202012Validator(tool.schema["function"]["parameters"])
-                            for name, tool in world.tools.items()}
 
     def tools(self) -> list[JSONObject]:
         return [tool.schema for tool in self.world.tools.values()]
@@ -28,7 +24,7 @@ class ExecutableEnvironment(Environment):
         tool = self.world.tools.get(name)
         if tool is None:
             return {"error": "unknown_tool", "message": f"there is no tool named {name!r}"}
-        problems = sorted(self._validators[name].iter_errors(arguments), key=lambda e: list(e.path))
+        problems = sorted(self.world.validator(name).iter_errors(arguments), key=lambda e: list(e.path))
         if problems:
             return {"error": "invalid_arguments",
                     "message": "; ".join(f"{'.'.join(map(str, p.path)) or 'arguments'}: {p.message}"

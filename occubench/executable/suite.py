@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from occubench.environment import Environment
-from occubench.executable.environment import ExecutableEnvironment
+from occubench.executable.environment import ExecutableEnvironment, state_diff
 from occubench.executable.world import ExecTask, World
 from occubench.suite import Suite
 from occubench.task import Task
@@ -39,12 +39,13 @@ class ExecutableSuite(Suite):
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         instance = env.unwrapped
         assert isinstance(instance, ExecutableEnvironment)
-        initial = self.worlds[task.env_name].instance()
+        world = self.worlds[task.env_name]
+        initial = world.instance()
         try:
             checks = exec_task(task).verify(initial, instance.db, trajectory.final_answer)
+            diff = state_diff(world, initial, instance.db)
         finally:
             initial.close()
-        diff = instance.state_diff()
         passed = bool(checks) and all(check.passed for check in checks)
         feedback = "; ".join(f"{'PASS' if c.passed else 'FAIL'} {c.name}" + (f": {c.message}" if c.message else "")
                              for c in checks)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from occubench.task import CATEGORY_ABBREVIATIONS
 
 JSONObject = dict[str, Any]
@@ -145,6 +147,7 @@ class World:
         self.tools: dict[str, Tool] = {}
         self.tasks: list[ExecTask] = []
         self._template: sqlite3.Connection | None = None
+        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         self._lock = threading.Lock()
 
     def tool(self, function: ToolFunction | None = None, *, writes: bool = False,
@@ -158,6 +161,13 @@ class World:
             self.tools[fn.__name__] = Tool(fn.__name__, fn, derived, writes)
             return fn
         return register(function) if function is not None else register
+
+    def validator(self, tool: str) -> jsonschema.Draft202012Validator:
+        """The argument validator of ``tool``, built once per world (it depends only on the schema)."""
+        if tool not in self._validators:
+            self._validators[tool] = jsonschema.Draft202012Validator(
+                self.tools[tool].schema["function"]["parameters"])
+        return self._validators[tool]
 
     def task(self, task: ExecTask) -> None:
         self.tasks.append(task)

@@ -286,10 +286,11 @@ class WorkplaceEnvironment(Environment):
             observation = getattr(self, name)(**arguments)
         except (ValueError, TypeError, KeyError, ZeroDivisionError, SyntaxError, OverflowError) as exc:
             return {"error": str(exc)}
-        fresh = [t for t in self.visible_tasks() if t.id not in self._announced]
+        visible = self.visible_tasks()
+        fresh = [t.id for t in visible if t.id not in self._announced]
         if fresh and name != "list_tasks":
-            observation["new_tasks"] = [t.id for t in fresh]
-        self._announced.update(t.id for t in self.visible_tasks())
+            observation["new_tasks"] = fresh
+        self._announced.update(t.id for t in visible)
         return observation
 
     def visible_tasks(self) -> list[Any]:
