@@ -207,7 +207,7 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
         except LLMError as exc:
             hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                     403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
-                    404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", None),
+                    404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", 0),
                                                                              f"check --{role}-base-url and the "
                                                                              f"{role} parameters")
             url = redact_url(endpoints[role].base_url) or "the OpenAI API"

@@ -4,9 +4,9 @@ from occubench.executable.environment import ExecutableEnvironment, state_diff
 from occubench.executable.registry import BUILTIN_SUITE, builtin_worlds, load_world
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import validate
-from occubench.executable.world import (Call, Check, ExecTask, Tool, ToolError, World, derive_schema,
-                                        mentions_number, one, only_changed, rows)
+from occubench.executable.world import (Call, Check, ExecTask, Tool, ToolError, World, derive_schema, found,
+                                        mentions_number, one, only_changed, rows, scalar)
 
 __all__ = ["BUILTIN_SUITE", "Call", "Check", "ExecTask", "ExecutableEnvironment", "ExecutableSuite", "Tool",
-           "ToolError", "World", "builtin_worlds", "derive_schema", "load_world", "mentions_number", "one",
-           "only_changed", "rows", "state_diff", "validate"]
+           "ToolError", "World", "builtin_worlds", "derive_schema", "found", "load_world", "mentions_number",
+           "one", "only_changed", "rows", "scalar", "state_diff", "validate"]

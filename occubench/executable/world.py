@@ -219,6 +219,11 @@ def one(db: sqlite3.Connection, sql: str, *params: Any) -> JSONObject | None:
     return dict(row) if row is not None else None
 
 
+def scalar(db: sqlite3.Connection, sql: str, *params: Any) -> Any:
+    """The single value of an aggregate query (COUNT, SUM, MAX...), which always yields one row; NULL → None."""
+    return db.execute(sql, params).fetchone()[0]
+
+
 def found(db: sqlite3.Connection, sql: str, *params: Any, missing: str) -> JSONObject:
     """The first row of a parameterised query; a tool error saying ``missing`` when there is none."""
     row = one(db, sql, *params)

@@ -111,7 +111,7 @@ def _example_value(schema: dict) -> Any:
         "array": [],
         "object": {},
         "null": None,
-    }.get(kind, "X-1")
+    }.get(str(kind), "X-1")
 
 
 def _agent_reply(request: dict) -> str | dict:

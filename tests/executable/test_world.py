@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 import pytest
 
-from occubench.executable import ExecutableEnvironment, ToolError, World, derive_schema, mentions_number, rows
+from occubench.executable import (ExecutableEnvironment, ToolError, World, derive_schema, found, mentions_number, one,
+                                  rows, scalar)
 
 
 def make_world(tmp_path: Path) -> World:
@@ -118,6 +119,17 @@ def test_mentions_number() -> None:
     assert mentions_number("ratio 0.42", 0.42) and not mentions_number("paid 785", 7850)
     assert mentions_number("reverse APP-3006 now", 3006) and mentions_number("a loss of -12.5", -12.5)
     assert not mentions_number("raised to SEV1", 1) and not mentions_number("APP-3006", -3006)
+
+
+def test_query_helpers() -> None:
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    db.executescript("CREATE TABLE t (k TEXT, v INTEGER); INSERT INTO t VALUES ('a', 2), ('b', 3);")
+    assert scalar(db, "SELECT SUM(v) FROM t") == 5 and scalar(db, "SELECT MAX(v) FROM t WHERE k = 'z'") is None
+    assert one(db, "SELECT * FROM t WHERE k = ?", "b") == {"k": "b", "v": 3}
+    assert one(db, "SELECT * FROM t WHERE k = ?", "z") is None
+    with pytest.raises(ToolError, match="no row z"):
+        found(db, "SELECT * FROM t WHERE k = ?", "z", missing="no row z")
 
 
 def test_category_must_be_one_of_occubench(tmp_path: Path) -> None:

@@ -17,7 +17,9 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                         Clue(f"{task_id}-threshold", f"Any transaction above {threshold:,} needs a second approver.",
                              [["threshold", "limit", "cutoff", "approval rule", "second approv"]]))
     manager = colleague(names, "Operations manager", "Operations")
-    rows, flagged, clean = [], [], []
+    rows: list[str] = []
+    flagged: list[str] = []
+    clean: list[str] = []
     for _ in range(12):
         code = names.code("TX")
         amount = rng.choice((rng.randint(200, threshold - 100), rng.randint(threshold + 100, threshold * 3)))

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows, scalar
 
 world = World(
     name="course_registration", scenario="University Course Registration", category="Education & Culture",
@@ -50,8 +50,8 @@ def _entry(db: sqlite3.Connection, student_id: str, section_id: str) -> dict[str
 
 
 def _waitlist_count(db: sqlite3.Connection, section_id: str) -> int:
-    return one(db, "SELECT COUNT(*) AS n FROM enrollments WHERE section_id = ? AND status = 'waitlisted'",
-               section_id)["n"]
+    return scalar(db, "SELECT COUNT(*) FROM enrollments WHERE section_id = ? AND status = 'waitlisted'",
+                  section_id)
 
 
 def _close_gap(db: sqlite3.Connection, section_id: str, position: int) -> None:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows, scalar
 
 world = World(
     name="crew_scheduling", scenario="Airline Crew Scheduling", category="Transportation & Logistics",
@@ -138,8 +138,8 @@ def assign_crew(db: sqlite3.Connection, flight_id: str, crew_id: str,
         raise ToolError(f"{crew_id} is {member['rank']}; the {position} position needs a {_RANK_FOR[position]}")
     if one(db, "SELECT 1 FROM assignments WHERE flight_id = ? AND crew_id = ?", flight_id, crew_id):
         raise ToolError(f"{crew_id} is already rostered on {flight_id}")
-    taken = one(db, "SELECT COUNT(*) AS n FROM assignments WHERE flight_id = ? AND position = ?",
-                flight_id, position)["n"]
+    taken = scalar(db, "SELECT COUNT(*) FROM assignments WHERE flight_id = ? AND position = ?",
+                   flight_id, position)
     seats = flight["cabin_required"] if position == "cabin" else 1
     if taken >= seats:
         raise ToolError(f"{flight_id} already has its {position} position{'s' if seats > 1 else ''} filled "

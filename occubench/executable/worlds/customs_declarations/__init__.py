@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows)
+                                        only_changed, rows, scalar)
 
 #: The customs system's business date: releases and inspection orders are dated today.
 TODAY = "2025-10-30"
@@ -205,7 +205,7 @@ def release_shipment(db: sqlite3.Connection, shipment_id: str) -> dict[str, Any]
     if blocking:
         raise ToolError(f"shipment {shipment_id} has inspections outstanding: "
                         + ", ".join(f"{i['kind']} ({i['status']})" for i in blocking))
-    total = one(db, "SELECT ROUND(SUM(duty_amount), 2) AS t FROM declarations WHERE shipment_id = ?", shipment_id)["t"]
+    total = scalar(db, "SELECT ROUND(SUM(duty_amount), 2) FROM declarations WHERE shipment_id = ?", shipment_id)
     db.execute("UPDATE shipments SET status = 'released', released_on = ?, hold_reason = NULL WHERE shipment_id = ?",
                (TODAY, shipment_id))
     return {"shipment_id": shipment_id, "status": "released", "released_on": TODAY, "total_duty": total}
@@ -225,8 +225,8 @@ def _ship_status(db: sqlite3.Connection, shipment_id: str) -> str | None:
 def _assessed(db: sqlite3.Connection, decl_id: str, value: float, rate: float, duty: float) -> Check:
     d = _decl(db, decl_id)
     recorded = (d.get("customs_value"), d.get("duty_rate"), d.get("duty_amount"))
-    ok = (d.get("status") == "assessed" and None not in recorded
-          and all(abs(got - want) < 0.005 for got, want in zip(recorded, (value, rate, duty))))
+    ok = d.get("status") == "assessed" and all(got is not None and abs(got - want) < 0.005
+                                               for got, want in zip(recorded, (value, rate, duty)))
     return Check(f"{decl_id} assessed: {value} at {rate}% = {duty}", ok,
                  f"{d.get('status')}: value {d.get('customs_value')}, rate {d.get('duty_rate')}, "
                  f"duty {d.get('duty_amount')}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows)
+                                        only_changed, rows, scalar)
 
 world = World(
     name="grid_outage_dispatch", scenario="Distribution Outage Dispatch", category="Industrial & Engineering",
@@ -53,7 +53,7 @@ def _refresh_feeder(db: sqlite3.Connection, feeder_id: str) -> None:
     feeder = _feeder(db, feeder_id)
     if feeder["status"] == "de-energized" or feeder["status"] == "backfed":
         return
-    active = one(db, "SELECT COUNT(*) AS n FROM outages WHERE feeder_id = ? AND status <> 'restored'", feeder_id)["n"]
+    active = scalar(db, "SELECT COUNT(*) FROM outages WHERE feeder_id = ? AND status <> 'restored'", feeder_id)
     db.execute("UPDATE feeders SET status = ? WHERE feeder_id = ?", ("partial" if active else "energized", feeder_id))
 
 
@@ -166,7 +166,7 @@ def dispatch_crew(db: sqlite3.Connection, outage_id: str, crew_id: str) -> dict[
     if outage["required_skill"] not in _skills(crew):
         raise ToolError(f"outage {outage_id} needs the {outage['required_skill']} skill; {crew_id} has "
                         f"{crew['skills']}")
-    last = one(db, "SELECT MAX(CAST(SUBSTR(wo_id, 4) AS INTEGER)) AS n FROM work_orders")["n"] or 3300
+    last = scalar(db, "SELECT MAX(CAST(SUBSTR(wo_id, 4) AS INTEGER)) FROM work_orders") or 3300
     wo_id = f"WO-{last + 1}"
     db.execute("INSERT INTO work_orders (wo_id, outage_id, crew_id, created_at, status) VALUES (?, ?, ?, ?, 'open')",
                (wo_id, outage_id, crew_id, NOW))
@@ -195,7 +195,8 @@ def restore_outage(db: sqlite3.Connection, outage_id: str, restored_at: str) -> 
     if not outage["reported_at"] <= restored_at <= NOW:
         raise ToolError(f"restored_at must be between {outage['reported_at']} (reported) and {NOW} (now)")
     if outage["backfeed_switch"]:
-        switch = one(db, "SELECT * FROM tie_switches WHERE switch_id = ?", outage["backfeed_switch"])
+        switch = found(db, "SELECT * FROM tie_switches WHERE switch_id = ?", outage["backfeed_switch"],
+                       missing=f"tie switch {outage['backfeed_switch']} not found")
         other = switch["feeder_b"] if switch["feeder_a"] == outage["feeder_id"] else switch["feeder_a"]
         db.execute("UPDATE tie_switches SET status = 'open' WHERE switch_id = ?", (switch["switch_id"],))
         db.execute("UPDATE feeders SET load_mw = ROUND(load_mw - ?, 2) WHERE feeder_id = ?", (outage["load_mw"], other))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows)
+                                        only_changed, rows, scalar)
 
 #: The pharmacy system's business date: every dispensing and purchase order is dated today.
 TODAY = "2025-11-04"
@@ -74,7 +74,7 @@ def get_prescription(db: sqlite3.Connection, rx_id: str) -> dict[str, Any]:
     """
     rx = _prescription(db, rx_id)
     rx["drug"] = _drug(db, rx["drug_id"])
-    rx["patient_name"] = one(db, "SELECT name FROM patients WHERE patient_id = ?", rx["patient_id"])["name"]
+    rx["patient_name"] = scalar(db, "SELECT name FROM patients WHERE patient_id = ?", rx["patient_id"])
     return rx
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows)
+                                        only_changed, rows, scalar)
 
 world = World(
     name="warehouse_inventory", scenario="Distribution Center Inventory Control",
@@ -223,7 +223,7 @@ def receive_po_line(db: sqlite3.Connection, po_id: str, line_no: int, qty: int, 
                         "VALUES (?, ?, ?, ?, ?, ?, 0)",
                         (line["sku"], location_id, lot.strip(), TODAY, expiry_date, qty))
     db.execute("UPDATE po_lines SET qty_received = qty_received + ? WHERE po_line_id = ?", (qty, line["po_line_id"]))
-    remaining = one(db, "SELECT SUM(qty_ordered - qty_received) AS n FROM po_lines WHERE po_id = ?", po_id)["n"]
+    remaining = scalar(db, "SELECT SUM(qty_ordered - qty_received) FROM po_lines WHERE po_id = ?", po_id)
     status = "received" if remaining == 0 else "partially_received"
     db.execute("UPDATE purchase_orders SET status = ? WHERE po_id = ?", (status, po_id))
     return {"inv_id": cursor.lastrowid, "po_id": po_id, "line_no": line_no, "sku": line["sku"], "qty": qty,
