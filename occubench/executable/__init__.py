@@ -5,8 +5,8 @@ from occubench.executable.registry import BUILTIN_SUITE, builtin_worlds, load_wo
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import validate
 from occubench.executable.world import (Call, Check, ExecTask, Tool, ToolError, World, derive_schema, found,
-                                        mentions_number, one, only_changed, rows, scalar)
+                                        mentions_number, next_id, one, only_changed, rows, scalar)
 
 __all__ = ["BUILTIN_SUITE", "Call", "Check", "ExecTask", "ExecutableEnvironment", "ExecutableSuite", "Tool",
            "ToolError", "World", "builtin_worlds", "derive_schema", "found", "load_world", "mentions_number",
-           "one", "only_changed", "rows", "scalar", "state_diff", "validate"]
+           "next_id", "one", "only_changed", "rows", "scalar", "state_diff", "validate"]

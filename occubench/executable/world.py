@@ -224,6 +224,15 @@ def scalar(db: sqlite3.Connection, sql: str, *params: Any) -> Any:
     return db.execute(sql, params).fetchone()[0]
 
 
+def next_id(db: sqlite3.Connection, table: str, column: str, prefix: str, start: int) -> str:
+    """The id after the highest ``prefix``-numbered one in ``table.column``; ``prefix{start + 1}`` when empty.
+
+    ``table`` and ``column`` come from the world's own code, never from a tool argument.
+    """
+    last = scalar(db, f"SELECT MAX(CAST(SUBSTR({column}, ?) AS INTEGER)) FROM {table}", len(prefix) + 1)
+    return f"{prefix}{(last or start) + 1}"
+
+
 def found(db: sqlite3.Connection, sql: str, *params: Any, missing: str) -> JSONObject:
     """The first row of a parameterised query; a tool error saying ``missing`` when there is none."""
     row = one(db, sql, *params)

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import pytest
 
-from occubench.executable import (ExecutableEnvironment, ToolError, World, derive_schema, found, mentions_number, one,
-                                  rows, scalar)
+from occubench.executable import (ExecutableEnvironment, ToolError, World, derive_schema, found, mentions_number,
+                                  next_id, one, rows, scalar)
 
 
 def make_world(tmp_path: Path) -> World:
@@ -128,6 +128,10 @@ def test_query_helpers() -> None:
     assert scalar(db, "SELECT SUM(v) FROM t") == 5 and scalar(db, "SELECT MAX(v) FROM t WHERE k = 'z'") is None
     assert one(db, "SELECT * FROM t WHERE k = ?", "b") == {"k": "b", "v": 3}
     assert one(db, "SELECT * FROM t WHERE k = ?", "z") is None
+    db.execute("CREATE TABLE o (id TEXT)")
+    assert next_id(db, "o", "id", "WO-", 3300) == "WO-3301"
+    db.executemany("INSERT INTO o VALUES (?)", [("WO-3302",), ("WO-3310",), ("WO-3309",)])
+    assert next_id(db, "o", "id", "WO-", 3300) == "WO-3311"
     with pytest.raises(ToolError, match="no row z"):
         found(db, "SELECT * FROM t WHERE k = ?", "z", missing="no row z")
 

@@ -8,7 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows, scalar
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, next_id, one, only_changed,
+                                        rows)
 
 #: The booking system's business date: slots before it cannot be booked.
 TODAY = "2025-11-10"
@@ -186,8 +187,7 @@ def book_appointment(db: sqlite3.Connection, patient_id: str, slot_id: str, refe
                             f"{slot['specialty']}")
         db.execute("UPDATE referrals SET status = 'booked' WHERE referral_id = ?", (referral_id,))
         db.execute("UPDATE waitlist SET status = 'booked' WHERE referral_id = ? AND status = 'waiting'", (referral_id,))
-    number = scalar(db, "SELECT MAX(CAST(substr(appt_id, 5) AS INTEGER)) FROM appointments") or 4000
-    appt_id = f"APT-{number + 1}"
+    appt_id = next_id(db, "appointments", "appt_id", "APT-", 4000)
     db.execute("INSERT INTO appointments VALUES (?, ?, ?, ?, 'booked', ?, ?)",
                (appt_id, patient_id, slot_id, referral_id, TODAY, note))
     db.execute("UPDATE slots SET status = 'booked' WHERE slot_id = ?", (slot_id,))

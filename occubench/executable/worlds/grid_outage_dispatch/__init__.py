@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows, scalar)
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, next_id,
+                                        one, only_changed, rows, scalar)
 
 world = World(
     name="grid_outage_dispatch", scenario="Distribution Outage Dispatch", category="Industrial & Engineering",
@@ -166,8 +166,7 @@ def dispatch_crew(db: sqlite3.Connection, outage_id: str, crew_id: str) -> dict[
     if outage["required_skill"] not in _skills(crew):
         raise ToolError(f"outage {outage_id} needs the {outage['required_skill']} skill; {crew_id} has "
                         f"{crew['skills']}")
-    last = scalar(db, "SELECT MAX(CAST(SUBSTR(wo_id, 4) AS INTEGER)) FROM work_orders") or 3300
-    wo_id = f"WO-{last + 1}"
+    wo_id = next_id(db, "work_orders", "wo_id", "WO-", 3300)
     db.execute("INSERT INTO work_orders (wo_id, outage_id, crew_id, created_at, status) VALUES (?, ?, ?, ?, 'open')",
                (wo_id, outage_id, crew_id, NOW))
     db.execute("UPDATE crews SET status = 'assigned' WHERE crew_id = ?", (crew_id,))

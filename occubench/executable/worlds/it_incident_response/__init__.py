@@ -7,7 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, one, only_changed, rows, scalar
+from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, next_id, one, only_changed,
+                                        rows)
 
 world = World(
     name="it_incident_response", scenario="IT Incident Response", category="Technology & IT",
@@ -152,8 +153,7 @@ def create_incident(db: sqlite3.Connection, service_id: str, severity: SEVERITIE
             raise ToolError(f"alert {alert_id} is {alert['status']}"
                             + (f" (attached to {alert['incident_id']})" if alert["incident_id"] else "")
                             + "; only firing alerts can be attached")
-    last = scalar(db, "SELECT MAX(CAST(SUBSTR(incident_id, 5) AS INTEGER)) FROM incidents") or 7000
-    incident_id = f"INC-{last + 1}"
+    incident_id = next_id(db, "incidents", "incident_id", "INC-", 7000)
     db.execute("INSERT INTO incidents (incident_id, title, service_id, severity, status, opened_at) "
                "VALUES (?, ?, ?, ?, 'open', ?)", (incident_id, title, service_id, severity, NOW))
     for alert_id in alert_ids:
