@@ -5,21 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from occubench import data, evaluate
+from occubench import __version__, data, evaluate
 from occubench.errors import ConfigError, OccuBenchError
-from occubench.executable import BUILTIN_SUITE, ExecutableEnvironment, builtin_worlds, load_world, validate
 from occubench.faults import FAULT_MODES
-from occubench.workplace import commands as workplace_commands
-from occubench.workplace.suite import WORKPLACE_SUITE
-from occubench.workplace.templates import FAMILIES
-from occubench.robustness import load_runs, robustness_table
 
 
 def _data_download(args: argparse.Namespace) -> int:
@@ -35,6 +29,8 @@ def _data_verify(args: argparse.Namespace) -> int:
 
 
 def _robustness(args: argparse.Namespace) -> int:
+    from occubench.robustness import load_runs, robustness_table
+
     rows = robustness_table(load_runs(Path(d) for d in args.run_dirs))
     if not rows:
         raise ConfigError(f"no results in {', '.join(args.run_dirs)}")
@@ -50,6 +46,7 @@ def _robustness(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from occubench import report  # matplotlib loads only for this command
+    from occubench.robustness import robustness_table
     from occubench.summary import load_prices
 
     if args.resamples < 1:
@@ -57,13 +54,13 @@ def _report(args: argparse.Namespace) -> int:
     runs = report.load_run_dirs(args.run_dirs)
     prices = load_prices(Path(args.prices)) if args.prices else None
     stats = [report.run_stats(run, prices, resamples=args.resamples, seed=args.seed) for run in runs]
-    modes = robustness_table(record for run in runs for record in run.records)
+    modes = robustness_table(result for run in runs for result in run.results)
     if args.format == "json":
         print(json.dumps(report.report_json(stats, modes, by_domain=args.by_domain), indent=2, ensure_ascii=False))
     elif args.format == "csv":
         sys.stdout.write(report.report_csv(stats, by_domain=args.by_domain))
     else:
-        print(report.markdown_report(stats, modes))
+        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs)))
     if args.html:
         report.write_html(Path(args.html), runs, stats, prices=prices)
         print(f"HTML report written to {args.html}", file=sys.stderr)
@@ -74,7 +71,7 @@ def _compare(args: argparse.Namespace) -> int:
     from occubench import report  # matplotlib loads only for this command
 
     runs = report.load_run_dirs(args.run_dirs)
-    pairs = report.compare_groups((record for run in runs for record in run.records), by=args.by)
+    pairs = report.compare_groups((result for run in runs for result in run.results), by=args.by)
     if not pairs:
         raise ConfigError(f"nothing to compare: the results of {', '.join(args.run_dirs)} have fewer than two "
                           f"values of {args.by}")
@@ -86,55 +83,34 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _suites(args: argparse.Namespace) -> int:
-    worlds = builtin_worlds()
-    listing: dict[str, Any] = {BUILTIN_SUITE: [{"name": w.name, "scenario": w.scenario, "category": w.category, "domain": w.domain,
-                                "tools": len(w.tools), "tasks": len(w.tasks)} for w in worlds],
-                               WORKPLACE_SUITE: {"families": [{"name": f.name, "kind": f.kind, "difficulty": f.difficulty}
-                                                              for f in sorted(FAMILIES.values(), key=lambda f: f.name)]}}
+    from occubench.plugins import installed_suites
+
+    suites = installed_suites()
+    listings = {name: definition.listing() if definition.listing else ([], None)
+                for name, definition in sorted(suites.items())}
     if args.json:
-        print(json.dumps(listing, indent=2))
+        print(json.dumps({name: {"description": suites[name].description, "listing": data}
+                          for name, (_, data) in listings.items()}, indent=2, ensure_ascii=False))
         return 0
-    table = Table(title=f"Suite {BUILTIN_SUITE}: executable worlds (run with --suite {BUILTIN_SUITE})")
-    for column in ("Environment", "Category", "Domain", "Tools", "Tasks"):
-        table.add_column(column, justify="right" if column in ("Tools", "Tasks") else "left",
-                         no_wrap=column == "Environment")
-    for entry in listing[BUILTIN_SUITE]:
-        table.add_row(entry["name"], entry["category"], entry["domain"], str(entry["tools"]), str(entry["tasks"]))
     console = Console(highlight=False)
-    console.print(table)
-    console.print(f"Suite {WORKPLACE_SUITE}: generated working days ({len(FAMILIES)} task families: "
-                  f"{', '.join(sorted(FAMILIES))}); run with --suite {WORKPLACE_SUITE} --days N --seed S.")
-    console.print("Suite occubench: the OccuBench benchmark itself (LLM-simulated worlds), the default of "
-                  "`occubench run`.")
+    for name, (tables, _) in listings.items():
+        console.print(f"[bold]{name}[/bold]: {suites[name].description}")
+        for table in tables:
+            console.print(table.to_rich())
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
-    if args.suite == WORKPLACE_SUITE:
-        return workplace_commands.validate(args.days, args.seed)
-    if args.suite != BUILTIN_SUITE:
-        raise ConfigError(f"--suite: {BUILTIN_SUITE} and {WORKPLACE_SUITE} have reference solutions to validate, "
-                          f"not {args.suite!r}")
-    world_problems, results = validate(builtin_worlds())
-    table = Table(title="Reference solution must pass; doing nothing and the wrong solution must fail")
-    for column in ("Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"):
-        table.add_column(column, no_wrap=column == "Task")
-    mark = {True: "[green]pass[/green]", False: "[red]fail[/red]"}
-    for result in results:
-        table.add_row(str(result.task.task_id), str(result.task.difficulty), mark[result.reference],
-                      mark[result.noop], mark[result.wrong], "; ".join(result.problems))
-    console = Console(highlight=False)
-    console.print(table)
-    bad_worlds = {name: problems for name, problems in world_problems.items() if problems}
-    for name, problems in bad_worlds.items():
-        console.print(f"[red]{name}: {'; '.join(problems)}[/red]")
-    good = sum(result.ok for result in results)
-    console.print(f"{good}/{len(results)} tasks valid (reference 100 %, do-nothing 0 %, wrong solution 0 %) in "
-                  f"{len(world_problems)} environments")
-    return 0 if good == len(results) and not bad_worlds else 1
+    from occubench.plugins import ValidateOptions, load_suite
+
+    definition = load_suite(args.suite)
+    if definition.validate is None:
+        raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
+    return 0 if definition.validate(ValidateOptions(days=args.days, seed=args.seed), Console(highlight=False)) else 1
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from occubench.executable import ExecutableEnvironment, load_world
     from occubench.serve import serve  # the MCP SDK loads only for this command
 
     env = ExecutableEnvironment(load_world(args.env))
@@ -145,24 +121,32 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _workplace_generate(args: argparse.Namespace) -> int:
+    from occubench.workplace.commands import generate
+
+    return generate(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="occubench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"occubench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="evaluate an agent on the OccuBench tasks (same flags as "
-                         "python -m occubench.evaluate)", description=evaluate.__doc__)
+    run = sub.add_parser("run", help="evaluate an agent on a suite (same flags as python -m occubench.evaluate)",
+                         description=evaluate.__doc__)
     evaluate.add_arguments(run)
-    run.set_defaults(func=evaluate.run)
+    run.set_defaults(func=evaluate.run_command)
 
-    suites = sub.add_parser("suites", help="list the built-in suites and their environments")
+    suites = sub.add_parser("suites", help="list the installed suites and their environments")
     suites.add_argument("--json", action="store_true", help="print JSON instead of a table")
     suites.set_defaults(func=_suites)
 
     check = sub.add_parser("validate", help="check that every task of a suite is solvable and not trivially passed")
-    check.add_argument("--suite", default=BUILTIN_SUITE,
-                       help=f"{BUILTIN_SUITE} (default) or {WORKPLACE_SUITE}")
-    check.add_argument("--days", type=int, default=50, help=f"{WORKPLACE_SUITE}: days to generate (default: 50)")
-    check.add_argument("--seed", type=int, default=0, help=f"{WORKPLACE_SUITE}: generation seed (default: 0)")
+    check.add_argument("--suite", default="executable",
+                       help="a suite with reference solutions: executable (default), workplace, another installed "
+                       "suite or package.module:attribute")
+    check.add_argument("--days", type=int, default=50, help="workplace: days to generate (default: 50)")
+    check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
 
     workplace = sub.add_parser("workplace", help="workplace scenarios: generate days to disk")
     workplace_sub = workplace.add_subparsers(dest="workplace_command", required=True, metavar="ACTION")
@@ -171,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--seed", type=int, required=True, help="generation seed")
     generate.add_argument("--out", required=True, help="folder to write the day files into")
     generate.add_argument("--learning", action="store_true", help="also write each day's day-two variant")
-    generate.set_defaults(func=workplace_commands.generate)
+    generate.set_defaults(func=_workplace_generate)
     check.set_defaults(func=_validate)
 
     serve = sub.add_parser("serve", help="serve an isolated instance of an environment over MCP")

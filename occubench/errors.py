@@ -47,6 +47,8 @@ class WorldError(OccuBenchError):
 class VerifierError(OccuBenchError):
     """The verifier could not reach a verdict (no parsable votes, or a tie). Keeps the votes it did get."""
 
-    def __init__(self, message: str, votes: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, message: str, votes: list[Any] | None = None, usage: Any = None) -> None:
         super().__init__(message)
         self.votes = votes or []
+        #: The tokens spent reaching no verdict (an ``occubench.llm.Usage``), so they are still counted.
+        self.usage = usage

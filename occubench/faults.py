@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from occubench.environment import Environment, JSONObject, Wrapper
+from occubench.results import FaultEvent, FaultWindow, Result
 
 FAULT_MODES = ("E0", "E1", "E2", "E3")
 INJECTION_MODES = ("prompt", "harness")
@@ -41,14 +42,7 @@ start; do not single out one critical action; faults are transient, so the same 
 works normally and the underlying state stays consistent; never mention this simulation in an observation."""
 
 
-@dataclass(frozen=True)
-class Window:
-    first_call: int
-    last_call: int
-    kind: str  # "explicit" or "implicit"
-
-
-def fault_schedule(mode: str, count: int, duration: int, seed: int, task_id: object) -> list[Window]:
+def fault_schedule(mode: str, count: int, duration: int, seed: int, task_id: object) -> list[FaultWindow]:
     """``count`` non-overlapping windows of ``duration`` calls, never on call 0, at least one clean call apart,
     spread at random over the first ``2 × count × duration`` calls after the first. Depends only on the arguments,
     so every agent meets the same schedule on the same task."""
@@ -64,7 +58,7 @@ def fault_schedule(mode: str, count: int, duration: int, seed: int, task_id: obj
     windows, start = [], 1
     for number in range(count):
         start += extra[number]
-        windows.append(Window(start, start + duration - 1, kinds[number % len(kinds)]))
+        windows.append(FaultWindow(start, start + duration - 1, kinds[number % len(kinds)]))
         start += duration + 1
     return windows
 
@@ -156,9 +150,18 @@ class FaultInjector(Wrapper):
         self.windows = fault_schedule(mode, count, duration, seed, task_id)
         self.reset_log()
 
+    @staticmethod
+    def of(env: Environment) -> FaultInjector | None:
+        """The fault injector among ``env``'s wrappers, if any."""
+        while isinstance(env, Wrapper):
+            if isinstance(env, FaultInjector):
+                return env
+            env = env.env
+        return None
+
     def reset_log(self) -> None:
         self.calls = 0
-        self.events: list[dict[str, Any]] = []
+        self.events: list[FaultEvent] = []
         self._earlier: dict[str, list[JSONObject]] = {}
 
     def call(self, name: str, arguments: JSONObject) -> JSONObject:
@@ -181,16 +184,16 @@ class FaultInjector(Wrapper):
         return degraded
 
     def _log(self, index: int, name: str, kind: str, fault: str, detail: str) -> None:
-        self.events.append({"call_index": index, "tool": name, "kind": kind, "fault": fault, "detail": detail})
+        self.events.append(FaultEvent(index, name, kind, fault, detail))
 
     def reset(self) -> None:
         self.env.reset()
         self.reset_log()
 
-    def info(self) -> dict[str, Any]:
-        windows = [{**asdict(w), "fired": sum(w.first_call <= e["call_index"] <= w.last_call for e in self.events)}
-                   for w in self.windows]
-        return {**self.env.info(), "fault_events": list(self.events), "fault_windows": windows}
+    def fired_windows(self) -> list[FaultWindow]:
+        """The schedule, each window with how many of its calls were made."""
+        return [replace(w, fired=sum(w.first_call <= e.call_index <= w.last_call for e in self.events))
+                for w in self.windows]
 
 
 @dataclass
@@ -203,18 +206,18 @@ class Recovery:
     implicit_requeried: int = 0
 
 
-def recovery(records: list[dict[str, Any]], within: int = 3) -> Recovery:
+def recovery(results: list[Result], within: int = 3) -> Recovery:
     """Share of explicitly faulted calls the agent made again (same tool, same arguments) within the next
     ``within`` calls, and of implicitly faulted calls after which it repeated the same query within as many."""
     tally = Recovery()
-    for record in records:
-        calls = {call["call_index"]: (call["name"], call["arguments"]) for step in record.get("steps", [])
-                 for call in step.get("tool_calls", []) if call.get("call_index") is not None}
-        for event in record.get("fault_events", []):
-            faulted = calls.get(event["call_index"])
-            again = faulted is not None and any(calls.get(event["call_index"] + k) == faulted
+    for result in results:
+        calls = {call.call_index: (call.name, call.arguments) for call in result.tool_calls
+                 if call.call_index is not None}
+        for event in result.fault_events:
+            faulted = calls.get(event.call_index)
+            again = faulted is not None and any(calls.get(event.call_index + k) == faulted
                                                 for k in range(1, within + 1))
-            if event["kind"] == "explicit":
+            if event.kind == "explicit":
                 tally.explicit += 1
                 tally.explicit_retried += again
             else:

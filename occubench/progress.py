@@ -6,10 +6,10 @@ import threading
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from occubench.store import Record, is_ok
-from occubench.summary import record_usage
+from occubench.results import Result
 
 _TALLY_EVERY = 10
 
@@ -39,10 +39,9 @@ class RunProgress:
         if self._progress:
             self._progress.stop()
 
-    def add(self, record: Record) -> None:
-        ok = is_ok(record)
-        passed = ok and record.get("is_correct") is True
-        tokens = sum(u.prompt_tokens + u.completion_tokens for u in record_usage(record).values())
+    def add(self, result: Result) -> None:
+        ok, passed = result.ok, result.passed
+        tokens = sum(u.prompt_tokens + u.completion_tokens for u in result.usage.values())
         # One lock around counting and printing, so lines come out numbered in order.
         with self._lock:
             self.done += 1
@@ -52,10 +51,10 @@ class RunProgress:
             if self._progress:
                 self._progress.update(self._task, completed=self.done, tally=self._tally())
                 return
-            outcome = ("[green]PASS[/green]" if passed else "FAIL" if ok
-                       else f"[red]ERROR[/red] {record['error']['kind']}")
-            self.console.print(f"[{self.done}/{self.total}] task {record['task_id']}: {outcome} "
-                               f"({record['step_count']} steps, {record['duration_s']:.1f} s)")
+            kind = result.error.kind if result.error else "?"
+            outcome = "[green]PASS[/green]" if passed else "FAIL" if ok else f"[red]ERROR[/red] {kind}"
+            self.console.print(f"[{self.done}/{self.total}] task {escape(str(result.task_id))}: {outcome} "
+                               f"({result.step_count} steps, {result.duration_s:.1f} s)")
             if self.done % _TALLY_EVERY == 0 or self.done == self.total:
                 self.console.print(f"— {self.done}/{self.total} done, {self._tally()}")
 

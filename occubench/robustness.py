@@ -12,7 +12,8 @@ from pathlib import Path
 
 from occubench.errors import ConfigError
 from occubench.faults import FAULT_MODES
-from occubench.store import RESULTS_FILE, Record, is_ok, latest_by_task, read_results
+from occubench.results import Result
+from occubench.store import RESULTS_FILE, latest_by_task, load_results
 
 
 def robustness_score(e0: float | None, e1: float | None, e2: float | None, e3: float | None) -> float | None:
@@ -35,14 +36,14 @@ class RobustnessRow:
         return robustness_score(*(self.rates.get(mode) for mode in FAULT_MODES))
 
 
-def robustness_table(records: Iterable[Record]) -> list[RobustnessRow]:
+def robustness_table(results: Iterable[Result]) -> list[RobustnessRow]:
     """One row per (agent model, world model) with the completion rate of each mode; errors are left out."""
     tallies: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for record in records:
-        if not is_ok(record):
+    for result in results:
+        if not result.ok:
             continue
-        tally = tallies[(str(record.get("agent_model")), str(record.get("world_model") or "-"))][record.get("env_mode", "E0")]
-        tally[0] += record.get("is_correct") is True
+        tally = tallies[(str(result.agent_model), result.world_model or "-")][result.env_mode]
+        tally[0] += result.passed
         tally[1] += 1
     rows = []
     for (agent, world), modes in sorted(tallies.items()):
@@ -52,12 +53,12 @@ def robustness_table(records: Iterable[Record]) -> list[RobustnessRow]:
     return rows
 
 
-def load_runs(run_dirs: Iterable[Path]) -> list[Record]:
+def load_runs(run_dirs: Iterable[Path]) -> list[Result]:
     """The latest result of every task in each run directory."""
-    records: list[Record] = []
+    results: list[Result] = []
     for run_dir in run_dirs:
         path = Path(run_dir) / RESULTS_FILE
         if not path.is_file():
             raise ConfigError(f"no {RESULTS_FILE} in {run_dir}: is it a run directory?")
-        records += latest_by_task(read_results(path)).values()
-    return records
+        results += latest_by_task(load_results(path)).values()
+    return results

@@ -1,7 +1,7 @@
-"""Running tasks: Task → Environment ↔ Agent → Trajectory → Verifier → result record → store.
+"""Running tasks: Task → Environment ↔ Agent → Trajectory → Verifier → Result → store.
 
 Failures that are not the agent's (the endpoint stayed down, the simulator or the judge gave nothing usable)
-make a record with ``status: "error"``: it is left out of the completion rate and retried by the next run.
+make a result with ``status: "error"``: it is left out of the completion rate and retried by the next run.
 """
 
 from __future__ import annotations
@@ -14,29 +14,23 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from occubench._log import current_task
-from occubench.llm.cache import current_trial
 from occubench.agent import Agent
 from occubench.environment import Environment
 from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
-from occubench.llm import CacheMissError
-from occubench.llm import Usage
-from occubench.store import Record, ResultStore, is_ok, latest_by_task
+from occubench.faults import FaultInjector
+from occubench.llm.cache import CacheMissError, current_trial
+from occubench.llm.types import Usage
+from occubench.results import ErrorInfo, Result
+from occubench.store import ResultStore, latest_by_task
 from occubench.suite import Suite
 from occubench.task import Task
 from occubench.trajectory import Trajectory
 
 log = logging.getLogger("occubench")
 
-#: The OccuBench README's fields in its order, then ours; anything else a run adds follows.
-RESULT_FIELDS = (
-    "task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model", "world_model",
-    "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback", "step_count", "trajectory",
-    "status", "votes", "usage", "duration_s", "error", "trial",
-)
-
 _ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
-    (LLMUnavailableError, "infrastructure"),
     (CacheMissError, "cache_miss"),
+    (LLMUnavailableError, "infrastructure"),
     (LLMRequestError, "request_rejected"),
     (WorldError, "environment"),
     (VerifierError, "verifier"),
@@ -52,47 +46,55 @@ EnvWrapper = Callable[[Environment, Task], Environment]
 
 
 def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, Any],
-                  wrap: EnvWrapper | None = None, trial: int = 0) -> Record:
-    """One episode (trial ``trial`` of ``task``) and its verdict, as a result record. Never raises for a failure
-    inside the episode."""
+                  wrap: EnvWrapper | None = None, trial: int = 0) -> Result:
+    """One episode (trial ``trial`` of ``task``) and its verdict. Never raises for a failure of the world, the
+    agent, the verifier or occubench itself: that is an error result, retried by the next run."""
     started = time.monotonic()
     current_task.set(task.task_id if trial == 0 else f"{task.task_id}#{trial}")
     current_trial.set(trial)
     trajectory = Trajectory()
-    record: Record = {
-        "task_id": task.task_id, "task_scenario_name": task.scenario, "category": task.category,
-        "domain": task.domain, "difficulty_level": task.difficulty, **run_fields,
-        "is_correct": None, "feedback": "", "step_count": 0, "trajectory": "",
-        "status": "ok", "votes": [], "usage": {}, "duration_s": 0.0, "error": None, "trial": trial,
-        "fault_events": [],
-    }
+    result = Result(task_id=task.task_id, task_scenario_name=task.scenario, category=task.category,
+                    domain=task.domain, difficulty_level=task.difficulty, trial=trial, **run_fields)
     usage: dict[str, Usage] = {"agent": trajectory.usage}
-    env = suite.make_env(task)
-    if wrap:
-        env = wrap(env, task)
+    env: Environment | None = None
     try:
+        env = suite.make_env(task)
+        if wrap:
+            env = wrap(env, task)
         agent.run(task, env, trajectory)
         verdict = suite.verify(task, trajectory, env)
         usage["verifier"] = verdict.usage
-        record.update(is_correct=verdict.is_correct, feedback=verdict.feedback, votes=verdict.votes_json(),
-                      **verdict.extra)
+        result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
+        result.verdict_details = verdict.details
     except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
         kind = _error_kind(exc)
         if kind == "internal":
             log.error("task %s failed inside occubench:\n%s", task.task_id, traceback.format_exc())
-        record.update(status="error", error={"kind": kind, "message": str(exc)},
-                      votes=getattr(exc, "votes", []))
+        result.status, result.error, result.is_correct = "error", ErrorInfo(kind, str(exc)), None
+        result.votes = getattr(exc, "votes", [])
+        if isinstance(spent := getattr(exc, "usage", None), Usage):
+            usage["verifier"] = spent  # a judge that reached no verdict still cost its tokens
+        trajectory.stop_reason = trajectory.stop_reason or "error"
     finally:
+        if env is not None:
+            _finish(env, result, usage)
+    result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
+    result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
+                                                             trajectory.steps)
+    result.usage = usage
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+def _finish(env: Environment, result: Result, usage: dict[str, Usage]) -> None:
+    """Collect what the world and its wrappers know of the episode, then close the world."""
+    try:
         usage.update(env.usage)
-        record.update(env.info())
+        result.env_info = env.info()
+        if (injector := FaultInjector.of(env)) is not None:
+            result.fault_events, result.fault_windows = list(injector.events), injector.fired_windows()
+    finally:
         env.close()
-    record.update(
-        step_count=trajectory.step_count, trajectory=trajectory.render(), final_answer=trajectory.final_answer,
-        stop_reason=trajectory.stop_reason, steps=trajectory.to_steps_json(),
-        usage={role: u.to_dict() for role, u in usage.items()},
-        duration_s=round(time.monotonic() - started, 3),
-    )
-    return {**{key: record.pop(key) for key in RESULT_FIELDS if key in record}, **record}
 
 
 def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) -> list[tuple[Task, int]]:
@@ -100,7 +102,7 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) ->
     appears once in the file."""
     latest = latest_by_task(store.load())
     pending = [(task, trial) for task in tasks for trial in range(trials)
-               if not ((key := (task.task_id, trial)) in latest and is_ok(latest[key]))]
+               if not ((key := (task.task_id, trial)) in latest and latest[key].ok)]
     stale = {key for task, trial in pending if (key := (task.task_id, trial)) in latest}
     if stale:  # error records about to be retried; rewriting the file is needed only then
         store.drop(stale)
@@ -109,16 +111,16 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) ->
 
 def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
               run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
-              on_result: Callable[[Record], None] | None = None) -> None:
-    """Evaluate (task, trial) pairs concurrently, appending each record to ``store`` as soon as it is final."""
+              on_result: Callable[[Result], None] | None = None) -> None:
+    """Evaluate (task, trial) pairs concurrently, appending each result to ``store`` as soon as it is final."""
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
         futures = [pool.submit(evaluate_task, suite, agent, task, run_fields, wrap, trial) for task, trial in tasks]
         try:
             for future in as_completed(futures):
-                record = future.result()
-                store.append(record)
+                result = future.result()
+                store.append(result)
                 if on_result:
-                    on_result(record)
+                    on_result(result)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise

@@ -1,8 +1,10 @@
-"""The run directory: ``args.json``, ``results.jsonl`` (one line per task, appended as tasks finish), ``debug.log``.
+"""The run directory: ``args.json``, ``results.jsonl`` (one line per task, appended as tasks finish), ``debug.log``,
+and ``run.lock`` while a run works in it.
 
 Lines are appended whole and flushed at once, so an interrupted run loses at most the line being written. On the
 next start a half-written last line is dropped (the task simply runs again); a garbled line elsewhere stops the run
-with its file and line number rather than discarding anything.
+with its file and line number rather than discarding anything. Every line is strict JSON whatever the models and
+tools returned (see :mod:`occubench._jsonsafe`).
 """
 
 from __future__ import annotations
@@ -15,22 +17,23 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from occubench._jsonsafe import json_safe
 from occubench._redact import Redactor
 from occubench.errors import ConfigError
+from occubench.results import Result
 
 RESULTS_FILE = "results.jsonl"
 ARGS_FILE = "args.json"
 DEBUG_LOG = "debug.log"
 
-Record = dict[str, Any]
 
-
-def read_results(path: Path, *, repair: bool = False) -> list[Record]:
-    """Every record of a results file in order. A truncated last line is ignored (and cut off when ``repair``)."""
+def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """Every line of a results file as the JSON object it holds, in order. A truncated last line is ignored (and
+    cut off when ``repair``)."""
     if not path.exists():
         return []
     data = path.read_bytes()
-    records: list[Record] = []
+    records: list[dict[str, Any]] = []
     offset = 0
     for number, line in enumerate(data.splitlines(keepends=True), start=1):
         start, offset = offset, offset + len(line)
@@ -58,19 +61,19 @@ def read_results(path: Path, *, repair: bool = False) -> list[Record]:
     return records
 
 
-def result_key(record: Record) -> tuple[Any, int]:
-    """A result is one trial of one task; files without trials hold trial 0."""
-    return record.get("task_id"), record.get("trial", 0)
+def load_results(path: Path) -> list[Result]:
+    """Every result of a results file of any version, in order."""
+    return [Result.from_dict(record) for record in read_results(path)]
 
 
-def latest_by_task(records: Iterable[Record]) -> dict[tuple[Any, int], Record]:
-    """The last record of each task and trial (one retried after an error appears again later in the file)."""
-    return {result_key(record): record for record in records}
+def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:
+    """The last result of each task and trial (one retried after an error appears again later in the file)."""
+    return {result.key: result for result in results}
 
 
-def is_ok(record: Record) -> bool:
-    # Results written by the original OccuBench harness carry no status; they are finished results.
-    return record.get("status", "ok") == "ok"
+def _line(record: dict[str, Any], redactor: Redactor) -> bytes:
+    # Made JSON-safe first: redaction walks the value, and a 5,000-deep one would exhaust the stack.
+    return (json.dumps(redactor.value(json_safe(record)), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
 class ResultStore:
@@ -79,13 +82,12 @@ class ResultStore:
         self.path = run_dir / RESULTS_FILE
         self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
-        run_dir.mkdir(parents=True, exist_ok=True)
 
-    def load(self) -> list[Record]:
-        return read_results(self.path, repair=True)
+    def load(self) -> list[Result]:
+        return [Result.from_dict(record) for record in read_results(self.path, repair=self.path.exists())]
 
-    def append(self, record: Record) -> None:
-        line = (json.dumps(self.redactor.value(record), ensure_ascii=False) + "\n").encode("utf-8")
+    def append(self, result: Result) -> None:
+        line = _line(result.to_dict(), self.redactor)
         with self._lock:
             # One write of the whole line on an O_APPEND descriptor: concurrent writers never interleave.
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -96,16 +98,25 @@ class ResultStore:
 
     def drop(self, keys: set[tuple[Any, int]]) -> None:
         """Rewrite the file without the records of these (task id, trial) keys (errors about to be retried),
-        atomically."""
-        records = self.load()
-        kept = [record for record in records if result_key(record) not in keys]
+        atomically; every other line is kept as it was."""
+        records = read_results(self.path, repair=True)
+        kept = [record for record in records if Result.from_dict(record).key not in keys]
         if len(kept) == len(records):
             return
         tmp = self.path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+        tmp.write_bytes(b"".join(_line(record, self.redactor) for record in kept))
         os.replace(tmp, self.path)
 
     def write_args(self, args: dict[str, Any]) -> None:
         tmp = self.run_dir / (ARGS_FILE + ".tmp")
-        tmp.write_text(json.dumps(self.redactor.value(args), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(self.redactor.value(json_safe(args)), indent=2, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
         os.replace(tmp, self.run_dir / ARGS_FILE)
+
+    def previous_args(self) -> dict[str, Any]:
+        """The ``args.json`` an earlier run left here, or nothing."""
+        try:
+            previous = json.loads((self.run_dir / ARGS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return previous if isinstance(previous, dict) else {}

@@ -17,7 +17,7 @@ from rich.table import Table
 from occubench.errors import ConfigError
 from occubench.faults import Recovery, recovery
 from occubench.llm import Usage
-from occubench.store import Record, is_ok
+from occubench.results import Result
 from occubench.task import CATEGORY_ABBREVIATIONS
 
 ROLE_ORDER = ("agent", "world", "verifier")
@@ -53,7 +53,7 @@ class Price:
 class Summary:
     overall: Tally = field(default_factory=Tally)
     by_category: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
-    errors: list[Record] = field(default_factory=list)
+    errors: list[Result] = field(default_factory=list)
     usage: dict[str, Usage] = field(default_factory=lambda: defaultdict(Usage))
     priced: bool = False
     cost_by_role: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -101,41 +101,35 @@ def load_prices(path: Path) -> dict[str, Price]:
     return prices
 
 
-def record_usage(record: Record) -> dict[str, Usage]:
-    """Tokens and requests per role; empty for results of the original OccuBench harness, which has no usage."""
-    return {role: Usage(prompt_tokens=u.get("prompt_tokens", 0), completion_tokens=u.get("completion_tokens", 0),
-                        calls=u.get("calls", 0))
-            for role, u in (record.get("usage") or {}).items()}
+def _role_model(result: Result, role: str) -> str | None:
+    # The verifier defaults to the world model; results written before verifier_model existed lack the field.
+    models = {"agent": result.agent_model, "world": result.world_model,
+              "verifier": result.verifier_model or result.world_model}
+    return models.get(role)
 
 
-def _role_model(record: Record, role: str) -> str | None:
-    # The verifier defaults to the world model; records written before verifier_model existed lack the field.
-    return record.get(f"{role}_model") or (record.get("world_model") if role == "verifier" else None)
-
-
-def summarize(records: Iterable[Record], prices: Mapping[str, Price] | None = None) -> Summary:
+def summarize(results: Iterable[Result], prices: Mapping[str, Price] | None = None) -> Summary:
     """Completion rate = passed / evaluated; tasks with ``status: "error"`` are counted apart, not as failures.
 
     Usage and cost count every record, errors included: their tokens were spent all the same.
     """
-    records = list(records)
-    summary = Summary(priced=prices is not None, recovery=recovery([r for r in records if is_ok(r)]))
-    for record in records:
-        for role, usage in record_usage(record).items():
+    results = list(results)
+    summary = Summary(priced=prices is not None, recovery=recovery([r for r in results if r.ok]))
+    for result in results:
+        for role, usage in result.usage.items():
             summary.usage[role].add(usage)
             if prices is not None:
-                model = _role_model(record, role) or f"(no {role} model recorded)"
+                model = _role_model(result, role) or f"(no {role} model recorded)"
                 price = prices.get(model)
                 summary.cost_by_role[role] += 0.0 if price is None else price.cost(usage)
                 if price is None:
                     summary.unpriced_by_role[role].add(model)
-        if not is_ok(record):
-            summary.errors.append(record)
+        if not result.ok:
+            summary.errors.append(result)
             continue
-        passed = record.get("is_correct") is True
-        for tally in (summary.overall, summary.by_category[str(record.get("category", "?"))]):
+        for tally in (summary.overall, summary.by_category[result.category or "?"]):
             tally.evaluated += 1
-            tally.passed += passed
+            tally.passed += result.passed
     return summary
 
 
@@ -195,7 +189,7 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
         console.print(f"[yellow]* No price for model(s) {escape(', '.join(sorted(summary.unpriced_models)))} in the "
                       "price file: their tokens are left out of the costs marked *.[/yellow]")
     if summary.errors:
-        ids = ", ".join(str(r.get("task_id")) for r in summary.errors[:20])
+        ids = ", ".join(str(r.task_id) for r in summary.errors[:20])
         more = f" and {len(summary.errors) - 20} more" if len(summary.errors) > 20 else ""
         console.print(f"[yellow]{len(summary.errors)} task(s) ended in an error and are not scored: {ids}{more}. "
                       "Run the same command again to retry them.[/yellow]")

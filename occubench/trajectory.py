@@ -32,8 +32,9 @@ class Step:
 class Trajectory:
     steps: list[Step] = field(default_factory=list)
     final_answer: str = ""
-    #: "answer" (a reply without tool calls), "max_steps", or "context_length".
-    stop_reason: str = "answer"
+    #: "answer" (a reply without tool calls), "max_steps", "context_length"; empty until the agent stops, and
+    #: "error" on a result whose episode failed before that.
+    stop_reason: str = ""
     usage: Usage = field(default_factory=Usage)
 
     @property
@@ -54,7 +55,7 @@ class Trajectory:
                 lines.append(f"[Agent Action]: Call tool `{call.name}` with arguments {call.arguments}")
                 lines.append(f"[Observation]: {json.dumps(call.observation, ensure_ascii=False)}")
         lines.append(f"[Agent Final Response]: {self.final_answer}")
-        if self.stop_reason != "answer":
+        if self.stop_reason not in ("answer", ""):
             lines.append(f"[Episode ended]: {self.stop_reason}")
         return "\n".join(lines)
 

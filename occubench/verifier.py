@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from occubench.errors import VerifierError
@@ -36,7 +36,7 @@ false}}</{TAG}>."""
 class Vote:
     #: None when the judge's reply stayed unparsable; such a vote is not counted.
     is_correct: bool | None
-    feedback: str
+    feedback: str = ""
     attempts: int = 1
 
 
@@ -46,11 +46,9 @@ class Verdict:
     feedback: str
     votes: list[Vote] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
-    #: Further result fields a kind of world adds (code checks, state diff, a judge's label).
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def votes_json(self) -> list[dict[str, Any]]:
-        return [asdict(vote) for vote in self.votes]
+    #: What a kind of world adds beside the verdict (code checks, state diff, a judge's label), kept in the
+    #: result's ``verdict_details``.
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def _as_bool(value: Any) -> bool:
@@ -126,7 +124,7 @@ class RubricVerifier:
             log.debug("[VERIFIER] Vote %d: correct=%s, feedback=%s", number, vote.is_correct, vote.feedback[:200])
         if passed == failed:
             raise VerifierError(f"the verifier reached no majority: {passed} pass, {failed} fail, "
-                                f"{len(votes) - passed - failed} unparsable", [asdict(vote) for vote in votes])
+                                f"{len(votes) - passed - failed} unparsable", votes, usage)
         majority = passed > failed
         feedback = next(vote.feedback for vote in votes if vote.is_correct is majority)
         return Verdict(is_correct=majority, feedback=feedback, votes=votes, usage=usage)
@@ -161,7 +159,7 @@ class LabelJudge:
         labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(sections, usage)
                   if isinstance(p, dict) and p.get("label") in LABELS]
         if not labels:
-            raise VerifierError("the judge gave no readable label")
+            raise VerifierError("the judge gave no readable label", usage=usage)
         counts = Counter(label for label, _ in labels)
         best = max(LABELS, key=lambda label: (counts[label], -LABELS.index(label)))
         return Label(best, next(feedback for label, feedback in labels if label == best), usage)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any
 
 from occubench.environment import Environment
+from occubench.errors import LLMError, VerifierError
+from occubench.llm.types import Usage
 from occubench.executable.environment import ExecutableEnvironment, state_diff
 from occubench.executable.world import ExecTask, World
 from occubench.suite import Suite
@@ -49,16 +52,22 @@ class ExecutableSuite(Suite):
         passed = bool(checks) and all(check.passed for check in checks)
         feedback = "; ".join(f"{'PASS' if c.passed else 'FAIL'} {c.name}" + (f": {c.message}" if c.message else "")
                              for c in checks)
-        extra = {"checks": [asdict(check) for check in checks], "state_diff": diff}
-        verdict = Verdict(is_correct=passed, feedback=feedback, extra=extra)
+        details: dict[str, Any] = {"checks": [asdict(check) for check in checks], "state_diff": diff}
+        verdict = Verdict(is_correct=passed, feedback=feedback, details=details)
         if self.judge:
-            label = self.judge.label([
-                ("Task given to the agent", task.instruction),
-                ("Rubric", task.verification_plan or "(none)"),
-                ("Code checks on the final database", feedback),
-                ("Changes the agent made to the database", json.dumps(diff, indent=1, default=str)),
-                ("Agent trajectory", trajectory.render()),
-            ])
-            verdict.usage.add(label.usage)
-            extra.update(judge_label=label.label, judge_feedback=label.feedback)
+            try:
+                label = self.judge.label([
+                    ("Task given to the agent", task.instruction),
+                    ("Rubric", task.verification_plan or "(none)"),
+                    ("Code checks on the final database", feedback),
+                    ("Changes the agent made to the database", json.dumps(diff, indent=1, default=str)),
+                    ("Agent trajectory", trajectory.render()),
+                ])
+            except (LLMError, VerifierError) as exc:
+                # The code checks decide; a judge that failed only loses its diagnosis, never the verdict.
+                details["judge_error"] = str(exc)
+                verdict.usage.add(getattr(exc, "usage", None) or Usage())
+            else:
+                verdict.usage.add(label.usage)
+                details.update(judge_label=label.label, judge_feedback=label.feedback)
         return verdict

@@ -61,18 +61,15 @@ def validate(worlds: Sequence[World]) -> tuple[dict[str, list[str]], list[TaskVa
         spec = exec_task(task)
         outcome = {name: evaluate_task(suite, agent, task, {}) for name, agent in
                    (("reference", REFERENCE), ("noop", NOOP), ("wrong", WRONG))}
-        problems = [f"{name}: {record['error']['message']}" for name, record in outcome.items()
-                    if record["status"] != "ok"]
+        problems = [f"{name}: {result.error.message}" for name, result in outcome.items() if result.error]
         if len(spec.reference) < MIN_CALLS:
             problems.append(f"reference solution makes {len(spec.reference)} calls (at least {MIN_CALLS})")
         world = suite.worlds[task.env_name]
         if not any(world.tools[call.tool].writes for call in spec.reference if call.tool in world.tools):
             problems.append("reference solution changes no state")
-        reference_errors = [c["observation"] for s in outcome["reference"]["steps"] for c in s["tool_calls"]
-                            if "error" in c["observation"]]
+        reference_errors = [c.observation for c in outcome["reference"].tool_calls if "error" in c.observation]
         if reference_errors:
             problems.append(f"reference solution gets tool errors: {reference_errors}")
-        results.append(TaskValidation(task, outcome["reference"]["is_correct"] is True,
-                                      outcome["noop"]["is_correct"] is True, outcome["wrong"]["is_correct"] is True,
-                                      problems))
+        results.append(TaskValidation(task, outcome["reference"].passed, outcome["noop"].passed,
+                                      outcome["wrong"].passed, problems))
     return {world.name: world_problems(world) for world in worlds}, results

@@ -1,25 +1,37 @@
-"""The LLM layer: one client for every OpenAI-compatible endpoint, with retries and usage accounting."""
+"""The LLM layer: one client for every OpenAI-compatible endpoint, with retries, concurrency limits, a response
+cache and usage accounting. Names load on first use: the data types need no SDK, the client imports openai."""
 
-from occubench.llm.cache import CacheMissError, ResponseCache
-from occubench.llm.client import LLMClient, RetryPolicy, as_llm_client, create_client
-from occubench.llm.limiter import AdaptiveLimiter
-from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
-from occubench.llm.model import Model
-from occubench.llm.parsing import extract_tagged_json
+from __future__ import annotations
 
-__all__ = [
-    "AdaptiveLimiter",
-    "CacheMissError",
-    "Completion",
-    "LLMClient",
-    "Message",
-    "Model",
-    "Reply",
-    "ResponseCache",
-    "RetryPolicy",
-    "ToolCallRequest",
-    "Usage",
-    "as_llm_client",
-    "create_client",
-    "extract_tagged_json",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "CacheMissError": "occubench.llm.cache", "ResponseCache": "occubench.llm.cache",
+    "LLMClient": "occubench.llm.client", "RetryPolicy": "occubench.llm.client",
+    "as_llm_client": "occubench.llm.client", "create_client": "occubench.llm.client",
+    "AdaptiveLimiter": "occubench.llm.limiter",
+    "Completion": "occubench.llm.types", "Message": "occubench.llm.types", "Reply": "occubench.llm.types",
+    "ToolCallRequest": "occubench.llm.types", "Usage": "occubench.llm.types",
+    "Model": "occubench.llm.model",
+    "extract_tagged_json": "occubench.llm.parsing",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'occubench.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from occubench.llm.cache import CacheMissError, ResponseCache
+    from occubench.llm.client import LLMClient, RetryPolicy, as_llm_client, create_client
+    from occubench.llm.limiter import AdaptiveLimiter
+    from occubench.llm.model import Model
+    from occubench.llm.parsing import extract_tagged_json
+    from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage

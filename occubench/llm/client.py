@@ -9,6 +9,7 @@ connections) are retried with jittered exponential backoff until a per-call time
 from __future__ import annotations
 
 import email.utils
+import json
 import random
 import time
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 
 import openai
 
+from occubench._jsonsafe import clean_text
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
 from occubench.llm.cache import ResponseCache, cache_key
 from occubench.llm.limiter import AdaptiveLimiter
@@ -209,15 +211,21 @@ def _split(usage: Usage, count: int) -> list[Usage]:
                   calls=usage.calls if i == 0 else 0) for i in range(count)]
 
 
+def _text(value: Any) -> str | None:
+    # Lone surrogates (a reply's "\ud800") are replaced where replies enter: past here every text encodes as UTF-8.
+    return None if value is None else clean_text(value if isinstance(value, str) else json.dumps(value))
+
+
 def _completion(data: Any) -> Completion:
     """Read a chat-completion JSON body; anything malformed raises (and is retried as a transient failure)."""
     replies = []
     for choice in data["choices"]:
         message = choice["message"]
-        calls = tuple(ToolCallRequest(id=c.get("id") or "", name=c["function"]["name"],
-                                      arguments=c["function"].get("arguments") or "")
+        calls = tuple(ToolCallRequest(id=_text(c.get("id")) or "", name=_text(c["function"]["name"]) or "",
+                                      arguments=_text(c["function"].get("arguments")) or "")
                       for c in message.get("tool_calls") or [] if c.get("function"))
-        replies.append(Reply(content=message.get("content"), tool_calls=calls, finish_reason=choice.get("finish_reason")))
+        replies.append(Reply(content=_text(message.get("content")), tool_calls=calls,
+                             finish_reason=_text(choice.get("finish_reason"))))
     if not replies:
         raise ValueError("the endpoint returned no choices")
     usage = data.get("usage") or {}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from occubench.llm.client import LLMClient
 from occubench.llm.types import Completion, Message
+
+if TYPE_CHECKING:
+    from occubench.llm.client import LLMClient
 
 
 @dataclass(frozen=True)

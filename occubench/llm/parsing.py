@@ -26,13 +26,14 @@ def extract_tagged_json(text: str | None, tag: str) -> dict[str, Any]:
     body = _FENCE.sub("", (body if end < 0 else body[:end]).strip())
     try:
         value = json.loads(body)
-    except json.JSONDecodeError:
+    except ValueError:  # invalid JSON, or an integer longer than Python will read
         # Stray words around the object: fall back to the outermost braces.
         first, last = body.find("{"), body.rfind("}")
         try:
             value = json.loads(body[first:last + 1]) if 0 <= first < last else None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the text inside {opening} is not valid JSON ({exc.msg})") from None
+        except ValueError as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ValueError(f"the text inside {opening} is not valid JSON ({reason})") from None
     if not isinstance(value, dict):
         raise ValueError(f"the text inside {opening} is not one JSON object")
     return value

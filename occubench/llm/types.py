@@ -24,6 +24,15 @@ class Usage:
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        """Usage as a results file holds it; missing or malformed counts read as 0."""
+        def count(key: str) -> int:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return cls(prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens"),
+                   calls=count("calls"))
+
 
 @dataclass(frozen=True)
 class ToolCallRequest:

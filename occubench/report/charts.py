@@ -16,7 +16,7 @@ from matplotlib.ticker import PercentFormatter
 
 from occubench.faults import FAULT_MODES
 from occubench.robustness import robustness_table
-from occubench.store import Record
+from occubench.results import Result
 from occubench.task import CATEGORY_ABBREVIATIONS
 
 from occubench.report.stats import breakdown
@@ -30,14 +30,15 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _series(records: Iterable[Record]) -> dict[str, list[Record]]:
-    """Records per agent model; the world model joins the label only when several simulate."""
-    records = list(records)
-    several_worlds = len({r.get("world_model") for r in records}) > 1
-    series: dict[str, list[Record]] = defaultdict(list)
-    for r in records:
-        label = str(r.get("agent_model"))
-        series[f"{label} ({r.get('world_model') or 'executable'})" if several_worlds else label].append(r)
+def _series(results: Iterable[Result]) -> dict[str, list[Result]]:
+    """Results per agent model; the world (its simulator, else its suite) joins the label only when there are
+    several."""
+    results = list(results)
+    several_worlds = len({r.world_model or r.suite for r in results}) > 1
+    series: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        label = str(r.agent_model)
+        series[f"{label} ({r.world_model or r.suite or 'no simulator'})" if several_worlds else label].append(r)
     return dict(sorted(series.items()))
 
 
@@ -49,15 +50,15 @@ def _percent_axis(axis: Axis) -> None:
     axis.set_major_formatter(PercentFormatter(1.0))
 
 
-def _clean(records: Iterable[Record]) -> tuple[list[Record], str]:
+def _clean(records: Iterable[Result]) -> tuple[list[Result], str]:
     """The E0 results when there are any, else all, and the title suffix that says which: faults would blur
     a profile of the agents themselves."""
     records = list(records)
-    clean = [r for r in records if r.get("env_mode", "E0") == "E0"]
+    clean = [r for r in records if r.env_mode == "E0"]
     return (clean, " (E0)") if clean and len(clean) < len(records) else (records, "")
 
 
-def radar_chart(records: Iterable[Record]) -> bytes:
+def radar_chart(records: Iterable[Result]) -> bytes:
     """Industry profile: completion per category (10 axes), one polygon per agent model, over the clean (E0)
     results when there are any. A category without results leaves a gap."""
     clean, scope = _clean(records)
@@ -101,7 +102,7 @@ def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | No
     return _png(figure)
 
 
-def modes_chart(records: Iterable[Record]) -> bytes:
+def modes_chart(records: Iterable[Result]) -> bytes:
     """E0–E3 completion side by side for each agent (and world model)."""
     rows = robustness_table(records)
     several_worlds = len({r.world_model for r in rows}) > 1
@@ -110,7 +111,7 @@ def modes_chart(records: Iterable[Record]) -> bytes:
                          {mode: [r.rates[mode] for r in rows] for mode in FAULT_MODES}, "Mode")
 
 
-def difficulty_chart(records: Iterable[Record]) -> bytes:
+def difficulty_chart(records: Iterable[Result]) -> bytes:
     """Completion at each difficulty level, one bar per agent model, over the clean (E0) results when there are
     any."""
     clean, scope = _clean(records)

@@ -21,7 +21,7 @@ from itertools import combinations
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.store import Record, is_ok, result_key
+from occubench.results import Result
 from occubench.summary import Tally
 
 
@@ -65,38 +65,43 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def group_rates(records: Iterable[Record], by: str = "world_model") -> dict[str, dict[str, Tally]]:
+def _field(result: Result, by: str) -> Any:
+    if not hasattr(result, by):
+        raise ConfigError(f"--by: results have no field {by!r}")
+    return getattr(result, by)
+
+
+def group_rates(results: Iterable[Result], by: str = "world_model") -> dict[str, dict[str, Tally]]:
     """Completion per agent model within each group; errors left out."""
     groups: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
-    for record in records:
-        if is_ok(record):
-            tally = groups[group_name(record.get(by))][str(record.get("agent_model"))]
+    for result in results:
+        if result.ok:
+            tally = groups[group_name(_field(result, by))][str(result.agent_model)]
             tally.evaluated += 1
-            tally.passed += record.get("is_correct") is True
+            tally.passed += result.passed
     return {name: dict(agents) for name, agents in sorted(groups.items())}
 
 
-def _verdicts(records: Iterable[Record], by: str) -> dict[str, dict[tuple[str, str, int], bool]]:
+def _verdicts(results: Iterable[Result], by: str) -> dict[str, dict[tuple[str, str, int], bool]]:
     verdicts: dict[str, dict[tuple[str, str, int], bool]] = defaultdict(dict)
-    for record in records:
-        if not is_ok(record):
+    for result in results:
+        if not result.ok:
             continue
-        group = group_name(record.get(by))
-        task_id, trial = result_key(record)
-        key = (str(record.get("agent_model")), str(task_id), trial)
+        group = group_name(_field(result, by))
+        key = (str(result.agent_model), str(result.task_id), result.trial)
         if key in verdicts[group]:
             # Two runs of one agent in one group (say E0 and E1 under one simulator) would be averaged together.
             raise ConfigError(f"two results for agent {key[0]}, task {key[1]}, trial {key[2]} with {by} = {group}: "
                               f"compare runs that differ only in {by}")
-        verdicts[group][key] = record.get("is_correct") is True
+        verdicts[group][key] = result.passed
     return verdicts
 
 
-def compare_groups(records: Iterable[Record], by: str = "world_model") -> list[PairAgreement]:
-    """Agreement between every pair of groups of ``records`` split by the field ``by``, in name order."""
-    records = list(records)
-    rates = group_rates(records, by)
-    verdicts = _verdicts(records, by)
+def compare_groups(results: Iterable[Result], by: str = "world_model") -> list[PairAgreement]:
+    """Agreement between every pair of groups of ``results`` split by the field ``by``, in name order."""
+    results = list(results)
+    rates = group_rates(results, by)
+    verdicts = _verdicts(results, by)
     result = []
     for first, second in combinations(rates, 2):
         agents = sorted(set(rates[first]) & set(rates[second]))

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from occubench._jsonsafe import dumps
 from occubench.errors import ConfigError
 from occubench.robustness import robustness_table
-from occubench.store import Record, is_ok, result_key
+from occubench.results import Result
 from occubench.summary import Price
 
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
@@ -228,34 +228,34 @@ _JS = r"""
 """
 
 
-def _outcome(record: Record) -> str:
-    if not is_ok(record):
+def _outcome(result: Result) -> str:
+    if not result.ok:
         return "error"
-    return "pass" if record.get("is_correct") is True else "fail"
+    return "pass" if result.passed else "fail"
 
 
-def _entry(run_index: int, run: Run, trials: int, record: Record) -> dict[str, Any]:
+def _entry(run_index: int, run: Run, trials: int, result: Result) -> dict[str, Any]:
     """What the viewer shows of one result; the key is also its URL fragment (``#task=<key>``)."""
-    category = str(record.get("category") or "?")
-    task_id, trial = result_key(record)
+    category = result.category or "?"
+    record = result.to_dict()
+    details = result.verdict_details
     return {
-        "key": f"{run_index}/{task_id}/{trial}", "run_index": run_index, "run": run.name,
-        "task_id": task_id, "trial": trial, "trials": trials, "outcome": _outcome(record),
-        "scenario": str(record.get("task_scenario_name") or ""), "category": category,
-        "category_label": category_label(category), "domain": str(record.get("domain") or ""),
-        "difficulty": record.get("difficulty_level"),
-        **{name: record.get(name) for name in ("agent_model", "world_model", "env_mode", "error", "final_answer",
-                                               "stop_reason", "feedback", "votes", "checks", "judge_label",
-                                               "judge_feedback", "fault_events")},
-        "steps": record.get("steps") or [],
+        "key": f"{run_index}/{result.task_id}/{result.trial}", "run_index": run_index, "run": run.name,
+        "task_id": result.task_id, "trial": result.trial, "trials": trials, "outcome": _outcome(result),
+        "scenario": result.task_scenario_name, "category": category,
+        "category_label": category_label(category), "domain": result.domain,
+        "difficulty": result.difficulty_level,
+        **{name: record[name] for name in ("agent_model", "world_model", "env_mode", "error", "final_answer",
+                                           "stop_reason", "feedback", "votes", "fault_events", "steps")},
+        **{name: details.get(name) for name in ("checks", "judge_label", "judge_feedback")},
         # Results of the original harness have only the rendered text.
-        "trajectory": "" if record.get("steps") else str(record.get("trajectory") or ""),
+        "trajectory": "" if result.steps else result.trajectory,
     }
 
 
 def _script_json(data: Any) -> str:
     # Inside <script>, "</script>" or "<!--" in a string would end or break the element; \u escapes keep the JSON.
-    text = json.dumps(data, ensure_ascii=False)
+    text = dumps(data)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -279,7 +279,7 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
                 prices: Mapping[str, Price] | None = None, title: str = "OccuBench report") -> str:
     """The whole report as one HTML document; ``stats`` defaults to ``run_stats`` of each run."""
     stats = stats if stats is not None else [run_stats(run, prices) for run in runs]
-    records = [r for run in runs for r in run.records]
+    records = [r for run in runs for r in run.results]
     run_sections = []
     for i, s in enumerate(stats):
         main = "".join(_table_html(t) for t in run_tables(s, by_domain=False))
@@ -289,7 +289,7 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
     charts = [_image(radar_chart(records), "Completion by industry category per agent model"),
               _image(modes_chart(records), "Completion by environment mode E0–E3 per agent"),
               _image(difficulty_chart(records), "Completion by difficulty per agent model")]
-    entries = [_entry(i, run, s.trials, record) for i, (run, s) in enumerate(zip(runs, stats)) for record in run.records]
+    entries = [_entry(i, run, s.trials, result) for i, (run, s) in enumerate(zip(runs, stats)) for result in run.results]
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from occubench.errors import ConfigError
+from occubench.results import Result
 from occubench.robustness import load_runs
-from occubench.store import Record
 
 
 @dataclass
 class Run:
     name: str
     path: Path
-    records: list[Record]
+    results: list[Result]
 
 
 def load_run(path: Path, name: str | None = None) -> Run:
     if not path.is_dir():
         raise ConfigError(f"run directory not found: {path}")
-    return Run(name or path.name, path, load_runs([path]))
+    run = Run(name or path.name, path, load_runs([path]))
+    hashes = {result.config_hash for result in run.results if result.config_hash}
+    if len(hashes) > 1:
+        print(f"warning: {path} holds results of {len(hashes)} different configurations (config_hash "
+              f"{', '.join(sorted(hashes))}): they are reported together", file=sys.stderr)
+    return run
 
 
 def load_run_dirs(paths: Iterable[Path | str]) -> list[Run]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
-from occubench.store import Record, is_ok
+from occubench.results import Result
 from occubench.summary import Price, Summary, Tally, summarize
 
 from occubench.report.runs import Run
@@ -50,16 +50,16 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def completion_ci(records: Iterable[Record], *, level: float = 0.95, resamples: int = 2000,
+def completion_ci(results: Iterable[Result], *, level: float = 0.95, resamples: int = 2000,
                   seed: int = 0) -> Interval:
     """Passed / evaluated with a percentile bootstrap over tasks: each resample draws tasks with replacement and
     keeps all of a task's trials, since trials of one task are not independent. All passed or none passed gives the
     degenerate interval [rate, rate] (every resample would), exactly."""
     per_task: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
-    for record in records:
-        if is_ok(record):
-            tally = per_task[record.get("task_id")]
-            tally[0] += record.get("is_correct") is True
+    for result in results:
+        if result.ok:
+            tally = per_task[result.task_id]
+            tally[0] += result.passed
             tally[1] += 1
     passed = sum(p for p, _ in per_task.values())
     evaluated = sum(e for _, e in per_task.values())
@@ -82,18 +82,18 @@ def _natural(key: str) -> tuple[int, int, str]:
     return (0, int(key), "") if key.isdigit() else (1, 0, key)
 
 
-def breakdown(records: Iterable[Record], field: str) -> dict[str, Count]:
+def breakdown(results: Iterable[Result], field: str) -> dict[str, Count]:
     """Completion per value of ``field`` (``category``, ``domain``, ``difficulty_level``...), in natural order;
     a missing value is ``?``."""
     counts: dict[str, Count] = defaultdict(Count)
-    for record in records:
-        value = record.get(field)
-        count = counts["?" if value is None else str(value)]
-        if not is_ok(record):
+    for result in results:
+        value = getattr(result, field)
+        count = counts["?" if value in (None, "") else str(value)]
+        if not result.ok:
             count.errors += 1
             continue
         count.evaluated += 1
-        count.passed += record.get("is_correct") is True
+        count.passed += result.passed
     return {key: counts[key] for key in sorted(counts, key=_natural)}
 
 
@@ -109,13 +109,13 @@ class Unanimity:
         return self.unanimous / self.judged if self.judged else None
 
 
-def unanimity(records: Iterable[Record]) -> Unanimity:
+def unanimity(results: Iterable[Result]) -> Unanimity:
     unanimous = judged = 0
-    for record in records:
-        if not is_ok(record):
+    for result in results:
+        if not result.ok:
             continue
-        verdicts = [vote.get("is_correct") for vote in record.get("votes") or [] if isinstance(vote, dict)]
-        verdicts = [v for v in verdicts if isinstance(v, bool)]  # an unparsable vote is null: it says nothing
+        # An unparsable vote is null: it says nothing.
+        verdicts = [vote.is_correct for vote in result.votes if isinstance(vote.is_correct, bool)]
         if len(verdicts) < 2:  # one vote cannot disagree with itself
             continue
         judged += 1
@@ -137,14 +137,14 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return comb(c, k) / comb(n, k)
 
 
-def trial_counts(records: Iterable[Record]) -> dict[Any, tuple[int, int]]:
+def trial_counts(results: Iterable[Result]) -> dict[Any, tuple[int, int]]:
     """(evaluated trials, correct trials) per task; errored trials are left out of both."""
     counts: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
-    for record in records:
-        if is_ok(record):
-            tally = counts[record.get("task_id")]
+    for result in results:
+        if result.ok:
+            tally = counts[result.task_id]
             tally[0] += 1
-            tally[1] += record.get("is_correct") is True
+            tally[1] += result.passed
     return {task: (n, c) for task, (n, c) in counts.items()}
 
 
@@ -157,17 +157,17 @@ class PassK:
     pass_hat_k: float | None
 
 
-def pass_k(records: Iterable[Record], k: int) -> PassK:
+def pass_k(results: Iterable[Result], k: int) -> PassK:
     """pass@k and pass^k averaged over the tasks with at least ``k`` evaluated trials."""
-    counts = [(n, c) for n, c in trial_counts(records).values() if n >= k]
+    counts = [(n, c) for n, c in trial_counts(results).values() if n >= k]
     if not counts:
         return PassK(k, 0, None, None)
     return PassK(k, len(counts), sum(pass_at_k(n, c, k) for n, c in counts) / len(counts),
                  sum(pass_hat_k(n, c, k) for n, c in counts) / len(counts))
 
 
-def _distinct(records: list[Record], field: str) -> str:
-    values = {"-" if r.get(field) is None else str(r.get(field)) for r in records}
+def _distinct(results: list[Result], field: str) -> str:
+    values = {"-" if (value := getattr(r, field)) is None else str(value) for r in results}
     return ", ".join(sorted(values)) or "-"
 
 
@@ -193,14 +193,14 @@ class RunStats:
 
 def run_stats(run: Run, prices: Mapping[str, Price] | None = None, *, resamples: int = 2000,
               seed: int = 0) -> RunStats:
-    records = run.records
-    trials = max((n for n, _ in trial_counts(records).values()), default=0)
-    summary = summarize(records, prices)
+    results = run.results
+    trials = max((n for n, _ in trial_counts(results).values()), default=0)
+    summary = summarize(results, prices)
     return RunStats(
-        name=run.name, agent_model=_distinct(records, "agent_model"), world_model=_distinct(records, "world_model"),
-        env_mode=_distinct(records, "env_mode"), trials=max(trials, 1),
-        completion=completion_ci(records, resamples=resamples, seed=seed), errors=len(summary.errors),
-        by_category=breakdown(records, "category"), by_difficulty=breakdown(records, "difficulty_level"),
-        by_domain=breakdown(records, "domain"), unanimity=unanimity(records),
-        pass_k=[pass_k(records, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary)
+        name=run.name, agent_model=_distinct(results, "agent_model"), world_model=_distinct(results, "world_model"),
+        env_mode=_distinct(results, "env_mode"), trials=max(trials, 1),
+        completion=completion_ci(results, resamples=resamples, seed=seed), errors=len(summary.errors),
+        by_category=breakdown(results, "category"), by_difficulty=breakdown(results, "difficulty_level"),
+        by_domain=breakdown(results, "domain"), unanimity=unanimity(results),
+        pass_k=[pass_k(results, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary)
 

@@ -5,31 +5,20 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from occubench.errors import ConfigError
 from occubench.faults import FAULT_MODES
-from occubench.llm import Usage
+from occubench.llm.types import Usage
+from occubench.plugins import load_suite
 from occubench.robustness import RobustnessRow
 from occubench.summary import ordered_roles, usage_row
+from occubench.tables import Table, percent
 from occubench.task import CATEGORY_ABBREVIATIONS
 
 from occubench.report.compare import PairAgreement
+from occubench.report.runs import Run
 from occubench.report.stats import Count, RunStats
-
-
-@dataclass
-class Table:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    #: The first ``text_columns`` columns are text; the rest are numbers (right-aligned).
-    text_columns: int = 1
-    note: str = ""
-
-
-def percent(rate: float | None) -> str:
-    return "-" if rate is None else f"{100 * rate:.1f}%"
 
 
 def ci_text(low: float | None, high: float | None) -> str:
@@ -161,11 +150,29 @@ def to_markdown(table: Table, level: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True) -> str:
+def suite_tables(runs: list[Run]) -> dict[str, list[Table]]:
+    """The tables each run's suite adds (the workplace's figures, say), by run name; suites that are not installed
+    add none."""
+    tables: dict[str, list[Table]] = {}
+    for run in runs:
+        for name in sorted({r.suite for r in run.results if r.suite}):
+            try:
+                definition = load_suite(name)
+            except ConfigError:
+                continue
+            if definition.report_tables:
+                tables.setdefault(run.name, []).extend(definition.report_tables(
+                    [r for r in run.results if r.suite == name]))
+    return tables
+
+
+def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
+                    extra: dict[str, list[Table]] | None = None) -> str:
     parts = ["# OccuBench report\n", to_markdown(leaderboard_table(runs), 2), to_markdown(modes_table(modes), 2)]
     for stats in runs:
         parts.append(f"## Run {stats.name}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
+        parts += [to_markdown(table) for table in (extra or {}).get(stats.name, [])]
     return "\n".join(parts)
 
 

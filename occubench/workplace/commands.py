@@ -21,8 +21,8 @@ def generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def validate(days: int, seed: int) -> int:
-    """Reference schedules meet every checkpoint; doing nothing meets none. Exit 1 on any day that does not."""
+def validate_days(days: int, seed: int, console: Console) -> bool:
+    """Reference schedules meet every checkpoint; doing nothing meets none. False when any day does not."""
     results = [validate_day(day) for day in generate_days(seed, days) + generate_days(seed, days, phase=2)]
     table = Table(title=f"Workplace days from seed {seed}: reference must score 100 %, doing nothing 0 %")
     for column in ("Day", "Tasks", "Families", "Reference", "Do nothing", "Problems"):
@@ -33,8 +33,7 @@ def validate(days: int, seed: int) -> int:
         table.add_row(result.day.id, str(len(result.day.tasks)),
                       ", ".join(sorted({t.family for t in result.day.tasks})), f"{100 * reference:.0f}%",
                       f"{100 * noop:.0f}%", "; ".join(result.errors))
-    console = Console(highlight=False)
     console.print(table)
     good = sum(result.ok for result in results)
     console.print(f"{good}/{len(results)} days valid ({days} days and their day-two variants)")
-    return 0 if good == len(results) else 1
+    return good == len(results)

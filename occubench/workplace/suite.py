@@ -96,9 +96,9 @@ class WorkplaceSuite(Suite):
         day_score = sum(s.score for s in scores) / len(scores)
         summary = "; ".join(f"{s.task_id} {s.family}: {s.score:.2f}" for s in scores)
         return Verdict(is_correct=all(s.success for s in scores), feedback=f"day score {day_score:.2f} ({summary})",
-                       extra={"day_score": day_score, "n_tasks": len(day.tasks),
-                              "task_scores": [asdict(s) for s in scores],
-                              "day_feedback": feedback(scores, instance.notes)})
+                       details={"day_score": day_score, "n_tasks": len(day.tasks),
+                                "task_scores": [asdict(s) for s in scores],
+                                "day_feedback": feedback(scores, instance.notes)})
 
 
 def reference_agent() -> ScriptedAgent:

@@ -1,0 +1,207 @@
+"""The typed configuration of a run: built from command-line flags, from a TOML file, or in Python.
+
+``RunConfig`` holds every setting of ``occubench run`` under the flag's name (``--max-steps`` is ``max_steps``).
+Values are checked on construction, whatever their source, and a bad one is reported with the flag or the file
+key that set it. API keys are :class:`pydantic.SecretStr`: they never appear in a ``repr``, in ``args.json`` or in
+an error message.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from occubench._redact import MASK, redact_url
+from occubench.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: Roles a run can give a model to; each has its own endpoint flags.
+ROLES = ("agent", "world", "verifier", "npc")
+#: Agents that need no code of the user's: the model under test, or a suite's scripted solutions.
+BUILTIN_AGENTS = ("llm", "reference", "noop")
+FaultMode = Literal["E0", "E1", "E2", "E3"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str | None
+    api_key: str | None
+
+
+class RunConfig(BaseModel):
+    """Everything ``occubench.run`` needs; defaults are the command line's."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+    # What to evaluate, and with which models.
+    suite: str = "occubench"
+    agent: str = "llm"
+    agent_model: str | None = None
+    world_model: str | None = None
+    verifier_model: str | None = None
+    npc_model: str | None = None
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    agent_api_key: SecretStr | None = None
+    agent_base_url: str | None = None
+    world_api_key: SecretStr | None = None
+    world_base_url: str | None = None
+    verifier_api_key: SecretStr | None = None
+    verifier_base_url: str | None = None
+    npc_api_key: SecretStr | None = None
+    npc_base_url: str | None = None
+    # Environment mode.
+    env_mode: FaultMode = "E0"
+    fault_count: int = Field(2, ge=0)
+    fault_duration: int = Field(2, ge=1)
+    fault_mode: Literal["prompt", "harness"] | None = None
+    seed: int = 0
+    # Data and task selection.
+    data_dir: str | None = None
+    eval_data: str | None = None
+    scenario_pool: str | None = None
+    config_dir: str | None = None
+    download: bool = False
+    task_ids: list[str] | None = None
+    categories: list[str] | None = None
+    # The agent.
+    with_plan: bool = False
+    max_steps: int = Field(50, ge=1)
+    date: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    reasoning_effort: str | None = None
+    agent_params: dict[str, Any] = Field(default_factory=dict)
+    world_params: dict[str, Any] = Field(default_factory=dict)
+    verifier_params: dict[str, Any] = Field(default_factory=dict)
+    npc_params: dict[str, Any] = Field(default_factory=dict)
+    trials: int = Field(1, ge=1)
+    num_votes: int = Field(3, ge=1)
+    # Workplace suite.
+    days: int = Field(10, ge=1)
+    workplace_dir: str | None = None
+    learning: bool = False
+    with_notes: bool = False
+    #: Settings of a third-party suite, which reads them itself.
+    suite_options: dict[str, Any] = Field(default_factory=dict)
+    # The run.
+    output_dir: str = "./results"
+    run_name: str | None = None
+    max_workers: int = Field(8, ge=1)
+    request_timeout: float = Field(300.0, gt=0)
+    retry_budget: float = Field(600.0, gt=0)
+    max_connections: int = Field(32, ge=1)
+    fixed_concurrency: bool = False
+    cache: str | None = None
+    replay: bool = False
+    force: bool = False
+    prices: str | None = None
+    skip_preflight: bool = False
+    debug: bool = False
+
+    @field_validator("task_ids", "categories", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        # Flags take "11 24", "11,24" or both; a file may hold numbers or one comma-separated string.
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            value = [value]
+        if isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+            return [part.strip() for v in value for part in str(v).split(",") if part.strip()]
+        return value
+
+    @field_validator("date")
+    @classmethod
+    def _iso_date(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return datetime.date.fromisoformat(value).isoformat()
+        except ValueError:
+            raise ValueError(f"expected a date as YYYY-MM-DD, got {value!r}") from None
+
+    @field_validator("agent")
+    @classmethod
+    def _agent(cls, value: str) -> str:
+        if value not in BUILTIN_AGENTS and ":" not in value:
+            raise ValueError(f"expected {', '.join(BUILTIN_AGENTS)} or module:Callable (your own agent), "
+                             f"got {value!r}")
+        return value
+
+    @field_validator("run_name")
+    @classmethod
+    def _run_name(cls, value: str | None) -> str | None:
+        if value is not None and (Path(value).name != value or value in ("", ".", "..")):
+            raise ValueError(f"must be a plain directory name, got {value!r}")
+        return value
+
+    # -- construction ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, values: Mapping[str, Any], *, source: str | None = None) -> RunConfig:
+        """A config from ``values``; a bad value raises :class:`ConfigError` naming its key and ``source`` (a file
+        name; without one, keys are named as command-line flags)."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                name = str(error["loc"][0]) if error["loc"] else ""
+                where = f"{source}: {name}" if source else f"--{name.replace('_', '-')}"
+                problems.append(f"{where}: {error['msg']}" + (" (unknown setting)" if error["type"] == "extra_forbidden"
+                                                              else ""))
+            raise ConfigError("; ".join(problems)) from None
+
+    @classmethod
+    def from_file(cls, path: str | Path, **overrides: Any) -> RunConfig:
+        """A config from a TOML file (keys as in :class:`RunConfig`); ``overrides`` win over the file."""
+        return cls.create({**read_config_file(Path(path)), **overrides}, source=str(path))
+
+    # -- use -------------------------------------------------------------------------------------------------
+
+    def endpoint(self, role: str) -> Endpoint:
+        """The role's own flag, then the shared flag, then the OpenAI environment variables."""
+        key: SecretStr | None = getattr(self, f"{role}_api_key") or self.api_key
+        return Endpoint(
+            base_url=getattr(self, f"{role}_base_url") or self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
+
+    def secrets(self) -> list[str]:
+        """Every key this run may send, for redaction."""
+        values = [self.endpoint(role).api_key for role in ROLES]
+        values += [s.get_secret_value() for name in type(self).model_fields
+                   if isinstance(s := getattr(self, name), SecretStr)]
+        return [value for value in values if value]
+
+    def record(self) -> dict[str, Any]:
+        """The settings as ``args.json`` keeps them: keys masked, credentials in URLs masked."""
+        settings = self.model_dump(mode="json")
+        for name, value in settings.items():
+            if isinstance(getattr(self, name), SecretStr):
+                settings[name] = MASK
+            elif name.endswith("base_url"):
+                settings[name] = redact_url(value)
+        return settings
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings of a TOML file; keys may be written with dashes, as the flags are."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"--config: file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config: cannot read {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    return {key.replace("-", "_"): value for key, value in data.items()}

@@ -1,0 +1,63 @@
+"""The executable worlds as a plugin: SQLite worlds whose tools are code, checked by code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from occubench.config import RunConfig
+from occubench.executable.registry import builtin_worlds
+from occubench.executable.suite import ExecutableSuite
+from occubench.executable.validate import REFERENCE, validate
+from occubench.llm import Model
+from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks
+from occubench.suite import Suite
+from occubench.tables import Table
+from occubench.verifier import LabelJudge
+
+NAME = "executable"
+
+
+def plan(config: RunConfig, console: Console) -> SuitePlan:
+    worlds = builtin_worlds()
+    tasks = select_tasks(ExecutableSuite(worlds).tasks(), config.task_ids, config.categories, console)
+
+    def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
+        judge = models.get("verifier")
+        return ExecutableSuite(worlds, LabelJudge(judge, num_votes=config.num_votes) if judge else None)
+    return SuitePlan(tasks, {"verifier": config.verifier_model} if config.verifier_model else {}, make,
+                     world_label=None, simulated=False, reference=REFERENCE)
+
+
+def listing() -> tuple[list[Table], Any]:
+    data = [{"name": w.name, "scenario": w.scenario, "category": w.category, "domain": w.domain,
+             "tools": len(w.tools), "tasks": len(w.tasks)} for w in builtin_worlds()]
+    table = Table(f"Suite {NAME}: executable worlds (run with --suite {NAME})",
+                  ["Environment", "Category", "Domain", "Tools", "Tasks"],
+                  [[w["name"], w["category"], w["domain"], str(w["tools"]), str(w["tasks"])] for w in data],
+                  text_columns=3)
+    return [table], data
+
+
+def check(options: ValidateOptions, console: Console) -> bool:
+    world_problems, results = validate(builtin_worlds())
+    mark = {True: "[green]pass[/green]", False: "[red]fail[/red]"}
+    table = Table("Reference solution must pass; doing nothing and the wrong solution must fail",
+                  ["Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"],
+                  [[str(r.task.task_id), str(r.task.difficulty), mark[r.reference], mark[r.noop], mark[r.wrong],
+                    "; ".join(r.problems)] for r in results], text_columns=6)
+    console.print(table.to_rich())
+    bad_worlds = {name: problems for name, problems in world_problems.items() if problems}
+    for name, problems in bad_worlds.items():
+        console.print(f"[red]{name}: {'; '.join(problems)}[/red]")
+    good = sum(result.ok for result in results)
+    console.print(f"{good}/{len(results)} tasks valid (reference 100 %, do-nothing 0 %, wrong solution 0 %) in "
+                  f"{len(world_problems)} environments")
+    return good == len(results) and not bad_worlds
+
+
+suite = SuiteDefinition(
+    name=NAME, plan=plan, listing=listing, validate=check,
+    description="executable worlds: SQLite environments whose tools are code and whose tasks are checked by code "
+                "(offline with --agent reference)")

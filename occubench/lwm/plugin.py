@@ -1,0 +1,46 @@
+"""The OccuBench benchmark as a plugin: LLM-simulated worlds from the published data, judged by rubric votes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from rich.console import Console
+
+from occubench.config import RunConfig
+from occubench.data import ensure_data, resolve_data_paths
+from occubench.errors import ConfigError
+from occubench.llm import Model
+from occubench.lwm.config import WorldModelRegistry
+from occubench.lwm.suite import OccuBenchSuite
+from occubench.lwm.tasks import load_tasks
+from occubench.plugins import SuiteDefinition, SuitePlan, select_tasks
+from occubench.suite import Suite
+from occubench.verifier import RubricVerifier
+
+NAME = "occubench"
+
+
+def plan(config: RunConfig, console: Console) -> SuitePlan:
+    if not config.world_model:
+        raise ConfigError("--world-model is required: the OccuBench environments are simulated by a model")
+    paths = ensure_data(resolve_data_paths(data_dir=config.data_dir, eval_data=config.eval_data,
+                                           scenario_pool=config.scenario_pool, config_dir=config.config_dir),
+                        download=config.download)
+    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), config.task_ids, config.categories,
+                         console)
+    registry = WorldModelRegistry(paths.config_dir)
+    for env_name in sorted({task.env_name for task in tasks}):
+        registry.get(env_name)  # every config the run needs is checked before any money is spent
+
+    def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
+        return OccuBenchSuite(tasks, registry, models["world"],
+                              RubricVerifier(models["verifier"], num_votes=config.num_votes), fault_rules=fault_rules)
+    return SuitePlan(tasks, {"world": config.world_model, "verifier": config.verifier_model or config.world_model},
+                     make, world_label=config.world_model, simulated=True,
+                     settings={"data_paths": {k: str(v) for k, v in asdict(paths).items()}})
+
+
+suite = SuiteDefinition(
+    name=NAME, plan=plan,
+    description="the OccuBench benchmark: 382 tasks in LLM-simulated worlds from 100 professional scenarios "
+                "(the default of `occubench run`; needs --world-model)")

@@ -1,0 +1,164 @@
+"""Suites and agents as plugins.
+
+A suite is a :class:`SuiteDefinition` registered under the entry-point group ``occubench.suites`` (the three
+built-in suites are registered that way too), or named directly as ``--suite package.module:attribute``. It says
+everything the harness needs to know about it — its tasks and the model roles it needs (:class:`SuitePlan`), how
+to list and validate it, and the tables it adds to a run's summary — so no code outside a suite tests a suite's
+name. An agent is anything with ``run(task, env, trajectory)`` (:class:`occubench.agent.Agent`); ``--agent
+package.module:attribute`` names one, or a factory that takes an :class:`AgentContext` and returns one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from occubench.errors import ConfigError
+from occubench.task import CATEGORY_ABBREVIATIONS, Task
+
+if TYPE_CHECKING:
+    from occubench.agent import Agent
+    from occubench.config import RunConfig
+    from occubench.llm import Model
+    from occubench.report.tables import Table
+    from occubench.results import Result
+    from occubench.suite import Suite
+
+GROUP = "occubench.suites"
+
+
+@dataclass
+class SuitePlan:
+    """What one run needs from the suite it evaluates."""
+
+    tasks: list[Task]
+    #: Model name per role the suite itself needs (the agent's is added by the run).
+    roles: dict[str, str]
+    #: Builds the suite once the models exist; gets them and the simulator's fault rules (prompt mode).
+    make: Callable[[dict[str, Model], str | None], Suite]
+    #: The results' ``world_model`` (None for worlds that are code).
+    world_label: str | None
+    #: Whether its worlds are simulated by a model (and can be told to misbehave: prompt-mode faults).
+    simulated: bool
+    #: Extra facts for ``args.json`` (data paths, say).
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: Plays each task's reference solution, where the suite has them (``--agent reference``).
+    reference: Agent | None = None
+    #: A second phase that depends on the first phase's results (the workplace's day two).
+    follow_up: Callable[[dict[Any, Result]], SuitePlan] | None = None
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    days: int = 50
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SuiteDefinition:
+    name: str
+    #: One line for ``occubench suites``.
+    description: str
+    plan: Callable[[RunConfig, Console], SuitePlan]
+    #: Tables describing the suite's worlds for ``occubench suites``, and the same as JSON.
+    listing: Callable[[], tuple[list[Table], Any]] | None = None
+    #: Checks every task is solvable and not trivially passed; prints its findings; True when all are valid.
+    validate: Callable[[ValidateOptions, Console], bool] | None = None
+    #: Tables the suite adds to a run's summary and report.
+    report_tables: Callable[[list[Result]], list[Table]] | None = None
+
+
+def _load(spec: str, what: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except ImportError as exc:
+        raise ConfigError(f"{what} {spec!r}: cannot import {module_name!r} ({exc})") from None
+    except AttributeError:
+        raise ConfigError(f"{what} {spec!r}: {module_name} has no attribute {attribute!r}") from None
+    return value
+
+
+def installed_suites() -> dict[str, SuiteDefinition]:
+    """Every suite registered under the ``occubench.suites`` entry-point group, by name."""
+    found = {}
+    for point in entry_points(group=GROUP):
+        definition = point.load()
+        if not isinstance(definition, SuiteDefinition) or definition.name != point.name:
+            raise ConfigError(f"entry point {point.name} = {point.value} in {GROUP} must be a SuiteDefinition "
+                              f"named {point.name!r}")
+        found[point.name] = definition
+    if not found:
+        raise ConfigError(f"no suite is registered under the entry-point group {GROUP}: install occubench "
+                          "(pip install -e .) rather than running it from a source folder")
+    return found
+
+
+def load_suite(name: str) -> SuiteDefinition:
+    """A registered suite by name, or ``package.module:attribute`` naming a :class:`SuiteDefinition`."""
+    if ":" in name:
+        definition = _load(name, "--suite")
+        if not isinstance(definition, SuiteDefinition):
+            raise ConfigError(f"--suite {name!r} is a {type(definition).__name__}, not a SuiteDefinition")
+        return definition
+    suites = installed_suites()
+    if name not in suites:
+        raise ConfigError(f"--suite: unknown suite {name!r}; installed: {', '.join(sorted(suites))} "
+                          "(or give package.module:attribute)")
+    return suites[name]
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What a user's agent factory gets: the run's settings and, with ``--agent-model``, the model to use."""
+
+    config: RunConfig
+    model: Model | None
+    date: str
+
+
+def load_agent(spec: str, context: AgentContext) -> Agent:
+    value = _load(spec, "--agent")
+    agent = value if hasattr(value, "run") and not isinstance(value, type) else None
+    if agent is None and callable(value):
+        agent = value(context)
+    if not callable(getattr(agent, "run", None)):
+        raise ConfigError(f"--agent {spec!r} must name an object with run(task, env, trajectory), or a factory "
+                          "taking an AgentContext that returns one")
+    return agent  # type: ignore[return-value]
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    return [item.strip() for value in values or () for item in value.split(",") if item.strip()]
+
+
+def select_tasks(tasks: list[Task], task_ids: Sequence[str] | None, categories: Sequence[str] | None,
+                 console: Console) -> list[Task]:
+    """The tasks of the chosen categories (names or abbreviations) and ids; unknown ids are warned about."""
+    selected = tasks
+    if categories:
+        lookup = {name.lower(): name for name in CATEGORY_ABBREVIATIONS}
+        lookup.update({abbr.lower(): name for name, abbr in CATEGORY_ABBREVIATIONS.items()})
+        wanted = set()
+        for item in _split(categories):
+            if item.lower() not in lookup:
+                raise ConfigError(f"--categories: unknown category {item!r}; choose from "
+                                  f"{', '.join(f'{n} ({a})' for n, a in CATEGORY_ABBREVIATIONS.items())}")
+            wanted.add(lookup[item.lower()])
+        selected = [task for task in selected if task.category in wanted]
+    if task_ids:
+        wanted_ids = _split(task_ids)
+        known = {str(task.task_id) for task in tasks}
+        unknown = [item for item in wanted_ids if item not in known]
+        if unknown:
+            console.print(f"[yellow]warning: --task-ids: no task with id {', '.join(unknown)}; "
+                          "they are ignored[/yellow]")
+        selected = [task for task in selected if str(task.task_id) in set(wanted_ids)]
+    return selected

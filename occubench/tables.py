@@ -1,0 +1,33 @@
+"""Tables as plain rows of text: built once, rendered to a terminal, Markdown, CSV, JSON or HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import rich.table
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    #: The first ``text_columns`` columns are text; the rest are numbers (right-aligned).
+    text_columns: int = 1
+    note: str = ""
+
+    def to_rich(self) -> rich.table.Table:
+        from rich.table import Table as RichTable
+
+        table = RichTable(title=self.title, caption=self.note or None)
+        for i, column in enumerate(self.columns):
+            table.add_column(column, justify="left" if i < self.text_columns else "right")
+        for row in self.rows:
+            table.add_row(*row)
+        return table
+
+
+def percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"

@@ -1,0 +1,53 @@
+"""RunConfig: typed settings from flags, a TOML file or Python; bad values named; secrets never serialised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from occubench.config import RunConfig
+from occubench.errors import ConfigError
+
+
+def test_file_values_are_typed_and_flags_win(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('suite = "executable"\nmax-steps = 7\ntask_ids = [11, "24,25"]\nagent_params = {top_p = 0.5}\n')
+    config = RunConfig.from_file(path, max_steps=9)
+    assert (config.suite, config.max_steps, config.task_ids) == ("executable", 9, ["11", "24", "25"])
+    assert config.agent_params == {"top_p": 0.5}
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"retry_budget": float("nan")}, "--retry-budget: Input should be a finite number"),
+    ({"request_timeout": -5.0}, "--request-timeout: Input should be greater than 0"),
+    ({"max_steps": 1.0}, "--max-steps: Input should be a valid integer"),
+    ({"env_mode": "E9"}, "--env-mode"),
+    ({"agent": "gpt"}, "module:Callable"),
+    ({"run_name": "../x"}, "--run-name: Value error, must be a plain directory name"),
+    ({"date": "tomorrow"}, "YYYY-MM-DD"),
+    ({"colour": "blue"}, "--colour: Extra inputs are not permitted (unknown setting)"),
+])
+def test_bad_values_are_named(values: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        RunConfig.create(values)
+
+
+def test_bad_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('max_steps = "five"\n')
+    with pytest.raises(ConfigError, match=rf"{path}: max_steps: Input should be a valid integer"):
+        RunConfig.from_file(path)
+    path.write_text("max_steps = \n")
+    with pytest.raises(ConfigError, match=rf"{path}: invalid TOML"):
+        RunConfig.from_file(path)
+
+
+def test_secrets_never_serialised(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-placeholder-not-a-real-key"
+    config = RunConfig(api_key=secret, base_url="http://user:pw@host/v1?api_key=abc")
+    assert secret not in repr(config) and secret not in str(config.record())
+    assert config.record()["api_key"] == "<redacted>" and "pw" not in config.record()["base_url"]
+    assert config.endpoint("agent").api_key == secret and secret in config.secrets()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    assert RunConfig().endpoint("world").api_key == "sk-from-the-environment"
