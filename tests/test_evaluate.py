@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from occubench import evaluate
-from occubench.runner import RESULT_FIELDS
+from occubench.results import RESULT_FIELDS
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, make_scripted_responder, scripted_responder
 from tests.conftest import write_small_data
@@ -71,7 +71,7 @@ def test_no_secret_reaches_disk_even_when_the_server_echoes_it(small_data: Path,
     assert {r["status"] for r in records} == {"error"}
     assert all(r["error"]["kind"] == "request_rejected" and "<redacted>" in r["error"]["message"] for r in records)
     written = [p for p in (out / "agent-m__world-m__E0").iterdir()]
-    assert {p.name for p in written} == {"args.json", "results.jsonl", "debug.log"}
+    assert {p.name for p in written} == {"args.json", "results.jsonl", "debug.log", "run.lock"}
     for path in written:
         assert secret not in path.read_text(), path
 

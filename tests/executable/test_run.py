@@ -28,7 +28,7 @@ def test_reference_passes_and_noop_fails_everything(tmp_path: Path) -> None:
     assert len(noop) == len(reference) and not any(r["is_correct"] for r in noop)
     record = reference[0]
     assert record["world_model"] is None and record["agent_model"] == "reference" and record["suite"] == "executable"
-    assert record["checks"] and all(c["passed"] for c in record["checks"]) and record["state_diff"]
+    assert record["verdict_details"]["checks"] and all(c["passed"] for c in record["verdict_details"]["checks"]) and record["verdict_details"]["state_diff"]
 
 
 def test_llm_agent_and_label_judge_over_a_loopback_server(tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ def test_llm_agent_and_label_judge_over_a_loopback_server(tmp_path: Path) -> Non
         records = run(tmp_path, "--agent-model", "m", "--verifier-model", "judge", "--base-url", server.base_url,
                       "--task-ids", "insurance_claims/pay_water_claim")
     [record] = records
-    assert record["is_correct"] is False and record["judge_label"] == "incomplete"
+    assert record["is_correct"] is False and record["verdict_details"]["judge_label"] == "incomplete"
     assert record["steps"][0]["tool_calls"][0]["observation"]["claim_id"] == "CLM-1004"
     assert record["usage"]["verifier"]["calls"] == 1 and record["verifier_model"] == "judge"
     judged = [r["messages"][1]["content"] for r in server.requests if "<label>" in r["messages"][0]["content"]]

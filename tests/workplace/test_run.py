@@ -21,12 +21,12 @@ def run(tmp_path: Path, *args: str) -> tuple[int, list[dict]]:
 def test_reference_completes_every_day_and_noop_scores_zero(tmp_path: Path) -> None:
     code, reference = run(tmp_path / "a", "--agent", "reference", "--days", "8", "--seed", "4")
     assert code == 0 and len(reference) == 8
-    assert all(r["is_correct"] and r["day_score"] == 1 for r in reference)
+    assert all(r["is_correct"] and r["verdict_details"]["day_score"] == 1 for r in reference)
     _, noop = run(tmp_path / "b", "--agent", "noop", "--days", "8", "--seed", "4")
-    assert all(r["day_score"] == 0 and not r["is_correct"] for r in noop)
+    assert all(r["verdict_details"]["day_score"] == 0 and not r["is_correct"] for r in noop)
     record = reference[0]
-    assert record["suite"] == "workplace" and {"task_scores", "n_tasks", "day_feedback"} <= set(record)
-    assert all(c["passed"] for task in record["task_scores"] for c in task["checkpoints"])
+    assert record["suite"] == "workplace" and {"task_scores", "n_tasks", "day_feedback"} <= set(record["verdict_details"])
+    assert all(c["passed"] for task in record["verdict_details"]["task_scores"] for c in task["checkpoints"])
 
 
 def test_an_llm_agent_with_llm_colleagues(tmp_path: Path) -> None:
@@ -46,11 +46,11 @@ def test_an_llm_agent_with_llm_colleagues(tmp_path: Path) -> None:
                             "--days", "2", "--seed", "4")
     assert code == 0 and len(records) == 2
     for record in records:
-        assert 0 <= record["day_score"] < 1 and record["day_notes"] == "ask first"
+        assert 0 <= record["verdict_details"]["day_score"] < 1 and record["env_info"]["day_notes"] == "ask first"
         assert set(record["usage"]) >= {"agent", "npc"}
     # The message went to a group that does not exist: the agent got a clear error, not a crash.
     observation = records[0]["steps"][1]["tool_calls"][0]["observation"]
-    assert "nobody called" in observation["error"]
+    assert observation["error"] == "tool_error" and "nobody called" in observation["message"]
 
 
 def test_two_day_learning_run_reports_the_gain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,4 +88,4 @@ def test_harness_faults_apply_to_workplace_days(tmp_path: Path) -> None:
                         "--fault-count", "2", "--fault-duration", "2")
     assert code == 0
     assert all(r["fault_mode"] == "harness" and len(r["fault_events"]) == 4 for r in records)
-    assert any(r["day_score"] < 1 for r in records)  # the scripted reference does not retry what failed
+    assert any(r["verdict_details"]["day_score"] < 1 for r in records)  # the scripted reference does not retry what failed
