@@ -46,9 +46,9 @@ class DirectoryLock:
                        if holder else "another process")
                 raise ConfigError(f"{self.path.parent} is in use by {who}: wait for that {self.what} to finish, "
                                   "or choose another --run-name / output directory") from None
-        previous = _read(fd)
-        if previous.get("pid") not in (None, os.getpid()):
-            self.taken_over = previous.get("pid")
+        pid = _read(fd).get("pid")
+        if isinstance(pid, int) and pid != os.getpid():
+            self.taken_over = pid
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(),
                                   "command": " ".join(sys.argv[:1] + sys.argv[1:2])}).encode(), 0)

@@ -214,7 +214,8 @@ def run(config: RunConfig, *, console: Console | None = None) -> RunSummary:
     run_fields: dict[str, Any] = {
         "agent_model": agent_label, "world_model": plan.world_label, "env_mode": config.env_mode,
         "fault_count": config.fault_count if faulted else 0, "fault_duration": config.fault_duration if faulted else 0,
-        "with_plan": config.with_plan, "verifier_model": roles.get("verifier"), "suite": definition.name,
+        "with_plan": config.with_plan, "verifier_model": roles.get("verifier"), "npc_model": roles.get("npc"),
+        "suite": definition.name,
         "fault_mode": injection if faulted else None, "seed": config.seed if harness else None}
     meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
                **{f"{role}_params": model.params for role, model in models.items()}}

@@ -87,6 +87,8 @@ class Result:
     suite: str | None = None
     config_hash: str | None = None
     verifier_model: str | None = None
+    #: The model that played the workplace's colleagues, if any.
+    npc_model: str | None = None
     fault_mode: str | None = None
     seed: int | None = None
     final_answer: str = ""
@@ -118,6 +120,16 @@ class Result:
     @property
     def tool_calls(self) -> list[ToolCall]:
         return [call for step in self.steps for call in step.tool_calls]
+
+    def lookup(self, name: str) -> Any:
+        """A field by name as a user gives it (``compare --by judge_label``): a top-level field, else a key of
+        ``verdict_details``, ``env_info`` or ``extra``; None when there is none."""
+        if name in _FIELD_NAMES:
+            return getattr(self, name)
+        for section in (self.verdict_details, self.env_info, self.extra):
+            if name in section:
+                return section[name]
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
@@ -153,6 +165,7 @@ class Result:
         return result
 
 
+_FIELD_NAMES = frozenset(f.name for f in fields(Result)) - {"extra", "env_info", "verdict_details"}
 _INVALID = object()
 _SCALARS: dict[str, tuple[type, ...]] = {
     "task_scenario_name": (str,), "category": (str,), "domain": (str,), "difficulty_level": (int, type(None)),
@@ -160,6 +173,7 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "fault_duration": (int,), "with_plan": (bool,), "is_correct": (bool, type(None)), "feedback": (str,),
     "step_count": (int,), "trajectory": (str,), "status": (str,), "duration_s": (int, float), "trial": (int,),
     "suite": (str, type(None)), "config_hash": (str, type(None)), "verifier_model": (str, type(None)),
+    "npc_model": (str, type(None)),
     "fault_mode": (str, type(None)), "seed": (int, type(None)), "final_answer": (str,), "stop_reason": (str,),
     "env_info": (dict,), "verdict_details": (dict,),
 }

@@ -104,8 +104,8 @@ def load_prices(path: Path) -> dict[str, Price]:
 def _role_model(result: Result, role: str) -> str | None:
     # The verifier defaults to the world model; results written before verifier_model existed lack the field.
     models = {"agent": result.agent_model, "world": result.world_model,
-              "verifier": result.verifier_model or result.world_model}
-    return models.get(role)
+              "verifier": result.verifier_model or result.world_model, "npc": result.npc_model}
+    return models.get(role) or result.lookup(f"{role}_model")
 
 
 def summarize(results: Iterable[Result], prices: Mapping[str, Price] | None = None) -> Summary:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from occubench.progress import RunProgress
+from occubench.results import Result
 
 
 def _console(*, terminal: bool) -> tuple[Console, io.StringIO]:
@@ -18,16 +19,17 @@ def _console(*, terminal: bool) -> tuple[Console, io.StringIO]:
     return Console(file=out, force_terminal=terminal, width=120), out
 
 
-def _record(task_id: int, outcome: str, *, steps: int = 1, tokens: tuple[int, int] = (10, 5)) -> dict:
-    """A result record as the runner writes it; ``outcome`` is pass, fail or an error kind."""
+def _record(task_id: int, outcome: str, *, steps: int = 1, tokens: tuple[int, int] = (10, 5)) -> Result:
+    """A result as the runner writes it, read back; ``outcome`` is pass, fail or an error kind."""
     error = outcome not in ("pass", "fail")
     usage = {"agent": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1], "calls": 1},
              "world": {"prompt_tokens": 300, "completion_tokens": 50, "calls": 1}}
     if not error:
         usage["verifier"] = {"prompt_tokens": 100, "completion_tokens": 10, "calls": 3}
-    return {"task_id": task_id, "status": "error" if error else "ok", "is_correct": None if error else outcome == "pass",
-            "error": {"kind": outcome, "message": "boom"} if error else None, "step_count": steps, "duration_s": 4.2,
-            "usage": usage}
+    return Result.from_dict({
+        "task_id": task_id, "status": "error" if error else "ok", "is_correct": None if error else outcome == "pass",
+        "error": {"kind": outcome, "message": "boom"} if error else None, "step_count": steps, "duration_s": 4.2,
+        "usage": usage})
 
 
 def test_plain_mode_prints_a_line_per_task_and_a_tally_every_tenth_and_last() -> None:
@@ -70,7 +72,8 @@ def test_pass_rate_is_a_dash_until_a_task_is_evaluated() -> None:
 
 def test_records_without_usage_count_no_tokens() -> None:
     console, _ = _console(terminal=False)
-    record = {"task_id": 1, "is_correct": True, "step_count": 3, "duration_s": 1.0}  # original harness: no status
+    # Written by the original harness: no status, no usage.
+    record = Result.from_dict({"task_id": 1, "is_correct": True, "step_count": 3, "duration_s": 1.0})
     with RunProgress(1, console) as progress:
         progress.add(record)
     assert (progress.done, progress.passed, progress.errors, progress.tokens) == (1, 1, 0, 0)
@@ -108,7 +111,7 @@ def test_adds_from_many_threads_are_all_counted(terminal: bool) -> None:
     records = [_record(i, "infrastructure" if i % 8 == 0 else "pass" if i % 2 else "fail") for i in range(400)]
     start = threading.Barrier(8)
 
-    def worker(chunk: list[dict]) -> None:
+    def worker(chunk: list[Result]) -> None:
         start.wait()
         for record in chunk:
             progress.add(record)

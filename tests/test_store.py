@@ -10,38 +10,44 @@ import pytest
 
 from occubench._redact import Redactor, redact_url
 from occubench.errors import ConfigError
+from occubench.results import ErrorInfo, Result
 from occubench.store import ResultStore, latest_by_task, read_results
 
 
+def _store(tmp_path: Path, redactor: Redactor | None = None) -> ResultStore:
+    (tmp_path / "run").mkdir()
+    return ResultStore(tmp_path / "run", redactor)
+
+
 def test_concurrent_appends_give_whole_lines(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path / "run")
+    store = _store(tmp_path)
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda i: store.append({"task_id": i, "blob": "x" * 5000}), range(200)))
+        list(pool.map(lambda i: store.append(Result(task_id=i, feedback="x" * 5000)), range(200)))
     records = read_results(store.path)
     assert sorted(r["task_id"] for r in records) == list(range(200))
 
 
 def test_half_written_last_line_is_ignored_and_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = ResultStore(tmp_path / "run")
-    store.append({"task_id": 1, "status": "ok"})
+    store = _store(tmp_path)
+    store.append(Result(task_id=1, status="ok"))
     with store.path.open("a") as handle:
         handle.write('{"task_id": 2, "sta')
-    assert [r["task_id"] for r in store.load()] == [1]
+    assert [r.task_id for r in store.load()] == [1]
     assert "half-written last line" in capsys.readouterr().err
-    store.append({"task_id": 3, "status": "ok"})
+    store.append(Result(task_id=3, status="ok"))
     assert [r["task_id"] for r in read_results(store.path)] == [1, 3]
 
 
 def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path / "run")
+    store = _store(tmp_path)
     store.path.write_text('{"task_id": 1}')
-    assert [r["task_id"] for r in store.load()] == [1]
-    store.append({"task_id": 2})
+    assert [r.task_id for r in store.load()] == [1]
+    store.append(Result(task_id=2))
     assert [r["task_id"] for r in read_results(store.path)] == [1, 2]
 
 
 def test_garbled_line_in_the_middle_names_file_and_line(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path / "run")
+    store = _store(tmp_path)
     store.path.write_text('{"task_id": 1}\nnot json\n{"task_id": 3}\n')
     with pytest.raises(ConfigError, match=r"results\.jsonl:2: not a valid result line"):
         store.load()
@@ -49,17 +55,18 @@ def test_garbled_line_in_the_middle_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_drop_and_latest(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path / "run")
-    for record in ({"task_id": 1, "status": "error"}, {"task_id": 2, "status": "ok"}, {"task_id": 1, "status": "ok"}):
-        store.append(record)
-    assert latest_by_task(store.load())[(1, 0)]["status"] == "ok"
+    store = _store(tmp_path)
+    for result in (Result(task_id=1, status="error"), Result(task_id=2, status="ok"), Result(task_id=1, status="ok")):
+        store.append(result)
+    assert latest_by_task(store.load())[(1, 0)].status == "ok"
     store.drop({(1, 0)})
     assert [r["task_id"] for r in read_results(store.path)] == [2]
 
 
 def test_secrets_are_redacted_in_records_and_args(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path / "run", Redactor(["placeholder.secret.value", None, "ab"]))
-    store.append({"task_id": 1, "error": {"message": "Incorrect API key provided: placeholder.secret.value"}})
+    store = _store(tmp_path, Redactor(["placeholder.secret.value", None, "ab"]))
+    store.append(Result(task_id=1, status="error",
+                        error=ErrorInfo("request_rejected", "Incorrect API key provided: placeholder.secret.value")))
     store.write_args({"api_key": "placeholder.secret.value", "nested": ["placeholder.secret.value!"]})
     text = store.path.read_text() + (store.run_dir / "args.json").read_text()
     assert "placeholder.secret.value" not in text and text.count("<redacted>") == 3

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from occubench.errors import ConfigError
 from occubench.llm import Usage
+from occubench.results import Result
 from occubench.summary import Price, load_prices, print_summary, summarize
 
 HEALTH, TRANSPORT = "Healthcare & Life Sciences", "Transportation & Logistics"
@@ -20,7 +21,8 @@ def _usage(prompt: int, completion: int, calls: int) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "calls": calls}
 
 
-RECORDS = [
+# Written as results files hold them, read as every reader gets them.
+RECORDS = [Result.from_dict(record) for record in [
     {"task_id": 1, "category": HEALTH, "status": "ok", "is_correct": True, "agent_model": "gpt-4o",
      "world_model": "qwen-max", "verifier_model": "gpt-4o-mini",
      "usage": {"agent": _usage(120_000, 8_000, 10), "world": _usage(60_000, 4_000, 9),
@@ -30,7 +32,7 @@ RECORDS = [
      "usage": {"agent": _usage(40_000, 2_000, 4), "world": _usage(20_000, 1_000, 4)}},
     # Written by the original OccuBench harness: no status, no usage, no verifier_model.
     {"task_id": 3, "category": TRANSPORT, "is_correct": False, "agent_model": "gpt-4o", "world_model": "qwen-max"},
-]
+]]
 PRICES = {"gpt-4o": Price(2.5, 10.0), "qwen-max": Price(1.6, 6.4), "gpt-4o-mini": Price(0.15, 0.6)}
 
 
@@ -41,7 +43,7 @@ def _usage_rows(summary_text: str) -> dict[str, list[str]]:
     return {row[0]: row[1:] for row in rows if row and row[0] in ("agent", "world", "verifier", "npc", "All")}
 
 
-def _printed(summary_records: list[dict], prices: dict[str, Price] | None) -> str:
+def _printed(summary_records: list[Result], prices: dict[str, Price] | None) -> str:
     out = io.StringIO()
     print_summary(summarize(summary_records, prices), Console(file=out, width=200, force_terminal=False), "run")
     return out.getvalue()
@@ -51,7 +53,7 @@ def test_rates_leave_errors_out_and_usage_counts_every_record() -> None:
     summary = summarize(RECORDS)
     assert (summary.overall.passed, summary.overall.evaluated) == (1, 2)
     assert (summary.by_category[HEALTH].evaluated, summary.by_category[TRANSPORT].evaluated) == (1, 1)
-    assert [r["task_id"] for r in summary.errors] == [2]
+    assert [r.task_id for r in summary.errors] == [2]
     assert summary.usage == {"agent": Usage(160_000, 10_000, 14), "world": Usage(80_000, 5_000, 13),
                              "verifier": Usage(9_000, 300, 3)}
     assert not summary.priced and summary.cost_by_role == {} and summary.unpriced_models == set()
@@ -68,17 +70,17 @@ def test_cost_per_role_uses_each_roles_model() -> None:
 
 
 def test_verifier_defaults_to_the_world_model_and_other_roles_use_their_own_field() -> None:
-    record = {"task_id": 1, "status": "ok", "is_correct": True, "agent_model": "gpt-4o", "world_model": "qwen-max",
-              "npc_model": "gpt-4o-mini",
-              "usage": {"verifier": _usage(1_000_000, 0, 3), "npc": _usage(0, 1_000_000, 2)}}
+    record = Result.from_dict({
+        "task_id": 1, "status": "ok", "is_correct": True, "agent_model": "gpt-4o", "world_model": "qwen-max",
+        "npc_model": "gpt-4o-mini", "usage": {"verifier": _usage(1_000_000, 0, 3), "npc": _usage(0, 1_000_000, 2)}})
     summary = summarize([record], PRICES)
     assert summary.cost_by_role == pytest.approx({"verifier": 1.6, "npc": 0.6})
     assert summary.cost_total == pytest.approx(2.2)
 
 
 def test_models_without_a_price_are_listed_not_priced_at_zero() -> None:
-    records = [*RECORDS, {"task_id": 4, "status": "ok", "is_correct": True, "agent_model": "gpt-4o",
-                          "world_model": "qwen-max", "usage": {"npc": _usage(10, 10, 1)}}]
+    records = [*RECORDS, Result.from_dict({"task_id": 4, "status": "ok", "is_correct": True, "agent_model": "gpt-4o",
+                                           "world_model": "qwen-max", "usage": {"npc": _usage(10, 10, 1)}})]
     summary = summarize(records, {"gpt-4o": Price(2.5, 10.0)})
     assert summary.unpriced_models == {"qwen-max", "gpt-4o-mini", "(no npc model recorded)"}
     assert summary.cost_by_role == pytest.approx({"agent": 0.5, "world": 0.0, "verifier": 0.0, "npc": 0.0})

@@ -76,7 +76,10 @@ def test_no_majority_is_a_verifier_error_not_a_fail() -> None:
     with judge(lambda i, again: "x" if i == 0 else verdict(i == 1)) as (server, verifier), \
             pytest.raises(VerifierError, match="no majority: 1 pass, 1 fail, 1 unparsable") as error:
         verifier.judge(SECTIONS)
-    assert [v["is_correct"] for v in error.value.votes] == [None, True, False]
+    assert [(v.is_correct, v.attempts) for v in error.value.votes] == [(None, 3), (True, 1), (False, 1)]
+    # The tokens the votes spent travel with the error, so the run still counts them.
+    assert error.value.usage.calls == server.stats.requests
+    assert error.value.usage.prompt_tokens == server.stats.total_prompt_tokens
 
 
 def test_string_verdicts_are_understood() -> None:

@@ -3,8 +3,9 @@ cache and usage accounting. Names load on first use: the data types need no SDK,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from occubench._lazy import lazy_exports
 
 _EXPORTS = {
     "CacheMissError": "occubench.llm.cache", "ResponseCache": "occubench.llm.cache",
@@ -20,13 +21,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'occubench.llm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from occubench.llm.cache import CacheMissError, ResponseCache

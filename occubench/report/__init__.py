@@ -1,19 +1,42 @@
 """Reports over run directories: statistics with confidence intervals, agreement between groups of runs (say, two
 simulators), charts, and a self-contained HTML report with a trajectory viewer."""
 
-from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
-from occubench.report.compare import PairAgreement, compare_groups, group_rates
-from occubench.report.html import html_report, write_html
-from occubench.report.runs import Run, load_run, load_run_dirs
-from occubench.report.stats import (Count, Interval, PassK, RunStats, Unanimity, breakdown, completion_ci, pass_at_k,
-                                    pass_hat_k, pass_k, run_stats, trial_counts, unanimity)
-from occubench.report.tables import (Table, compare_json, compare_tables, leaderboard, leaderboard_table, markdown_report,
-                                     modes_table, report_csv, report_json, run_tables, suite_tables, to_markdown)
+from __future__ import annotations
 
-__all__ = [
-    "Count", "Interval", "PairAgreement", "PassK", "Run", "RunStats", "Table", "Unanimity", "breakdown",
-    "compare_groups", "compare_json", "compare_tables", "completion_ci", "difficulty_chart", "group_rates", "html_report",
-    "leaderboard", "leaderboard_table", "load_run", "load_run_dirs", "markdown_report",
-    "modes_chart", "modes_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart", "report_csv", "report_json",
-    "run_stats", "run_tables", "suite_tables", "to_markdown", "trial_counts", "unanimity", "write_html",
-]
+from typing import TYPE_CHECKING
+
+from occubench._lazy import lazy_exports
+
+#: Names load on first use: matplotlib, which only charts need, costs seconds to import.
+_EXPORTS = {
+    "difficulty_chart": "occubench.report.charts", "modes_chart": "occubench.report.charts",
+    "radar_chart": "occubench.report.charts",
+    "PairAgreement": "occubench.report.compare", "compare_groups": "occubench.report.compare",
+    "group_rates": "occubench.report.compare",
+    "html_report": "occubench.report.html", "write_html": "occubench.report.html",
+    "Run": "occubench.report.runs", "load_run": "occubench.report.runs", "load_run_dirs": "occubench.report.runs",
+    "Count": "occubench.report.stats", "Interval": "occubench.report.stats", "PassK": "occubench.report.stats",
+    "RunStats": "occubench.report.stats", "Unanimity": "occubench.report.stats",
+    "breakdown": "occubench.report.stats", "completion_ci": "occubench.report.stats",
+    "pass_at_k": "occubench.report.stats", "pass_hat_k": "occubench.report.stats", "pass_k": "occubench.report.stats",
+    "run_stats": "occubench.report.stats", "trial_counts": "occubench.report.stats",
+    "unanimity": "occubench.report.stats",
+    "Table": "occubench.report.tables", "compare_json": "occubench.report.tables",
+    "compare_tables": "occubench.report.tables", "leaderboard": "occubench.report.tables",
+    "leaderboard_table": "occubench.report.tables", "markdown_report": "occubench.report.tables",
+    "modes_table": "occubench.report.tables", "report_csv": "occubench.report.tables",
+    "report_json": "occubench.report.tables", "run_tables": "occubench.report.tables",
+    "suite_tables": "occubench.report.tables", "to_markdown": "occubench.report.tables",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
+    from occubench.report.compare import PairAgreement, compare_groups, group_rates
+    from occubench.report.html import html_report, write_html
+    from occubench.report.runs import Run, load_run, load_run_dirs
+    from occubench.report.stats import Count, Interval, PassK, RunStats, Unanimity, breakdown, completion_ci, pass_at_k, pass_hat_k, pass_k, run_stats, trial_counts, unanimity
+    from occubench.report.tables import Table, compare_json, compare_tables, leaderboard, leaderboard_table, markdown_report, modes_table, report_csv, report_json, run_tables, suite_tables, to_markdown

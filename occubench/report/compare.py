@@ -65,18 +65,12 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def _field(result: Result, by: str) -> Any:
-    if not hasattr(result, by):
-        raise ConfigError(f"--by: results have no field {by!r}")
-    return getattr(result, by)
-
-
 def group_rates(results: Iterable[Result], by: str = "world_model") -> dict[str, dict[str, Tally]]:
     """Completion per agent model within each group; errors left out."""
     groups: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
     for result in results:
         if result.ok:
-            tally = groups[group_name(_field(result, by))][str(result.agent_model)]
+            tally = groups[group_name(result.lookup(by))][str(result.agent_model)]
             tally.evaluated += 1
             tally.passed += result.passed
     return {name: dict(agents) for name, agents in sorted(groups.items())}
@@ -87,7 +81,7 @@ def _verdicts(results: Iterable[Result], by: str) -> dict[str, dict[tuple[str, s
     for result in results:
         if not result.ok:
             continue
-        group = group_name(_field(result, by))
+        group = group_name(result.lookup(by))
         key = (str(result.agent_model), str(result.task_id), result.trial)
         if key in verdicts[group]:
             # Two runs of one agent in one group (say E0 and E1 under one simulator) would be averaged together.

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from occubench.results import Result
+
 HEALTH, TRANSPORT, TECH = "Healthcare & Life Sciences", "Transportation & Logistics", "Technology & IT"
 
 
@@ -21,6 +23,11 @@ def result(task_id: Any, ok: bool | None, **fields: Any) -> dict[str, Any]:
     }
     record.update(fields)
     return record
+
+
+def typed(task_id: Any, ok: bool | None, **fields: Any) -> Result:
+    """The same result line as ``result``, read the way every reader gets it: as a :class:`Result`."""
+    return Result.from_dict(result(task_id, ok, **fields))
 
 
 def write_run(root: Path, name: str, records: list[dict[str, Any]]) -> Path:

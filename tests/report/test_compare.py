@@ -10,7 +10,7 @@ import pytest
 from occubench.cli import main
 from occubench.errors import ConfigError
 from occubench.report import compare_groups
-from tests.report.conftest import result, write_run
+from tests.report.conftest import result, typed, write_run
 
 AGENTS = [f"agent{i}" for i in range(1, 9)]
 #: Tasks passed out of 10 under each simulator. Under sim-x agent i passes its first i tasks, so the ranking is
@@ -32,7 +32,7 @@ def _runs(root: Path) -> list[Path]:
 def test_two_simulators_over_eight_agents(tmp_path: Path) -> None:
     from occubench.report import load_run_dirs
 
-    records = [r for run in load_run_dirs(_runs(tmp_path)) for r in run.records]
+    records = [r for run in load_run_dirs(_runs(tmp_path)) for r in run.results]
     (pair,) = compare_groups(records, by="world_model")
     assert (pair.first, pair.second, len(pair.agents)) == ("sim-x", "sim-y", 8)
     assert (pair.pairs, pair.agreeing, pair.concordant, pair.discordant) == (28, 24, 24, 4)
@@ -51,7 +51,7 @@ def test_ties_agree_only_with_ties() -> None:
     # 2 / sqrt((6 − 3)(6 − 2)) = 2 / sqrt(12) ≈ 0.577.
     outcomes = {"x": {"A": (1, 0), "B": (1, 0), "C": (1, 1), "D": (0, 1)},
                 "y": {"A": (0, 1), "B": (1, 1), "C": (1, 1), "D": (1, 0), "E": (1, 1)}}  # E only under y: left out
-    records = [result(t, bool(ok), agent_model=agent, world_model=sim)
+    records = [typed(t, bool(ok), agent_model=agent, world_model=sim)
                for sim, agents in outcomes.items() for agent, oks in agents.items() for t, ok in enumerate(oks)]
     (pair,) = compare_groups(records)
     assert pair.agents == ["A", "B", "C", "D"]
@@ -63,9 +63,9 @@ def test_ties_agree_only_with_ties() -> None:
 
 
 def test_errors_are_not_verdicts_and_all_tied_has_no_tau() -> None:
-    records = [result(1, True, agent_model="A", world_model="x"), result(1, None, agent_model="A", world_model="y"),
-               result(2, True, agent_model="A", world_model="y"), result(1, True, agent_model="B", world_model="x"),
-               result(1, True, agent_model="B", world_model="y")]
+    records = [typed(1, True, agent_model="A", world_model="x"), typed(1, None, agent_model="A", world_model="y"),
+               typed(2, True, agent_model="A", world_model="y"), typed(1, True, agent_model="B", world_model="x"),
+               typed(1, True, agent_model="B", world_model="y")]
     (pair,) = compare_groups(records)
     assert (pair.pairs, pair.agreeing) == (1, 1)  # A and B are tied at 100 % under both: agreeing
     assert pair.kendall_tau_b is None  # every pair tied: tau-b is undefined
@@ -73,8 +73,8 @@ def test_errors_are_not_verdicts_and_all_tied_has_no_tau() -> None:
 
 
 def test_two_runs_of_one_agent_in_a_group_are_refused() -> None:
-    records = [result(1, True, env_mode="E0"), result(1, False, env_mode="E1"),
-               result(1, True, env_mode="E2", world_model="z")]
+    records = [typed(1, True, env_mode="E0"), typed(1, False, env_mode="E1"),
+               typed(1, True, env_mode="E2", world_model="z")]
     with pytest.raises(ConfigError, match="differ only in world_model"):
         compare_groups(records)  # E0 and E1 of agent A both under "sim"
     assert len(compare_groups(records, by="env_mode")) == 3  # split by mode instead, they compare: E0/E1/E2

@@ -123,8 +123,8 @@ def test_model_output_cannot_inject_markup(page: tuple[str, _Page]) -> None:
 def test_charts_and_api(tmp_path: Path) -> None:
     runs = load_run_dirs([write_run(tmp_path, "r", [result(1, True), result(2, False, category=HEALTH,
                                                                                    difficulty_level=3)])])
-    records = runs[0].records
+    results = runs[0].results
     for chart in (radar_chart, modes_chart, difficulty_chart):
-        assert chart(records).startswith(PNG)
-    assert radar_chart(records) == radar_chart(records)  # no timestamp in the file
+        assert chart(results).startswith(PNG)
+    assert radar_chart(results) == radar_chart(results)  # no timestamp in the file
     assert "<!DOCTYPE html>" in html_report(runs)

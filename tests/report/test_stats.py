@@ -8,27 +8,27 @@ import pytest
 
 from occubench.report import (breakdown, completion_ci, load_run, pass_at_k, pass_hat_k, pass_k,
                               run_stats, trial_counts, unanimity)
-from tests.report.conftest import HEALTH, TECH, TRANSPORT, result, write_run
+from tests.report.conftest import HEALTH, TECH, TRANSPORT, result, typed, write_run
 
 
 def test_ci_contains_the_rate_and_narrows_with_more_tasks() -> None:
     # 7 of 10 tasks pass, plus an error line that is counted apart: rate 7/10.
-    records = [result(i, i < 7) for i in range(10)] + [result(10, None)]
+    records = [typed(i, i < 7) for i in range(10)] + [typed(10, None)]
     ci = completion_ci(records, seed=0)
     assert (ci.passed, ci.evaluated, ci.rate) == (7, 10, 0.7)
     assert 0.0 <= ci.low < 0.7 < ci.high <= 1.0
     assert completion_ci(records, seed=0) == ci  # seeded: the same interval every time
     # The same 70 % over 100 tasks is known far better: its interval lies strictly inside the 10-task one.
-    many = completion_ci([result(i, i % 10 < 7) for i in range(100)], seed=0)
+    many = completion_ci([typed(i, i % 10 < 7) for i in range(100)], seed=0)
     assert ci.low < many.low < 0.7 < many.high < ci.high
 
 
 def test_ci_is_degenerate_when_all_or_none_pass() -> None:
-    assert completion_ci([result(i, True) for i in range(5)]).low == 1.0
-    assert completion_ci([result(i, True) for i in range(5)]).high == 1.0
-    none = completion_ci([result(i, False) for i in range(5)] + [result(9, None)])
+    assert completion_ci([typed(i, True) for i in range(5)]).low == 1.0
+    assert completion_ci([typed(i, True) for i in range(5)]).high == 1.0
+    none = completion_ci([typed(i, False) for i in range(5)] + [typed(9, None)])
     assert (none.low, none.high, none.rate, none.evaluated) == (0.0, 0.0, 0.0, 5)
-    empty = completion_ci([result(1, None)])
+    empty = completion_ci([typed(1, None)])
     assert (empty.rate, empty.low, empty.high) == (None, None, None)
 
 
@@ -36,7 +36,7 @@ def test_ci_resamples_tasks_not_trials() -> None:
     # Task 0 passes both trials and task 1 fails both: any resample of tasks is all-pass, all-fail or half, so
     # every bootstrap rate is 0, 0.5 or 1 and the interval spans from 0 to 1. Resampling the four trials
     # independently would have produced 0.25 and 0.75 as well.
-    records = [result(t, t == 0, trial=k) for t in (0, 1) for k in (0, 1)]
+    records = [typed(t, t == 0, trial=k) for t in (0, 1) for k in (0, 1)]
     ci = completion_ci(records, resamples=500, seed=3)
     assert (ci.rate, ci.low, ci.high) == (0.5, 0.0, 1.0)
 
@@ -61,8 +61,8 @@ def test_pass_k_needs_k_trials() -> None:
 def test_pass_k_averages_over_tasks_with_enough_trials() -> None:
     # Task 1: 4 trials, 2 correct (pass^2 = 1/6, pass@2 = 5/6), and a fifth trial that errored: not counted.
     # Task 2: 4 trials, all correct (pass^2 = pass@2 = 1). Task 3: 1 trial only, left out at k = 2.
-    records = ([result(1, k < 2, trial=k) for k in range(4)] + [result(1, None, trial=4)]
-               + [result(2, True, trial=k) for k in range(4)] + [result(3, True)])
+    records = ([typed(1, k < 2, trial=k) for k in range(4)] + [typed(1, None, trial=4)]
+               + [typed(2, True, trial=k) for k in range(4)] + [typed(3, True)])
     assert trial_counts(records) == {1: (4, 2), 2: (4, 4), 3: (1, 1)}
     two = pass_k(records, 2)
     assert two.tasks == 2
@@ -77,22 +77,22 @@ def test_unanimity_ignores_unparsable_votes_and_errors() -> None:
     def votes(*verdicts: bool | None) -> list[dict]:
         return [{"is_correct": v, "feedback": "", "attempts": 1} for v in verdicts]
 
-    records = [result(1, True, votes=votes(True, True, True)),      # unanimous
-               result(2, True, votes=votes(True, False, True)),     # split
-               result(3, True, votes=votes(True, None, True)),      # two parsable, agreeing: unanimous
-               result(4, True, votes=votes(True, None, None)),      # one parsable vote: not judged
-               result(5, True, votes=[]),                           # no votes: not judged
-               result(6, None, votes=votes(False, False))]          # an error line: not evaluated
+    records = [typed(1, True, votes=votes(True, True, True)),      # unanimous
+               typed(2, True, votes=votes(True, False, True)),     # split
+               typed(3, True, votes=votes(True, None, True)),      # two parsable, agreeing: unanimous
+               typed(4, True, votes=votes(True, None, None)),      # one parsable vote: not judged
+               typed(5, True, votes=[]),                           # no votes: not judged
+               typed(6, None, votes=votes(False, False))]          # an error line: not evaluated
     u = unanimity(records)
     assert (u.unanimous, u.judged) == (2, 3) and u.share == pytest.approx(2 / 3)
 
 
 def test_breakdowns_count_errors_apart() -> None:
-    records = [result(1, True, category=HEALTH, difficulty_level=1, domain="Pharmacy"),
-               result(2, False, category=HEALTH, difficulty_level=2, domain="Pharmacy"),
-               result(3, None, category=TRANSPORT, difficulty_level=2, domain="Warehousing"),
-               result(4, True, category=TRANSPORT, difficulty_level=10, domain="Warehousing"),
-               result(5, True, category=TECH, difficulty_level=3, domain="Networks")]
+    records = [typed(1, True, category=HEALTH, difficulty_level=1, domain="Pharmacy"),
+               typed(2, False, category=HEALTH, difficulty_level=2, domain="Pharmacy"),
+               typed(3, None, category=TRANSPORT, difficulty_level=2, domain="Warehousing"),
+               typed(4, True, category=TRANSPORT, difficulty_level=10, domain="Warehousing"),
+               typed(5, True, category=TECH, difficulty_level=3, domain="Networks")]
     by_category = breakdown(records, "category")
     assert list(by_category) == [HEALTH, TECH, TRANSPORT]
     assert (by_category[HEALTH].passed, by_category[HEALTH].evaluated, by_category[HEALTH].errors) == (1, 2, 0)
@@ -108,8 +108,8 @@ def test_latest_record_per_task_and_trial(tmp_path: Path) -> None:
     # Task 1 trial 0 errored, then was retried; trial 1 passed; task 2 has no trial field (trial 0).
     run = write_run(tmp_path, "r", [result(1, None, trial=0), result(1, True, trial=1),
                                     result(1, False, trial=0), result(2, True)])
-    records = load_run(run).records
-    assert sorted((r["task_id"], r.get("trial", 0), r["is_correct"]) for r in records) == [
+    results = load_run(run).results
+    assert sorted((r.task_id, r.trial, r.is_correct) for r in results) == [
         (1, 0, False), (1, 1, True), (2, 0, True)]
 
 
