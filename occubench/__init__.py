@@ -33,6 +33,7 @@ _EXPORTS = {
     "ResultStore": "occubench.store", "load_results": "occubench.store", "read_results": "occubench.store",
     "Suite": "occubench.suite",
     "Task": "occubench.task",
+    "ToolError": "occubench.tools", "ToolSpec": "occubench.tools",
     "Step": "occubench.trajectory", "ToolCall": "occubench.trajectory", "Trajectory": "occubench.trajectory",
     "RubricVerifier": "occubench.verifier", "Verdict": "occubench.verifier", "Vote": "occubench.verifier",
 }
@@ -56,5 +57,6 @@ if TYPE_CHECKING:
     from occubench.store import ResultStore, load_results, read_results
     from occubench.suite import Suite
     from occubench.task import Task
+    from occubench.tools import ToolError, ToolSpec
     from occubench.trajectory import Step, ToolCall, Trajectory
     from occubench.verifier import RubricVerifier, Verdict, Vote

@@ -12,10 +12,11 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
-from occubench.environment import Environment, JSONObject, tool_names
+from occubench.environment import Environment, JSONObject
 from occubench.errors import ContextLengthError
 from occubench.llm import Message, Model
 from occubench.task import Task
+from occubench.tools import json_arguments, tool_error, unknown_tool
 from occubench.trajectory import Step, ToolCall, Trajectory
 
 Script = tuple[list[tuple[str, JSONObject]], str]
@@ -31,10 +32,6 @@ def system_prompt(task: Task, date: str, with_plan: bool) -> str:
     if with_plan and task.solution_plan:
         prompt += f"\n\nA plan that solves this task:\n{task.solution_plan}"
     return prompt
-
-
-def _rejected(kind: str, message: str) -> JSONObject:
-    return {"error": kind, "message": message}
 
 
 class Agent(Protocol):
@@ -54,8 +51,9 @@ class ToolCallingAgent:
 
     def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
-        tools = env.tools()
-        names = set(tool_names(tools))
+        specs = env.tools()
+        tools = [spec.schema() for spec in specs]
+        names = {spec.name for spec in specs}
         messages: list[Message] = [{"role": "system", "content": system_prompt(task, self.date, self.with_plan)},
                                    {"role": "user", "content": task.instruction}]
         env_calls = 0
@@ -84,22 +82,19 @@ class ToolCallingAgent:
                 log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)
                 record = ToolCall(name=request.name, arguments=request.arguments, observation={})
                 step.tool_calls.append(record)
-                try:
-                    arguments = json.loads(request.arguments or "{}")
-                except json.JSONDecodeError as exc:
-                    arguments = exc
+                # Calls rejected here never reach the environment, so they get no call_index (fault windows count
+                # the environment's calls).
                 if request.name not in names:
-                    record.observation = _rejected(
-                        "unknown_tool", f"there is no tool named {request.name!r}; available: {', '.join(sorted(names))}")
-                elif not isinstance(arguments, dict):
-                    detail = f"not valid JSON ({arguments})" if isinstance(arguments, Exception) else "not a JSON object"
-                    record.observation = _rejected(
-                        "invalid_arguments", f"the arguments are {detail}; send one JSON object matching the "
-                        "tool's parameters")
+                    record.observation = unknown_tool(request.name, specs)
                 else:
-                    record.call_index = env_calls
-                    env_calls += 1
-                    record.observation = env.call(request.name, arguments)
+                    try:
+                        arguments = json_arguments(request.arguments)
+                    except ValueError as exc:
+                        record.observation = tool_error("invalid_arguments", str(exc))
+                    else:
+                        record.call_index = env_calls
+                        env_calls += 1
+                        record.observation = env.call(request.name, arguments)
                 messages.append({"role": "tool", "tool_call_id": sent["id"],
                                  "content": json.dumps(record.observation, ensure_ascii=False)})
             trajectory.final_answer = reply.content or ""

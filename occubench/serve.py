@@ -1,7 +1,10 @@
 """Serve one environment instance over the Model Context Protocol, so any MCP client can act in the world.
 
 Built on the official SDK's low-level server, not its decorator API, so each tool's JSON schema reaches the client
-exactly as the world declares it. Only this module imports the SDK, so the rest of occubench does not pay for it.
+exactly as the world declares it, with a read-only or destructive hint when the world says whether the tool writes.
+Every call goes through the environment's tool contract, so an unknown tool or invalid arguments come back as the
+same ``{"error": kind, "message": ...}`` observation an agent gets, flagged ``isError``. Only this module imports
+the SDK, so the rest of occubench does not pay for it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from occubench.environment import Environment, JSONObject
+from occubench.tools import ToolSpec
 
 TRANSPORTS = ("stdio", "http")
 
@@ -35,8 +39,6 @@ def build_server(env: Environment, name: str) -> Server[Any]:
         return types.ListToolsResult(tools=list(tools.values()))
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name not in tools:
-            return _result({"error": f"Unknown tool: {params.name}"})
         async with lock:
             # env.call is blocking (a simulator may wait on a model), so keep it off the event loop.
             observation = await anyio.to_thread.run_sync(env.call, params.name, params.arguments or {})
@@ -75,11 +77,15 @@ async def _serve_stdio(server: Server[Any]) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _mcp_tool(tool: JSONObject) -> types.Tool:
-    function = tool["function"]
-    # OpenAI lets a function omit parameters when it takes none; MCP requires an object schema.
-    return types.Tool(name=function["name"], description=function.get("description"),
-                      input_schema=function.get("parameters", {"type": "object"}))
+def _mcp_tool(spec: ToolSpec) -> types.Tool:
+    if spec.writes is None:  # unknown (a simulated world's tool): no hint rather than a wrong one
+        annotations = None
+    elif spec.writes:  # a write may overwrite or delete (an update, a cancellation): not merely additive
+        annotations = types.ToolAnnotations(read_only_hint=False, destructive_hint=True)
+    else:
+        annotations = types.ToolAnnotations(read_only_hint=True)
+    return types.Tool(name=spec.name, description=spec.description, input_schema=spec.parameters,
+                      annotations=annotations)
 
 
 def _result(observation: JSONObject) -> types.CallToolResult:

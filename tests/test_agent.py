@@ -10,10 +10,20 @@ from occubench.environment import Environment, JSONObject
 from occubench.llm import LLMClient, Model
 from occubench.task import Task
 from occubench.testing import MockLLMServer
+from occubench.tools import ToolSpec
 from occubench.trajectory import Trajectory
 
 TASK = Task(task_id=7, instruction="Move 3 units from A to B.", scenario="Stock Transfer", category="Biz",
             domain="Inventory", difficulty=1, env_name="stock", solution_plan="Read A, then move.")
+
+
+def _tool(name: str, writes: bool, **props: str) -> ToolSpec:
+    parameters = {"type": "object", "properties": {p: {"type": t} for p, t in props.items()}, "required": list(props)}
+    return ToolSpec(name, f"The {name} tool.", parameters, writes)
+
+
+TOOLS = [_tool("read_bin", False, bin="string"),
+         _tool("transfer", True, source="string", target="string", qty="integer")]
 
 
 class Stock(Environment):
@@ -26,13 +36,10 @@ class Stock(Environment):
     def reset(self) -> None:
         self.bins = {"A": 5, "B": 0}
 
-    def tools(self) -> list[JSONObject]:
-        def tool(name: str, **props: str) -> JSONObject:
-            return {"type": "function", "function": {"name": name, "parameters": {
-                "type": "object", "properties": {p: {"type": t} for p, t in props.items()}}}}
-        return [tool("read_bin", bin="string"), tool("transfer", source="string", target="string", qty="integer")]
+    def tools(self) -> list[ToolSpec]:
+        return TOOLS
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         self.calls.append((name, arguments))
         if name == "read_bin":
             return {"bin": arguments["bin"], "qty": self.bins[arguments["bin"]]}
@@ -73,7 +80,7 @@ def test_tool_calls_of_one_turn_run_in_order_and_the_answer_ends_the_episode() -
     assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool", "tool"]
     assert json.loads(last["messages"][3]["content"]) == {"bin": "A", "qty": 5}
     assert last["messages"][3]["tool_call_id"] == last["messages"][2]["tool_calls"][0]["id"]
-    assert last["temperature"] == 0.0 and {t["function"]["name"] for t in last["tools"]} == {"read_bin", "transfer"}
+    assert last["temperature"] == 0.0 and last["tools"] == [spec.schema() for spec in TOOLS]
     assert "[Agent Action]: Call tool `read_bin`" in trajectory.render()
 
 
@@ -89,15 +96,21 @@ def test_system_prompt_has_scenario_date_and_plan_only_when_asked() -> None:
 
 def test_bad_arguments_and_unknown_tools_get_structured_errors_without_touching_the_world() -> None:
     env = Stock()
-    with scripted([("read_bin", "{bin: A"), ("read_bin", "[1]"), ("teleport", {"x": 1}), ("read_bin", {"bin": "B"})],
-                  "gave up") as server:
+    with scripted([("read_bin", "{bin: A"), ("read_bin", "[1]"), ("teleport", {"x": 1}), ("read_bin", '{"bin": NaN}'),
+                   ("read_bin", {"bin": 7}), ("read_bin", {"bin": "B"})], "gave up") as server:
         trajectory = play(server, env)
-    first, second, third, fourth = trajectory.tool_calls
-    assert first.observation["error"] == "invalid_arguments" and "not valid JSON" in first.observation["message"]
-    assert second.observation["error"] == "invalid_arguments" and "not a JSON object" in second.observation["message"]
-    assert third.observation["error"] == "unknown_tool" and "read_bin, transfer" in third.observation["message"]
-    assert (first.call_index, second.call_index, third.call_index, fourth.call_index) == (None, None, None, 0)
+    text, array, unknown, nan, wrong_type, good = trajectory.tool_calls
+    assert text.observation["error"] == "invalid_arguments" and "not valid JSON" in text.observation["message"]
+    assert array.observation["error"] == "invalid_arguments" and "not a JSON object" in array.observation["message"]
+    assert unknown.observation["error"] == "unknown_tool" and "read_bin, transfer" in unknown.observation["message"]
+    assert nan.observation["error"] == "invalid_arguments"
+    # Rejected by the agent loop: never reached the environment, so no call index (fault windows count env calls).
+    assert [c.call_index for c in (text, array, unknown, nan)] == [None] * 4
+    # Rejected by the environment's contract: a call it received, though the world never ran it.
+    assert wrong_type.observation == {"error": "invalid_arguments", "message": "bin: 7 is not of type 'string'"}
+    assert (wrong_type.call_index, good.call_index) == (0, 1)
     assert env.calls == [("read_bin", {"bin": "B"})]
+    assert all(set(c.observation) == {"error", "message"} for c in trajectory.tool_calls[:-1])
     tool_messages = [m for m in server.requests[-1]["messages"] if m["role"] == "tool"]
     assert json.loads(tool_messages[2]["content"])["error"] == "unknown_tool"
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from occubench.environment import Environment, JSONObject, Wrapper
 from occubench.llm import Usage
+from occubench.tools import ToolSpec
+
+BUMP = ToolSpec("bump", "Add one.", {"type": "object", "additionalProperties": False}, writes=True)
 
 
 class Counter(Environment):
@@ -11,10 +14,10 @@ class Counter(Environment):
         self.value = 0
         self.closed = False
 
-    def tools(self) -> list[JSONObject]:
-        return [{"type": "function", "function": {"name": "bump", "parameters": {"type": "object"}}}]
+    def tools(self) -> list[ToolSpec]:
+        return [BUMP]
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         self.value += 1
         return {"value": self.value}
 
@@ -28,14 +31,14 @@ class Counter(Environment):
 class Doubling(Wrapper):
     def call(self, name: str, arguments: JSONObject) -> JSONObject:
         observation = self.env.call(name, arguments)
-        return {"value": observation["value"] * 2}
+        return {"value": observation["value"] * 2} if "value" in observation else observation
 
 
 def test_wrappers_compose_and_delegate() -> None:
     base = Counter()
     env = Doubling(Doubling(base))
     assert env.call("bump", {}) == {"value": 4}
-    assert env.tools() == base.tools()
+    assert env.tools() == base.tools() == [BUMP]
     assert env.unwrapped is base
     env.reset()
     assert base.value == 0
@@ -43,3 +46,11 @@ def test_wrappers_compose_and_delegate() -> None:
         pass
     assert base.closed
     assert env.usage == {} and isinstance(Usage(), Usage)
+
+
+def test_the_contract_runs_once_in_the_innermost_environment() -> None:
+    base = Counter()
+    env = Doubling(base)
+    assert env.call("bump", {"extra": 1})["error"] == "invalid_arguments"  # rejected inside, before the world
+    assert env.call("nope", {})["error"] == "unknown_tool"
+    assert base.value == 0

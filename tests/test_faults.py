@@ -9,7 +9,14 @@ import random
 import pytest
 
 from occubench.environment import Environment, JSONObject
-from occubench.faults import FaultInjector, Window, degrade, fault_schedule, recovery
+from occubench.faults import FaultInjector, degrade, fault_schedule, recovery
+from occubench.results import FaultEvent, FaultWindow, Result
+from occubench.tools import ToolSpec
+from occubench.trajectory import Step, ToolCall
+
+TOOLS = [ToolSpec("post", "Add an entry.", {"type": "object", "properties": {"amount": {"type": "integer"}},
+                                            "required": ["amount"]}, writes=True),
+         ToolSpec("list", "The entries and their balance.", {"type": "object"}, writes=False)]
 
 
 class Ledger(Environment):
@@ -18,10 +25,10 @@ class Ledger(Environment):
     def __init__(self) -> None:
         self.entries: list[int] = []
 
-    def tools(self) -> list[JSONObject]:
-        return [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in ("post", "list")]
+    def tools(self) -> list[ToolSpec]:
+        return TOOLS
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         if name == "post":
             self.entries.append(arguments["amount"])
         return {"entries": [{"n": i, "amount": a} for i, a in enumerate(self.entries)], "balance": sum(self.entries),
@@ -46,7 +53,7 @@ def test_schedules_are_seeded_spaced_and_never_on_the_first_call(mode: str, coun
 
 
 def test_different_tasks_and_seeds_get_different_schedules() -> None:
-    by_task = {tuple(fault_schedule("E2", 2, 2, seed=7, task_id=t)) for t in range(40)}
+    by_task = {repr(fault_schedule("E2", 2, 2, seed=7, task_id=t)) for t in range(40)}
     assert len(by_task) > 5
     assert fault_schedule("E2", 2, 2, seed=1, task_id=11) != fault_schedule("E2", 2, 2, seed=2, task_id=11) or \
         fault_schedule("E2", 2, 2, seed=3, task_id=11) != fault_schedule("E2", 2, 2, seed=2, task_id=11)
@@ -61,9 +68,9 @@ def test_explicit_faults_do_not_reach_the_world() -> None:
         observation = env.call("post", {"amount": 10})
         assert ("error" in observation) == (index in faulted)
     assert len(world.entries) == 10 - 4  # the four faulted posts changed nothing
-    assert [e["call_index"] for e in env.events] == sorted(faulted)
-    assert {e["kind"] for e in env.events} == {"explicit"}
-    assert all(e["tool"] == "post" and e["fault"] and e["detail"] for e in env.events)
+    assert [e.call_index for e in env.events] == sorted(faulted)
+    assert {e.kind for e in env.events} == {"explicit"}
+    assert all(e.tool == "post" and e.fault and e.detail for e in env.events)
 
 
 def test_implicit_faults_call_the_world_and_degrade_silently() -> None:
@@ -72,12 +79,11 @@ def test_implicit_faults_call_the_world_and_degrade_silently() -> None:
     observations = [env.call("post", {"amount": n}) for n in range(12)]
     assert len(world.entries) == 12  # implicit faults are real calls
     for event in env.events:
-        observation = observations[event["call_index"]]
+        observation = observations[event.call_index]
         assert "error" not in observation and json.loads(json.dumps(observation)) == observation
-        assert observation != world.call("list", {}) or event["fault"] == "none_applicable"
+        assert observation != world.call("list", {}) or event.fault == "none_applicable"
     assert len(env.events) == 4
-    assert env.info()["fault_windows"] == [{"first_call": w.first_call, "last_call": w.last_call,
-                                            "kind": "implicit", "fired": 2} for w in env.windows]
+    assert env.fired_windows() == [FaultWindow(w.first_call, w.last_call, "implicit", fired=2) for w in env.windows]
 
 
 def test_a_window_the_episode_never_reached_is_recorded_as_not_fired() -> None:
@@ -85,10 +91,10 @@ def test_a_window_the_episode_never_reached_is_recorded_as_not_fired() -> None:
     last = env.windows[-1]
     for _ in range(last.first_call):
         env.call("list", {})
-    windows = env.info()["fault_windows"]
-    assert windows[-1]["fired"] == 0 and windows[0]["fired"] == 2
+    windows = env.fired_windows()
+    assert windows[-1].fired == 0 and windows[0].fired == 2
     env.reset()
-    assert env.info()["fault_events"] == [] and env.calls == 0
+    assert env.events == [] and env.calls == 0
 
 
 @pytest.mark.parametrize("seed", range(200))
@@ -117,11 +123,19 @@ def test_degrade_transforms() -> None:
     assert degrade({}, random.Random(0), [])[1] == "none_applicable"
 
 
+def test_rejected_calls_reach_the_injector_as_contract_errors() -> None:
+    world = Ledger()
+    env = FaultInjector(world, "E0", 0, 0, seed=7, task_id=1)
+    assert env.call("post", {"amount": "ten"})["error"] == "invalid_arguments"
+    assert env.call("teleport", {})["error"] == "unknown_tool"
+    assert world.entries == [] and env.calls == 2  # counted as calls, never run by the world
+    assert env.tools() == TOOLS
+
+
 def test_recovery_counts_retries_and_requeries() -> None:
-    def record(calls: list[str], events: list[tuple[int, str, str]]) -> dict:
-        return {"steps": [{"tool_calls": [{"name": n, "arguments": "{}", "call_index": i}
-                                          for i, n in enumerate(calls)]}],
-                "fault_events": [{"call_index": i, "tool": t, "kind": k} for i, t, k in events]}
+    def record(calls: list[str], events: list[tuple[int, str, str]]) -> Result:
+        return Result(task_id=1, steps=[Step(None, [ToolCall(n, "{}", {}, i) for i, n in enumerate(calls)])],
+                      fault_events=[FaultEvent(i, t, k, "fault", "detail") for i, t, k in events])
     records = [
         record(["a", "b", "b", "c"], [(1, "b", "explicit")]),              # retried at once
         record(["a", "b", "c", "d", "e", "b"], [(1, "b", "explicit")]),    # only 4 calls later: not counted
@@ -129,6 +143,6 @@ def test_recovery_counts_retries_and_requeries() -> None:
     ]
     assert recovery(records) == type(recovery([]))(explicit=2, explicit_retried=1, implicit=2, implicit_requeried=1)
     other_arguments = record(["a", "b", "b"], [(1, "b", "explicit")])
-    other_arguments["steps"][0]["tool_calls"][2]["arguments"] = '{"id": 2}'
+    other_arguments.steps[0].tool_calls[2].arguments = '{"id": 2}'
     assert recovery([other_arguments]).explicit_retried == 0  # a different query is not a retry
-    assert isinstance(fault_schedule("E1", 1, 1, 0, 0)[0], Window)
+    assert isinstance(fault_schedule("E1", 1, 1, 0, 0)[0], FaultWindow)

@@ -82,11 +82,12 @@ def hostile(request: dict, index: int) -> Any:
     if "<verdict>" in system or not request.get("tools"):  # the judge, and the preflight's probe
         return make_scripted_responder()(request, index)
     if not any(m.get("role") == "tool" for m in request["messages"]):
-        name = request["tools"][0]["function"]["name"]
+        function = request["tools"][0]["function"]
+        name, first = function["name"], function["parameters"]["required"][0]
         return {"content": "Checking \ud800", "tool_calls": [
-            {"name": name, "arguments": '{"rx_id": "RX-\ud800", "dose": NaN}'},
-            {"name": name, "arguments": f'{{"rx_id": {BIG}}}'},
-            {"name": name, "arguments": '{"rx_id": "RX-100"}'}]}
+            {"name": name, "arguments": f'{{"{first}": "RX-\ud800", "dose": NaN}}'},
+            {"name": name, "arguments": f'{{"{first}": {BIG}}}'},
+            {"name": name, "arguments": {p: "X-1" for p in function["parameters"]["required"]}}]}
     return f"Done \ud800: NaN refills, {BIG} units."
 
 

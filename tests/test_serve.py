@@ -1,4 +1,5 @@
-"""A world served over MCP, driven by the official SDK's own clients in a separate process: stdio and HTTP."""
+"""A world served over MCP, driven by the official SDK's own clients in a separate process: stdio and HTTP. Tools
+carry read-only/destructive hints from the world, and every call keeps the tool contract's error shape."""
 
 from __future__ import annotations
 
@@ -21,16 +22,17 @@ from mcp.client.streamable_http import streamable_http_client
 
 from occubench.environment import Environment, JSONObject
 from occubench.serve import build_server, serve
+from occubench.tools import ToolSpec
 
-TOOLS = [
-    {"type": "function", "function": {
-        "name": "deposit", "description": "Add an amount to an account.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["account", "amount"],
-                       "properties": {"account": {"type": "string", "enum": ["alice", "bob"]},
-                                      "amount": {"type": "integer", "minimum": 1, "description": "In cents."}}}}},
-    {"type": "function", "function": {
-        "name": "balance", "description": "Read an account's balance.",
-        "parameters": {"type": "object", "required": ["account"], "properties": {"account": {"type": "string"}}}}},
+TOOLS: list[dict[str, Any]] = [
+    {"name": "deposit", "description": "Add an amount to an account.", "writes": True,
+     "parameters": {"type": "object", "additionalProperties": False, "required": ["account", "amount"],
+                    "properties": {"account": {"type": "string", "enum": ["alice", "bob"]},
+                                   "amount": {"type": "integer", "minimum": 1, "description": "In cents."}}}},
+    {"name": "balance", "description": "Read an account's balance.", "writes": False,
+     "parameters": {"type": "object", "required": ["account"], "properties": {"account": {"type": "string"}}}},
+    {"name": "forecast", "description": "A simulated tool: whether it writes is unknown.",
+     "parameters": {"type": "object", "properties": {}}},
 ]
 
 # The served world. It prints on every call: over stdio, that must reach stderr and never the protocol stream.
@@ -39,6 +41,9 @@ import sys
 
 from occubench.environment import Environment
 from occubench.serve import build_server, serve
+from occubench.tools import ToolError, ToolSpec
+
+TOOLS = [ToolSpec(**tool) for tool in {TOOLS!r}]
 
 
 class Ledger(Environment):
@@ -46,13 +51,13 @@ class Ledger(Environment):
         self.balances = {{"alice": 10}}
 
     def tools(self):
-        return {TOOLS!r}
+        return TOOLS
 
-    def call(self, name, arguments):
+    def _call(self, name, arguments):
         print("stray print from", name)
-        account = arguments["account"]
+        account = arguments.get("account", "alice")
         if account not in self.balances:
-            return {{"error": f"no account {{account}}"}}
+            raise ToolError(f"no account {{account}}")
         if name == "deposit":
             self.balances[account] += arguments["amount"]
         return {{"account": account, "balance": self.balances[account]}}
@@ -96,16 +101,29 @@ def test_stdio_serves_declared_schemas_and_one_stateful_instance(script: Path, t
                         "balance": await session.call_tool("balance", {"account": "alice"}),
                         "no_account": await session.call_tool("balance", {"account": "bob"}),
                         "unknown": await session.call_tool("withdraw", {"account": "alice"}),
+                        "invalid": await session.call_tool("deposit", {"account": "alice", "amount": 1.5}),
+                        "missing": await session.call_tool("deposit", {"account": "alice"}),
+                        "after": await session.call_tool("balance", {"account": "alice"}),
                     }
 
     out = anyio.run(session_run)
 
     assert [(t.name, t.description, t.input_schema) for t in out["tools"]] == [
-        (f["name"], f["description"], f["parameters"]) for f in (tool["function"] for tool in TOOLS)]
+        (tool["name"], tool["description"], tool["parameters"]) for tool in TOOLS]
+    deposit, balance, forecast = (t.annotations for t in out["tools"])
+    assert (deposit.read_only_hint, deposit.destructive_hint) == (False, True)
+    assert balance.read_only_hint is True and forecast is None  # no hint when the world cannot say
     assert not out["deposit"].is_error and _observation(out["deposit"]) == {"account": "alice", "balance": 15}
     assert _observation(out["balance"]) == {"account": "alice", "balance": 15}  # the deposit stuck on the instance
-    assert out["no_account"].is_error and _observation(out["no_account"]) == {"error": "no account bob"}
-    assert out["unknown"].is_error and "withdraw" in _observation(out["unknown"])["error"]
+    assert out["no_account"].is_error and _observation(out["no_account"]) == {"error": "tool_error",
+                                                                              "message": "no account bob"}
+    unknown = _observation(out["unknown"])
+    assert out["unknown"].is_error and unknown["error"] == "unknown_tool" and "withdraw" in unknown["message"]
+    assert out["invalid"].is_error and _observation(out["invalid"]) == {
+        "error": "invalid_arguments", "message": "amount: 1.5 is not of type 'integer'"}
+    assert out["missing"].is_error and _observation(out["missing"]) == {
+        "error": "invalid_arguments", "message": "arguments: 'amount' is a required property"}
+    assert _observation(out["after"]) == {"account": "alice", "balance": 15}  # rejected calls changed nothing
     # The world's prints went to stderr, and the client never met a line on stdout that was not a message.
     assert "stray print from deposit" in (tmp_path / "stderr.log").read_text()
     assert not [r for r in caplog.records if r.name.startswith("mcp") and r.levelno >= logging.WARNING]
@@ -113,17 +131,21 @@ def test_stdio_serves_declared_schemas_and_one_stateful_instance(script: Path, t
 
 def test_http_serves_the_same_tools(http_url: str) -> None:
     # Client negotiates the 2026 protocol era here; the stdio test above takes the initialize-handshake era.
-    async def session_run() -> tuple[list[str], JSONObject, JSONObject]:
+    async def session_run() -> tuple[list[Any], JSONObject, JSONObject, Any]:
         async with Client(streamable_http_client(http_url)) as client:
             tools = await client.list_tools()
             first = await client.call_tool("deposit", {"account": "alice", "amount": 2})
             second = await client.call_tool("deposit", {"account": "alice", "amount": 3})
-            return [t.name for t in tools.tools], _observation(first), _observation(second)
+            invalid = await client.call_tool("deposit", {"account": "carol", "amount": 3})
+            return tools.tools, _observation(first), _observation(second), invalid
 
-    names, first, second = anyio.run(session_run)
+    tools, first, second, invalid = anyio.run(session_run)
 
-    assert names == ["deposit", "balance"]
+    assert [t.name for t in tools] == ["deposit", "balance", "forecast"]
+    assert [t.annotations and t.annotations.read_only_hint for t in tools] == [False, True, None]
     assert (first["balance"], second["balance"]) == (12, 15)
+    assert invalid.is_error and _observation(invalid)["error"] == "invalid_arguments"
+    assert "account: 'carol' is not one of ['alice', 'bob']" in _observation(invalid)["message"]
 
 
 def test_calls_run_off_the_event_loop_one_at_a_time() -> None:
@@ -152,10 +174,10 @@ class _Slow(Environment):
         self.active = self.most = 0
         self.threads: set[int] = set()
 
-    def tools(self) -> list[JSONObject]:
-        return [{"type": "function", "function": {"name": "wait", "parameters": {"type": "object"}}}]
+    def tools(self) -> list[ToolSpec]:
+        return [ToolSpec("wait", "Wait a little.", {"type": "object"}, writes=False)]
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         self.active += 1
         self.most = max(self.most, self.active)
         self.threads.add(threading.get_ident())

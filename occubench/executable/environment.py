@@ -6,37 +6,27 @@ import sqlite3
 from typing import Any
 
 from occubench.environment import Environment, JSONObject
-from occubench.executable.world import ToolError, World
+from occubench.executable.world import World
+from occubench.tools import TOOL_TIME_LIMIT, ToolSpec
 
 
 class ExecutableEnvironment(Environment):
-    """One rollout's copy of ``world``. Arguments are checked against each tool's schema before the tool runs; a
-    tool runs in a transaction, so one that fails halfway changes nothing; every failure is an observation."""
+    """One rollout's copy of ``world``, under the tool contract of :class:`Environment`: each call runs in a
+    transaction, so one that fails or times out halfway changes nothing; ``time_limit`` seconds per call."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, *, time_limit: float | None = TOOL_TIME_LIMIT) -> None:
         self.world = world
+        self.time_limit = time_limit
         self.db = world.instance()
 
-    def tools(self) -> list[JSONObject]:
-        return [tool.schema for tool in self.world.tools.values()]
+    def tools(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self.world.tools.values()]
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
-        tool = self.world.tools.get(name)
-        if tool is None:
-            return {"error": "unknown_tool", "message": f"there is no tool named {name!r}"}
-        problems = sorted(self.world.validator(name).iter_errors(arguments), key=lambda e: list(e.path))
-        if problems:
-            return {"error": "invalid_arguments",
-                    "message": "; ".join(f"{'.'.join(map(str, p.path)) or 'arguments'}: {p.message}"
-                                         for p in problems)}
-        try:
-            with self.db:  # commit on success, roll back if the tool raises
-                result = tool.function(self.db, **arguments)
-        except ToolError as exc:
-            return {"error": str(exc)}
-        except Exception as exc:  # noqa: BLE001 - a broken tool is reported to the agent; the episode goes on
-            return {"error": f"{type(exc).__name__}: {exc}"}
-        return result if isinstance(result, dict) else {"result": result}
+    def _call(self, name: str, arguments: JSONObject) -> Any:
+        return self.world.tools[name].function(self.db, **arguments)
+
+    def _transaction(self) -> sqlite3.Connection:
+        return self.db  # commits when the call succeeds, rolls back when it raises
 
     def reset(self) -> None:
         self.db.close()

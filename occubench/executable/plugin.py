@@ -31,11 +31,12 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 
 
 def listing() -> tuple[list[Table], Any]:
+    worlds = builtin_worlds()
     data = [{"name": w.name, "scenario": w.scenario, "category": w.category, "domain": w.domain,
-             "tools": len(w.tools), "tasks": len(w.tasks)} for w in builtin_worlds()]
+             "tools": len(w.tools), "tasks": len(w.tasks)} for w in worlds]
     table = Table(f"Suite {NAME}: executable worlds (run with --suite {NAME})",
                   ["Environment", "Category", "Domain", "Tools", "Tasks"],
-                  [[w["name"], w["category"], w["domain"], str(w["tools"]), str(w["tasks"])] for w in data],
+                  [[w.name, w.category, w.domain, str(len(w.tools)), str(len(w.tasks))] for w in worlds],
                   text_columns=3)
     return [table], data
 

@@ -9,27 +9,20 @@ given, with parameterised SQL.
 
 from __future__ import annotations
 
-import inspect
 import re
 import sqlite3
 import threading
-import types
-import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from occubench.task import CATEGORY_ABBREVIATIONS
+from occubench.tools import JSONObject, ToolError, ToolSpec, spec_of, time_is_up
 
-JSONObject = dict[str, Any]
 ToolFunction = Callable[..., Any]
-
-
-class ToolError(Exception):
-    """Raised by a tool for a domain failure (record not found, rule broken); the agent sees its message."""
+#: SQLite virtual-machine instructions between two checks of the running call's time limit.
+_PROGRESS_STEPS = 1000
 
 
 @dataclass(frozen=True)
@@ -71,66 +64,16 @@ class ExecTask:
 
 @dataclass(frozen=True)
 class Tool:
-    name: str
     function: ToolFunction
-    schema: JSONObject  # OpenAI function-calling format
-    writes: bool
+    spec: ToolSpec
 
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
-_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object",
-                               list: "array"}
-
-
-def _json_type(annotation: Any) -> tuple[JSONObject, bool]:
-    """JSON schema for a type hint, and whether it admits None."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        schema, _ = _json_type(inner[0]) if len(inner) == 1 else ({}, False)
-        return schema, type(None) in args
-    if origin is typing.Literal:
-        return {"type": _JSON_TYPES[type(args[0])], "enum": list(args)}, False
-    if origin in (list, Sequence):
-        return {"type": "array", "items": _json_type(args[0])[0] if args else {}}, False
-    if origin is dict:
-        return {"type": "object"}, False
-    if annotation in _JSON_TYPES:
-        return {"type": _JSON_TYPES[annotation]}, False
-    raise TypeError(f"no JSON schema for the type {annotation!r}")
-
-
-def _docstring(function: ToolFunction) -> tuple[str, dict[str, str]]:
-    """The summary and the ``Args:`` descriptions of a Google-style docstring."""
-    text = inspect.getdoc(function) or ""
-    summary, _, rest = text.partition("\n\n")
-    params: dict[str, str] = {}
-    section = re.search(r"^Args:\n((?:[ \t]+.*\n?)+)", rest, re.MULTILINE)
-    current = None
-    for line in (section.group(1).splitlines() if section else []):
-        match = re.match(r"\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
-        if match and (current is None or not line.startswith(" " * 8)):
-            current = match.group(1)
-            params[current] = match.group(2).strip()
-        elif current:
-            params[current] += " " + line.strip()
-    return " ".join(summary.split()), params
-
-
-def derive_schema(function: ToolFunction, name: str) -> JSONObject:
-    """The OpenAI tool schema of ``function``, skipping its first parameter (the database connection)."""
-    hints = typing.get_type_hints(function)
-    summary, described = _docstring(function)
-    properties: JSONObject = {}
-    required: list[str] = []
-    for parameter in list(inspect.signature(function).parameters.values())[1:]:
-        schema, optional = _json_type(hints[parameter.name])
-        if parameter.name in described:
-            schema["description"] = described[parameter.name]
-        properties[parameter.name] = schema
-        if parameter.default is inspect.Parameter.empty and not optional:
-            required.append(parameter.name)
-    return {"type": "function", "function": {"name": name, "description": summary, "parameters": {
-        "type": "object", "properties": properties, "required": required, "additionalProperties": False}}}
+    @property
+    def writes(self) -> bool:
+        return bool(self.spec.writes)
 
 
 class World:
@@ -147,7 +90,6 @@ class World:
         self.tools: dict[str, Tool] = {}
         self.tasks: list[ExecTask] = []
         self._template: sqlite3.Connection | None = None
-        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         self._lock = threading.Lock()
 
     def tool(self, function: ToolFunction | None = None, *, writes: bool = False,
@@ -155,19 +97,10 @@ class World:
         """Register a tool: ``@world.tool`` for a read tool, ``@world.tool(writes=True)`` for one that changes
         state; ``schema`` declares the parameters' JSON schema instead of deriving it."""
         def register(fn: ToolFunction) -> ToolFunction:
-            derived = derive_schema(fn, fn.__name__)
-            if schema is not None:
-                derived["function"]["parameters"] = schema
-            self.tools[fn.__name__] = Tool(fn.__name__, fn, derived, writes)
+            spec = spec_of(fn, fn.__name__, writes=writes)
+            self.tools[fn.__name__] = Tool(fn, spec if schema is None else replace(spec, parameters=schema))
             return fn
         return register(function) if function is not None else register
-
-    def validator(self, tool: str) -> jsonschema.Draft202012Validator:
-        """The argument validator of ``tool``, built once per world (it depends only on the schema)."""
-        if tool not in self._validators:
-            self._validators[tool] = jsonschema.Draft202012Validator(
-                self.tools[tool].schema["function"]["parameters"])
-        return self._validators[tool]
 
     def task(self, task: ExecTask) -> None:
         self.tasks.append(task)
@@ -192,13 +125,16 @@ class World:
                     for name in names}
 
     def instance(self) -> sqlite3.Connection:
-        """A private in-memory copy of the seeded database, locked down against reaching files."""
+        """A private in-memory copy of the seeded database, locked down against reaching files, whose queries stop
+        when the tool call running them is out of time."""
         connection = sqlite3.connect(":memory:", check_same_thread=False)
         with self._lock:  # one template connection serves every thread
             self._built().backup(connection)
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA foreign_keys = ON")  # before the authorizer shuts PRAGMAs off
         connection.set_authorizer(_authorize)
+        # A query runs in C, where the time limit's interrupt cannot reach it: SQLite asks instead.
+        connection.set_progress_handler(time_is_up, _PROGRESS_STEPS)
         return connection
 
 

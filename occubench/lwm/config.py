@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
+from occubench.tools import ToolSpec
 
 _REQUIRED = ("environment_name", "world_model_system_prompt", "action_set_definitions", "state_description",
              "task_initial_state")
@@ -41,13 +43,21 @@ class WorldModelConfig:
                    actions=actions, state_description=data["state_description"],
                    initial_state=data["task_initial_state"])
 
+    @cached_property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The actions as tools (their example outputs stay with the simulator); whether one writes is unknown."""
+        return tuple(ToolSpec(action["name"], str(action.get("description") or ""), _parameters(action))
+                     for action in self.actions)
+
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """The actions as OpenAI function-calling tools (their example outputs stay with the simulator)."""
-        return [{"type": "function", "function": {
-            "name": action["name"],
-            "description": action.get("description", ""),
-            "parameters": action.get("parameters") or {"type": "object", "properties": {}},
-        }} for action in self.actions]
+        """The actions as OpenAI function-calling tools."""
+        return [spec.schema() for spec in self.specs]
+
+
+def _parameters(action: dict[str, Any]) -> dict[str, Any]:
+    parameters = action.get("parameters")
+    # An action without parameters takes none; one whose parameters are not an object gets that schema too.
+    return parameters if isinstance(parameters, dict) and parameters else {"type": "object", "properties": {}}
 
 
 class WorldModelRegistry:

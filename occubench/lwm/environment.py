@@ -12,6 +12,7 @@ from occubench.environment import Environment, JSONObject
 from occubench.errors import WorldError
 from occubench.llm import LLMClient, Message, Model, Usage, as_llm_client, extract_tagged_json
 from occubench.lwm.config import WorldModelConfig
+from occubench.tools import ToolSpec, json_arguments, tool_error
 
 log = logging.getLogger("occubench")
 
@@ -29,9 +30,12 @@ consistent with them."""
 class LWMEnvironment(Environment):
     """A Language World Model environment.
 
-    The world model sees the config's system prompt, every earlier action with its observation, and the current
-    action. A reply without a parsable ``<predicted_observation>`` object is asked again, at most ``max_reasks``
-    times; after that the call raises :class:`WorldError` (an environment error, never a silent ``{}``).
+    Calls follow the contract of :class:`Environment`: an unknown tool or arguments that do not match the config's
+    schema are answered at once, without asking the world model. The world model sees the config's system prompt,
+    every earlier action with its observation, and the current action. A reply without a parsable
+    ``<predicted_observation>`` object is asked again, at most ``max_reasks`` times; after that the call raises
+    :class:`WorldError` (an environment error, never a silent ``{}``). Calls have no time limit: the world model's
+    requests have their own timeouts.
     """
 
     def __init__(self, config: WorldModelConfig, client: LLMClient | openai.OpenAI, world_model: str = "gpt-4o", *,
@@ -43,20 +47,24 @@ class LWMEnvironment(Environment):
         self.history: list[tuple[JSONObject, JSONObject]] = []
         self._usage = Usage()
 
-    def tools(self) -> list[JSONObject]:
-        return self.config.tool_schemas()
+    def tools(self) -> list[ToolSpec]:
+        return list(self.config.specs)
 
     def get_tool_schemas(self) -> list[JSONObject]:
         """The tools in OpenAI function-calling format (the name the OccuBench API uses)."""
-        return self.tools()
+        return self.config.tool_schemas()
 
     def simulate(self, tool_name: str, arguments: str | JSONObject) -> str:
         """Simulate one call; ``arguments`` may be the JSON text a model produced. Returns the observation as JSON
         text, ready to be a tool message's content."""
-        args = json.loads(arguments or "{}") if isinstance(arguments, str) else arguments
-        return json.dumps(self.call(tool_name, args), ensure_ascii=False)
+        if isinstance(arguments, str):
+            try:
+                arguments = json_arguments(arguments)
+            except ValueError as exc:
+                return json.dumps(tool_error("invalid_arguments", str(exc)), ensure_ascii=False)
+        return json.dumps(self.call(tool_name, arguments), ensure_ascii=False)
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         action = {"name": name, "arguments": arguments}
         log.debug("[LWM] Simulating: %s, history_len=%d", name, len(self.history))
         messages: list[Message] = [{"role": "system", "content": self.system_prompt}]

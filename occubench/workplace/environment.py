@@ -1,21 +1,24 @@
 """A workplace day as an environment: drive, workspace, messages, calendar, a clock that only moves forward.
 
-Every action costs minutes of the working day. Files live in memory under two roots, the shared drive and the
-agent's workspace; paths cannot leave them and the day's answers are not among them. Colleagues answer messages
-through a responder (deterministic by default, an LLM when one is given).
+Every action costs minutes of the working day; a call the tool contract rejects (unknown tool, invalid arguments)
+costs none. Files live in memory under two roots, the shared drive and the agent's workspace; paths cannot leave
+them and the day's answers are not among them. Colleagues answer messages through a responder (deterministic by
+default, an LLM when one is given).
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import posixpath
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from occubench.environment import Environment, JSONObject
-from occubench.executable.world import derive_schema
 from occubench.llm import Usage
+from occubench.tools import TOOL_TIME_LIMIT, ToolError, ToolSpec, spec_of
 from occubench.workplace.model import Colleague, Day, clock, minutes
 from occubench.workplace.scoring import checkpoint_met
 
@@ -45,37 +48,80 @@ class KeywordResponder:
                 "need from me — could you say exactly what you are looking for?")
 
 
+#: Calculator bounds: every number, intermediate ones included, stays within this magnitude (so no step can build
+#: a huge integer or overflow a float), and an expression has at most so many characters and syntax-tree nodes.
+MAX_MAGNITUDE = 1e100
+MAX_EXPRESSION = 500
+MAX_NODES = 200
+
+
 class _Calculator(ast.NodeVisitor):
     _ops: dict[type, Callable[..., Any]] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
                                             ast.Div: operator.truediv, ast.Pow: operator.pow, ast.Mod: operator.mod,
                                             ast.FloorDiv: operator.floordiv, ast.USub: operator.neg,
                                             ast.UAdd: operator.pos}
 
-    def evaluate(self, expression: str) -> float:
-        return self.visit(ast.parse(expression, mode="eval").body)
+    def evaluate(self, expression: str) -> int | float:
+        if len(expression) > MAX_EXPRESSION:
+            raise ToolError(f"the expression is longer than {MAX_EXPRESSION} characters")
+        try:
+            tree = ast.parse(expression.strip(), mode="eval")
+        except (SyntaxError, ValueError):  # ValueError: null bytes, lone surrogates
+            raise ToolError("not an arithmetic expression: use numbers, + - * / // % ** and parentheses") from None
+        if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+            raise ToolError("the expression is too long; split it into steps")
+        return self.visit(tree.body)
 
-    def visit_BinOp(self, node: ast.BinOp) -> float:
-        if isinstance(node.op, ast.Pow) and abs(self.visit(node.right)) > 100:
-            raise ValueError("exponent too large")
-        return self._ops[type(node.op)](self.visit(node.left), self.visit(node.right))
+    def visit_BinOp(self, node: ast.BinOp) -> int | float:
+        left, right = self.visit(node.left), self.visit(node.right)
+        if isinstance(node.op, ast.Pow) and left not in (0, 1, -1) and right * math.log10(abs(left)) > \
+                math.log10(MAX_MAGNITUDE):  # estimated before computing: the exact power could take forever
+            raise _too_large()
+        try:
+            return _bounded(self._operator(node.op)(left, right))
+        except ZeroDivisionError:
+            raise ToolError("division by zero") from None
 
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> float:
-        return self._ops[type(node.op)](self.visit(node.operand))
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> int | float:
+        return self._operator(node.op)(self.visit(node.operand))
 
-    def visit_Constant(self, node: ast.Constant) -> float:
+    def visit_Constant(self, node: ast.Constant) -> int | float:
         if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
-            raise ValueError("only numbers")
-        return node.value
+            raise ToolError("only numbers")
+        return _bounded(node.value)
 
-    def generic_visit(self, node: ast.AST) -> float:
-        raise ValueError(f"unsupported expression: {type(node).__name__}")
+    def generic_visit(self, node: ast.AST) -> int | float:
+        raise ToolError(f"unsupported expression: {type(node).__name__}")
+
+    def _operator(self, op: ast.AST) -> Callable[..., Any]:
+        if type(op) not in self._ops:
+            raise ToolError(f"unsupported operator: {type(op).__name__}")
+        return self._ops[type(op)]
+
+
+def _bounded(value: object) -> int | float:
+    if not isinstance(value, (int, float)):  # a fractional power of a negative number is complex
+        raise ToolError("the result is not a real number")
+    if not abs(value) <= MAX_MAGNITUDE:  # also false for NaN
+        raise _too_large()
+    return value
+
+
+def _too_large() -> ToolError:
+    return ToolError(f"the number is too large: the calculator works with magnitudes up to {MAX_MAGNITUDE:g}")
 
 
 class WorkplaceEnvironment(Environment):
-    def __init__(self, day: Day, responder: Responder | None = None, usage: Usage | None = None) -> None:
+    """One working day under the tool contract of :class:`Environment`. A call is limited to ``time_limit``
+    seconds when the colleagues are code; colleagues played by a model wait on requests with their own timeouts
+    and retries, which an interrupt would cut short, so then calls have no limit."""
+
+    def __init__(self, day: Day, responder: Responder | None = None, usage: Usage | None = None, *,
+                 time_limit: float | None = TOOL_TIME_LIMIT) -> None:
         self.day = day
         self.responder = responder or KeywordResponder()
         self._npc_usage = usage
+        self.time_limit = time_limit if isinstance(self.responder, KeywordResponder) else None
         self.reset()
 
     def reset(self) -> None:
@@ -158,7 +204,7 @@ class WorkplaceEnvironment(Environment):
         elif any(c.name == to for c in self.day.colleagues):
             members = [to]
         else:
-            raise ValueError(f"nobody called {to!r}; see list_colleagues")
+            raise ToolError(f"nobody called {to!r}; see list_colleagues")
         self._log("message", to=to, text=text)
         replies = []
         for colleague in (c for c in self.day.colleagues if c.name in members):
@@ -198,19 +244,19 @@ class WorkplaceEnvironment(Environment):
         """
         begin, finish = _span(start, end)
         if room not in self.day.rooms:
-            raise ValueError(f"no room called {room!r}")
+            raise ToolError(f"no room called {room!r}")
         if begin < self.now:
-            raise ValueError(f"{start} has already passed (it is {clock(self.now)})")
+            raise ToolError(f"{start} has already passed (it is {clock(self.now)})")
         if not self._free(room, begin, finish):
-            raise ValueError(f"{room} is not free from {start} to {end}")
+            raise ToolError(f"{room} is not free from {start} to {end}")
         unknown = [a for a in attendees if not any(c.name == a for c in self.day.colleagues)]
         if unknown:
-            raise ValueError(f"unknown attendee(s): {', '.join(unknown)}")
+            raise ToolError(f"unknown attendee(s): {', '.join(unknown)}")
         booking = {"id": f"B{len(self.bookings) + 1}", "room": room, "start": clock(begin), "end": clock(finish),
                    "title": title, "attendees": list(attendees), "cancelled": False}
         self.bookings.append(booking)
         self._log("book", booking=booking["id"])
-        return booking
+        return dict(booking)  # a copy: the observation gains keys (new_tasks) the booking must not
 
     def calendar_cancel(self, booking_id: str) -> JSONObject:
         """Cancel one of your bookings.
@@ -220,7 +266,7 @@ class WorkplaceEnvironment(Environment):
         """
         booking = next((b for b in self.bookings if b["id"] == booking_id and not b["cancelled"]), None)
         if booking is None:
-            raise ValueError(f"no active booking {booking_id}")
+            raise ToolError(f"no active booking {booking_id!r}")
         booking["cancelled"] = True
         self._log("cancel", booking=booking_id)
         return {"cancelled": booking_id}
@@ -233,9 +279,9 @@ class WorkplaceEnvironment(Environment):
         """
         meeting = next((m for m in self.day.meetings if m.id == meeting_id), None)
         if meeting is None:
-            raise ValueError(f"no meeting {meeting_id}")
+            raise ToolError(f"no meeting {meeting_id!r}")
         if self.now >= minutes(meeting.end):
-            raise ValueError(f"{meeting.title} ended at {meeting.end}")
+            raise ToolError(f"{meeting.title} ended at {meeting.end}")
         on_time = self.now <= minutes(meeting.start) + GRACE
         arrived = clock(self.now)
         self.now = minutes(meeting.end)
@@ -247,7 +293,7 @@ class WorkplaceEnvironment(Environment):
         return {"time": clock(self.now), "day_ends": self.day.end}
 
     def calculator(self, expression: str) -> JSONObject:
-        """Evaluate arithmetic: numbers, + - * / // % ** and parentheses.
+        """Evaluate arithmetic: numbers, + - * / // % ** and parentheses, magnitudes up to 1e100.
 
         Args:
             expression: For example (1200 - 150) * 0.2.
@@ -271,21 +317,16 @@ class WorkplaceEnvironment(Environment):
              "workspace_write", "send_message", "calendar_list", "calendar_free_rooms", "calendar_book",
              "calendar_cancel", "calendar_attend", "clock_now", "calculator", "finish_day")
 
-    def tools(self) -> list[JSONObject]:
-        return [_schema(name) for name in self.TOOLS]
+    def tools(self) -> list[ToolSpec]:
+        return list(_SPECS)
 
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
-        if name not in self.TOOLS:
-            return {"error": f"there is no tool named {name!r}"}
+    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         if self.finished:
-            return {"error": "you have already finished your working day"}
+            raise ToolError("you have already finished your working day")
         if self.now >= minutes(self.day.end):
-            return {"error": f"the working day ended at {self.day.end}"}
+            raise ToolError(f"the working day ended at {self.day.end}")
         self.now += COSTS[name]
-        try:
-            observation = getattr(self, name)(**arguments)
-        except (ValueError, TypeError, KeyError, ZeroDivisionError, SyntaxError, OverflowError) as exc:
-            return {"error": str(exc)}
+        observation: JSONObject = getattr(self, name)(**arguments)
         visible = self.visible_tasks()
         fresh = [t.id for t in visible if t.id not in self._announced]
         if fresh and name != "list_tasks":
@@ -318,7 +359,7 @@ class WorkplaceEnvironment(Environment):
     def _file(self, files: dict[str, str], path: str, root: str) -> str:
         key = _inside(path)
         if key not in files:
-            raise ValueError(f"no file {path!r} in the {root}")
+            raise ToolError(f"no file {path!r} in the {root}")
         return files[key]
 
     def info(self) -> dict[str, Any]:
@@ -333,20 +374,21 @@ def _inside(path: str) -> str:
     """A path kept inside its root: no absolute paths, no way up."""
     normal = posixpath.normpath(path.strip())
     if path.strip().startswith("/") or normal == ".." or normal.startswith("../"):
-        raise ValueError(f"{path!r} is outside your files")
+        raise ToolError(f"{path!r} is outside your files")
     return "" if normal == "." else normal
 
 
 def _span(start: str, end: str) -> tuple[int, int]:
-    try:
-        begin, finish = minutes(start), minutes(end)
-    except ValueError:
-        raise ValueError("times are HH:MM") from None
+    if not all(re.fullmatch(r"([01]?[0-9]|2[0-3]):[0-5][0-9]", time) for time in (start, end)):
+        raise ToolError("times are HH:MM, from 00:00 to 23:59")
+    begin, finish = minutes(start), minutes(end)
     if finish <= begin:
-        raise ValueError("the end must be after the start")
+        raise ToolError("the end must be after the start")
     return begin, finish
 
 
-def _schema(name: str) -> JSONObject:
-    # The schema helper skips a function's first parameter, here ``self``.
-    return derive_schema(getattr(WorkplaceEnvironment, name), name)
+WRITES = frozenset({"drive_copy", "workspace_write", "send_message", "calendar_book", "calendar_cancel",
+                    "calendar_attend", "finish_day"})
+# spec_of skips a function's first parameter, here ``self``.
+_SPECS = tuple(spec_of(getattr(WorkplaceEnvironment, name), name, writes=name in WRITES)
+               for name in WorkplaceEnvironment.TOOLS)

@@ -29,5 +29,5 @@ def validate_day(day: Day) -> DayValidation:
     for step in reference_schedule(day)[0]:
         observation = env.call(step["tool"], step["arguments"])
         if "error" in observation:
-            errors.append(f"{step['tool']}: {observation['error']}")
+            errors.append(f"{step['tool']}: {observation['error']}: {observation.get('message', '')}")
     return DayValidation(day, score_day(day, env), score_day(day, WorkplaceEnvironment(day)), errors)

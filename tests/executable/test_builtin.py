@@ -32,13 +32,15 @@ def test_hostile_arguments_never_escape_a_tool(name: str) -> None:
     env = ExecutableEnvironment(world)
     tables = env.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
     for tool in world.tools.values():
-        parameters = tool.schema["function"]["parameters"]["properties"]
+        parameters = tool.spec.parameters["properties"]
         strings = [p for p, spec in parameters.items() if spec.get("type") == "string" and "enum" not in spec]
         for payload in HOSTILE:
             arguments = {p: payload if p in strings else _sample(spec) for p, spec in parameters.items()}
             before = env.state_diff()
             observation = env.call(tool.name, arguments)
-            json.dumps(observation)  # always a JSON object, whatever came in
+            json.dumps(observation, allow_nan=False)  # always a JSON object, whatever came in
+            assert "error" not in observation or observation["error"] in ("tool_error", "invalid_arguments"), \
+                (tool.name, payload, observation)  # a domain failure or a rejection, never a crash inside
             if not tool.writes:
                 assert env.state_diff() == before, (tool.name, payload)  # a read changes nothing
     assert env.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == tables
@@ -58,7 +60,7 @@ def test_suite_size() -> None:
 
 def test_cli_lists_and_validates() -> None:
     listing = subprocess.run([sys.executable, "-m", "occubench", "suites", "--json"], capture_output=True, text=True)
-    entries = json.loads(listing.stdout)["executable"]
+    entries = json.loads(listing.stdout)["executable"]["listing"]
     assert [e["name"] for e in entries] == world_names()
     assert all(e["tools"] >= 5 and e["tasks"] >= 3 for e in entries)
     done = subprocess.run([sys.executable, "-m", "occubench", "validate", "--suite", "executable"],

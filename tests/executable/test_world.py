@@ -1,5 +1,5 @@
 """The executable-world contract: schemas from signatures, isolated instances, validated arguments, transactional
-tools, state diffs, and a database that cannot reach files."""
+tools (a failing or timed-out one changes nothing), state diffs, and a database that cannot reach files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,18 @@ from typing import Any, Literal
 
 import pytest
 
-from occubench.executable import (ExecutableEnvironment, ToolError, World, derive_schema, found, mentions_number,
-                                  next_id, one, rows, scalar)
+from occubench.executable import (
+    ExecutableEnvironment,
+    ToolError,
+    World,
+    derive_schema,
+    found,
+    mentions_number,
+    next_id,
+    one,
+    rows,
+    scalar,
+)
 
 
 def make_world(tmp_path: Path) -> World:
@@ -90,28 +100,75 @@ def test_instances_are_isolated_and_reset(tmp_path: Path) -> None:
                   "updated": [{"key": ["A"], "changes": {"qty": [5, 3]}}, {"key": ["B"], "changes": {"qty": [0, 2]}}]}}
     first.reset()
     assert first.call("get", {"sku": "B"})["qty"] == 0 and first.state_diff() == {}
-    assert [t["function"]["name"] for t in first.tools()] == ["get", "move", "sneaky", "broken"]
+    assert [(t.name, t.writes) for t in first.tools()] == [("get", False), ("move", True), ("sneaky", False),
+                                                          ("broken", False)]
+    assert first.tools()[0].schema()["function"]["parameters"]["required"] == ["sku"]
 
 
 def test_every_failure_is_an_observation_and_changes_nothing(tmp_path: Path) -> None:
     env = ExecutableEnvironment(make_world(tmp_path))
-    assert env.call("get", {"sku": "Z"}) == {"error": "no SKU Z"}
+    assert env.call("get", {"sku": "Z"}) == {"error": "tool_error", "message": "no SKU Z"}
     assert env.call("nope", {})["error"] == "unknown_tool"
     bad = env.call("move", {"source": "A", "qty": "two", "extra": 1})
     assert bad["error"] == "invalid_arguments"
     assert "'target' is a required property" in bad["message"] and "qty: 'two' is not of type 'integer'" in \
         bad["message"] and "Additional properties are not allowed" in bad["message"]
+    assert env.call("move", {"source": "A", "target": "B", "qty": 1.0})["error"] == "invalid_arguments"
     # The first UPDATE ran before the tool failed: the transaction takes it back.
-    assert env.call("move", {"source": "B", "target": "A", "qty": 1}) == {"error": "not enough stock"}
-    assert env.call("broken", {}) == {"error": "ZeroDivisionError: integer division or modulo by zero"}
+    assert env.call("move", {"source": "B", "target": "A", "qty": 1}) == {"error": "tool_error",
+                                                                         "message": "not enough stock"}
+    assert env.call("broken", {}) == {"error": "tool_failed",
+                                      "message": "ZeroDivisionError: integer division or modulo by zero"}
     assert env.state_diff() == {}
+
+
+def test_a_timed_out_tool_changes_nothing_and_the_episode_goes_on(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+
+    @world.tool(writes=True)
+    def spin(db: sqlite3.Connection, sku: str) -> dict[str, Any]:
+        """Empties a SKU, then loops forever in Python."""
+        db.execute("UPDATE stock SET qty = 0 WHERE sku = ?", (sku,))
+        while True:
+            pass
+
+    @world.tool(writes=True)
+    def crawl(db: sqlite3.Connection, sku: str) -> dict[str, Any]:
+        """Empties a SKU, then runs a query that never ends (C code, out of reach of a Python exception)."""
+        db.execute("UPDATE stock SET qty = 0 WHERE sku = ?", (sku,))
+        return one(db, "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n") or {}
+
+    env = ExecutableEnvironment(world, time_limit=0.2)
+    for tool in ("spin", "crawl"):
+        observation = env.call(tool, {"sku": "A"})
+        assert observation["error"] == "timeout" and tool in observation["message"], observation
+        assert env.state_diff() == {}
+        # The next call runs normally: nothing of the interrupt is left over.
+        assert env.call("move", {"source": "A", "target": "B", "qty": 1}) == {"ok": True}
+        env.reset()
+
+
+def test_declared_schemas_replace_derived_ones(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+
+    @world.tool(schema={"type": "object", "properties": {"skus": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["skus"]})
+    def count(db: sqlite3.Connection, skus: list[str]) -> dict[str, Any]:
+        """Count SKUs."""
+        return {"count": len(skus)}
+
+    env = ExecutableEnvironment(world)
+    assert env.call("count", {"skus": ["A", "B"]}) == {"count": 2}
+    assert env.call("count", {"skus": [1]}) == {"error": "invalid_arguments",
+                                                "message": "skus.0: 1 is not of type 'string'"}
 
 
 def test_the_database_cannot_reach_files(tmp_path: Path) -> None:
     env = ExecutableEnvironment(make_world(tmp_path))
     target = tmp_path / "stolen.db"
     observation = env.call("sneaky", {"path": str(target)})
-    assert "not authorized" in observation["error"] and not target.exists()
+    assert observation["error"] == "tool_failed" and "not authorized" in observation["message"]
+    assert not target.exists()
 
 
 def test_mentions_number() -> None:

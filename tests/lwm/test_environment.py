@@ -51,7 +51,8 @@ def test_world_model_sees_prompt_history_and_current_action(small_data: Path, se
 
 
 def test_unparsable_answers_are_asked_again(small_data: Path) -> None:
-    replies = iter(["I think the refill is fine.", '<predicted_observation>{"refills_left": 2}</predicted_observation>'])
+    replies = iter(["I think the refill is fine.",
+                    '<predicted_observation>{"refills_left": 2}</predicted_observation>'])
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
     with MockLLMServer(lambda request, index: next(replies)) as server:
         env = LWMEnvironment(config, create_client("k", server.base_url), "world")
@@ -82,3 +83,18 @@ def test_fault_rules_go_into_the_system_prompt_and_openai_clients_work(small_dat
     request = server.requests[-1]
     assert "### Fault simulation\nBreak things." in request["messages"][0]["content"]
     assert request["temperature"] == 0.0
+
+
+def test_calls_the_schema_rejects_never_reach_the_world_model(small_data: Path, server: MockLLMServer) -> None:
+    config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
+    env = LWMEnvironment(config, create_client("k", server.base_url), "world")
+    assert [(t.name, t.writes) for t in env.tools()] == [("get_prescription", None), ("record_refill", None)]
+    assert env.get_tool_schemas() == config.tool_schemas() == [t.schema() for t in env.tools()]
+    assert env.call("get_prescription", {"rx_id": 100}) == {
+        "error": "invalid_arguments", "message": "rx_id: 100 is not of type 'string'"}
+    assert env.call("get_prescription", {})["error"] == "invalid_arguments"
+    assert env.call("cancel_prescription", {"rx_id": "RX-100"})["error"] == "unknown_tool"
+    garbled = json.loads(env.simulate("get_prescription", '{"rx_id": '))
+    assert garbled["error"] == "invalid_arguments" and "not valid JSON" in garbled["message"]
+    assert "not a JSON object" in json.loads(env.simulate("get_prescription", "[]"))["message"]
+    assert server.stats.requests == 0 and env.history == []

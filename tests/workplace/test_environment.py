@@ -1,5 +1,6 @@
-"""The workplace environment: roots that cannot be left, a clock that only moves forward, clues released on the
-right question, meetings that must be attended on time, checkpoints that do not count after the deadline."""
+"""The workplace environment: roots that cannot be left, a clock that only moves forward (and not for rejected
+calls), clues released on the right question, meetings that must be attended on time, checkpoints that do not count
+after the deadline, a calculator whose numbers stay bounded."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 
 import pytest
 
-from occubench.workplace.environment import COSTS, WorkplaceEnvironment
+from occubench.workplace.environment import COSTS, WRITES, WorkplaceEnvironment
 from occubench.workplace.generate import generate_day, reference_schedule
 from occubench.workplace.model import minutes
 from occubench.workplace.scoring import checkpoint_met, score_day
@@ -28,7 +29,8 @@ def test_files_cannot_leave_their_roots() -> None:
     for path in ("../secrets.json", "/etc/passwd", "a/../../b", ".."):
         for tool, arguments in (("drive_read", {"path": path}), ("workspace_write", {"path": path, "content": "x"}),
                                 ("workspace_read", {"path": path}), ("drive_copy", {"path": path})):
-            assert "outside your files" in env.call(tool, arguments)["error"], (tool, path)
+            observation = env.call(tool, arguments)
+            assert observation["error"] == "tool_error" and "outside your files" in observation["message"], (tool, path)
     assert env.workspace == {}
 
 
@@ -40,7 +42,29 @@ def test_the_clock_only_moves_forward_and_the_day_ends() -> None:
         times.append(env.now)
     assert times == sorted(times) and times[0] == minutes("09:00") + COSTS["drive_list"]
     env.now = minutes("18:00")
-    assert env.call("clock_now", {}) == {"error": "the working day ended at 18:00"}
+    assert env.call("clock_now", {}) == {"error": "tool_error", "message": "the working day ended at 18:00"}
+
+
+def test_rejected_calls_cost_no_time_and_a_finished_day_stays_finished() -> None:
+    env = WorkplaceEnvironment(generate_day(1, 1))
+    start = env.now
+    assert env.call("drive_read", {"path": 123})["error"] == "invalid_arguments"
+    assert env.call("drive_read", {})["error"] == "invalid_arguments"
+    assert env.call("teleport", {})["error"] == "unknown_tool"
+    assert env.now == start and env.events == []
+    assert "no file" in env.call("drive_read", {"path": "nope.txt"})["message"]
+    assert env.now == start + COSTS["drive_read"]  # a domain failure is an action: it takes its time
+    env.call("finish_day", {"notes": "ask first"})
+    assert env.call("clock_now", {}) == {"error": "tool_error", "message": "you have already finished your working day"}
+
+
+def test_tools_say_whether_they_write() -> None:
+    tools = WorkplaceEnvironment(generate_day(1, 1)).tools()
+    assert [t.name for t in tools] == list(WorkplaceEnvironment.TOOLS)
+    assert {t.name for t in tools if t.writes} == WRITES == {
+        "workspace_write", "drive_copy", "send_message", "calendar_book", "calendar_cancel", "calendar_attend",
+        "finish_day"}
+    assert all(t.writes is False for t in tools if t.name not in WRITES)
 
 
 def test_clues_come_only_with_the_right_question() -> None:
@@ -52,7 +76,7 @@ def test_clues_come_only_with_the_right_question() -> None:
     assert finance.clues[0].text not in vague["replies"][0]["text"]
     asked = env.call("send_message", {"to": finance.name, "text": "What is the approval threshold?"})
     assert asked["replies"][0]["text"] == finance.clues[0].text
-    assert "nobody called" in env.call("send_message", {"to": "Nobody Here", "text": "hi"})["error"]
+    assert "nobody called" in env.call("send_message", {"to": "Nobody Here", "text": "hi"})["message"]
 
 
 def test_meetings_hand_out_tasks_and_lateness_counts() -> None:
@@ -84,8 +108,26 @@ def test_work_done_after_the_deadline_does_not_count() -> None:
 def test_calculator_is_arithmetic_only() -> None:
     env = WorkplaceEnvironment(generate_day(1, 1))
     assert env.call("calculator", {"expression": "(1200 - 150) * 0.2"})["result"] == pytest.approx(210)
-    for bad in ("__import__('os')", "open('x')", "2 ** 10000", "1/0"):
-        assert "error" in env.call("calculator", {"expression": bad})
+    assert env.call("calculator", {"expression": "2 ** 10 % 7 - 7 // 2"})["result"] == 2 ** 10 % 7 - 7 // 2
+    assert env.call("calculator", {"expression": "10 ** 100"})["result"] == 10 ** 100
+    for bad in ("__import__('os')", "open('x')", "1 < 2", "~1", "1 << 2", "'a' * 3", "True + 1", "1j", "", "1 +",
+                "\x00", "1" * 5000, "+".join(["1"] * 150), "-" * 400 + "1", "(-8) ** 0.5"):
+        observation = env.call("calculator", {"expression": bad})
+        assert observation["error"] == "tool_error", (bad[:50], observation)
+
+
+@pytest.mark.parametrize("expression", ["(10**100)**50", "(((10**100)**100)**100)**100", "9**9**9**9", "1e308*10",
+                                        "2 ** 10000", "10**100 * 10**100", "((10**50)**2)**2", "0.1 ** -400",
+                                        "1e300", "9" * 101])
+def test_calculator_refuses_numbers_too_large_before_computing_them(expression: str) -> None:
+    observation = WorkplaceEnvironment(generate_day(1, 1)).call("calculator", {"expression": expression})
+    assert observation["error"] == "tool_error" and "too large" in observation["message"]
+
+
+@pytest.mark.parametrize("expression", ["1/0", "5 // 0", "5 % 0", "0 ** -1", "1.5 / 0.0"])
+def test_calculator_division_by_zero(expression: str) -> None:
+    observation = WorkplaceEnvironment(generate_day(1, 1)).call("calculator", {"expression": expression})
+    assert observation == {"error": "tool_error", "message": "division by zero"}
 
 
 def test_bookings_respect_rooms_and_time() -> None:
@@ -95,9 +137,12 @@ def test_bookings_respect_rooms_and_time() -> None:
     attendee = day.colleagues[0].name
     clash = env.call("calendar_book", {"room": taken["room"], "start": taken["start"], "end": taken["end"],
                                        "title": "x", "attendees": [attendee]})
-    assert "not free" in clash["error"]
+    assert clash["error"] == "tool_error" and "not free" in clash["message"]
     assert "already passed" in env.call("calendar_book", {"room": "Aurora", "start": "08:00", "end": "08:30",
-                                                          "title": "x", "attendees": []})["error"]
+                                                          "title": "x", "attendees": []})["message"]
+    for start, end in (("9", "10:00"), ("25:00", "26:00"), ("12:60", "13:00"), ("1_2:00", "13:00"), ("14:00", "13:00")):
+        bad = env.call("calendar_free_rooms", {"start": start, "end": end})
+        assert bad["error"] == "tool_error" and ("HH:MM" in bad["message"] or "after the start" in bad["message"])
     booked = env.call("calendar_book", {"room": "Aurora", "start": "17:00", "end": "17:30", "title": "x",
                                         "attendees": [attendee]})
     assert booked["id"] == "B1"
