@@ -15,11 +15,10 @@ from matplotlib.projections.polar import PolarAxes
 from matplotlib.ticker import PercentFormatter
 
 from occubench.faults import FAULT_MODES
-from occubench.robustness import robustness_table
-from occubench.results import Result
-from occubench.task import CATEGORY_ABBREVIATIONS
-
 from occubench.report.stats import breakdown
+from occubench.results import Result
+from occubench.robustness import robustness_table
+from occubench.task import CATEGORY_ABBREVIATIONS
 
 
 def _png(figure: Figure) -> bytes:

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
+from occubench.report.runs import Run
 from occubench.results import Result
 from occubench.summary import Price, Summary, Tally, summarize
-
-from occubench.report.runs import Run
 
 
 @dataclass

@@ -287,9 +287,9 @@ class MockLLMServer:
     """An OpenAI-compatible chat-completions server on 127.0.0.1, with optional fault injection.
 
     Checks run in this order per chat request: malformed body (400), bad API key (401), unknown model
-    (404), unsupported ``n``/``stream`` (400), more than ``max_concurrent`` requests in flight (429), ``error_rate`` (500/502/503 in rotation),
-    ``drop_rate`` (connection closed without a response); otherwise it sleeps ``latency_s`` and answers
-    with ``responder``. Random faults come from ``random.Random(seed)``.
+    (404), unsupported ``n``/``stream`` (400), more than ``max_concurrent`` requests in flight (429),
+    ``error_rate`` (500/502/503 in rotation), ``drop_rate`` (connection closed without a response); otherwise it
+    sleeps ``latency_s`` and answers with ``responder``. Random faults come from ``random.Random(seed)``.
     """
 
     def __init__(
@@ -416,7 +416,8 @@ class MockLLMServer:
         model = request.get("model")
         if self.models is not None and model not in self.models:
             message = f"The model `{model}` does not exist or you do not have access to it."
-            handler._send_json(404, _error_body(message, "invalid_request_error", param="model", code="model_not_found"))
+            handler._send_json(404, _error_body(message, "invalid_request_error", param="model",
+                                                code="model_not_found"))
             return 404
         n = request.get("n")
         n = 1 if n is None else n
@@ -471,7 +472,7 @@ class MockLLMServer:
             time.sleep(self.latency_s)
         try:
             body = self._completion(request, n)
-        except Exception as exc:  # a buggy responder should fail the request, not hang the client
+        except Exception as exc:  # noqa: BLE001 - a buggy responder should fail the request, not hang the client
             handler._send_json(500, _error_body(f"Mock responder failed: {exc!r}", "server_error"))
             return 500
         handler._send_json(200, body)

@@ -67,8 +67,9 @@ class TaskScore:
 def score_day(day: Day, env: WorkplaceEnvironment) -> list[TaskScore]:
     scores = []
     for task in day.tasks:
-        results: list[dict[str, Any]] = [{"name": c.name, "weight": c.weight, "passed": checkpoint_met(c.check, env, task.deadline),
-                    "late": False, "feedback": c.feedback} for c in task.checkpoints]
+        results: list[dict[str, Any]] = [
+            {"name": c.name, "weight": c.weight, "passed": checkpoint_met(c.check, env, task.deadline), "late": False,
+             "feedback": c.feedback} for c in task.checkpoints]
         for result, checkpoint in zip(results, task.checkpoints):
             # Met by the end of the day but not by the deadline: say so, it is what the feedback is for.
             result["late"] = not result["passed"] and checkpoint_met(checkpoint.check, env, day.end)

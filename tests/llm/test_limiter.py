@@ -1,27 +1,110 @@
-"""The per-endpoint limiter: never above its limit, lowered by 429s, raised slowly, paused by Retry-After."""
+"""The per-endpoint limiter: never above its limit, lowered by 429s, raised slowly, paused by Retry-After.
+
+Every test here is deterministic: the test thread drives acquire and release itself, other threads are sequenced
+with queues and events, and the one thing that depends on time, Retry-After, runs on a fake clock. To see a thread
+blocked in :meth:`AdaptiveLimiter.acquire` (rather than sleep and hope it got there), the limiter's condition is
+replaced by one that reports each wait: a thread reported waiting with no timeout is waiting for a free slot.
+"""
 
 from __future__ import annotations
 
+import queue
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from types import SimpleNamespace
 
+import pytest
+
+import occubench.llm.limiter as limiter_module
 from occubench.llm import AdaptiveLimiter, LLMClient, RetryPolicy
 from occubench.testing import MockLLMServer
 
+TIMEOUT_S = 10.0  # only ever reached when a test is about to fail; no assertion depends on it
 
-def test_never_more_in_flight_than_the_limit() -> None:
-    limiter, peak, lock = AdaptiveLimiter(3), [0], threading.Lock()
 
-    def work(_: int) -> None:
-        epoch = limiter.acquire()
-        with lock:
-            peak[0] = max(peak[0], limiter.in_flight)
-        time.sleep(0.01)
+class ReportingCondition(threading.Condition):
+    """A real condition that puts the timeout of each wait (None: until notified) on a queue, before waiting."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: queue.Queue[float | None] = queue.Queue()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.put(timeout)
+        return super().wait(timeout)
+
+    def next_wait(self) -> float | None:
+        return self.waits.get(timeout=TIMEOUT_S)
+
+
+def reporting(limiter: AdaptiveLimiter) -> ReportingCondition:
+    """Give ``limiter`` a reporting condition; do it before any thread uses the limiter."""
+    condition = ReportingCondition()
+    limiter._cond = condition
+    return condition
+
+
+class FakeClock:
+    """``time.monotonic`` for the limiter module; a wait on the limiter's condition moves it forward instead of
+    sleeping, so the test thread can run a pause through on its own."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class ClockedCondition(threading.Condition):
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if timeout is None:
+            raise AssertionError("the only thread would wait for a slot forever")
+        self.clock.waits.append(timeout)
+        self.clock.now += timeout
+        return False
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(limiter_module, "time", SimpleNamespace(monotonic=fake.monotonic))
+    return fake
+
+
+@pytest.fixture
+def pool() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(4) as executor:
+        yield executor
+
+
+def test_never_more_in_flight_than_the_limit(pool: ThreadPoolExecutor) -> None:
+    limiter = AdaptiveLimiter(3)
+    condition = reporting(limiter)
+    epochs = [limiter.acquire() for _ in range(3)]
+    assert limiter.in_flight == 3 and condition.waits.empty()       # up to the limit: nobody waits
+
+    waiting = [pool.submit(limiter.acquire) for _ in range(2)]
+    assert condition.next_wait() is None and condition.next_wait() is None   # both asleep for a slot
+    assert limiter.in_flight == 3 and not any(f.done() for f in waiting)
+
+    limiter.release(epochs[0], ok=True)                               # one slot: exactly one of them gets it,
+    assert condition.next_wait() is None                              # the other goes back to sleep
+    done, not_done = wait(waiting, TIMEOUT_S, return_when=FIRST_COMPLETED)
+    (first,), (second,) = done, not_done
+    assert limiter.in_flight == 3 and not second.done()
+
+    limiter.release(epochs[1], ok=True)
+    epochs[1:] = [epochs[2], first.result(TIMEOUT_S), second.result(TIMEOUT_S)]
+    assert limiter.in_flight == 3
+    for epoch in epochs[1:]:
         limiter.release(epoch, ok=True)
-    with ThreadPoolExecutor(10) as pool:
-        list(pool.map(work, range(40)))
-    assert peak[0] == 3 and limiter.in_flight == 0
+    assert limiter.in_flight == 0 and limiter.limit == 3
 
 
 def test_a_429_lowers_the_limit_once_per_epoch_and_successes_raise_it_slowly() -> None:
@@ -39,12 +122,64 @@ def test_a_429_lowers_the_limit_once_per_epoch_and_successes_raise_it_slowly() -
     assert limiter.limit == 8                                 # back to the cap, never above
 
 
-def test_retry_after_pauses_new_requests() -> None:
+def test_a_429_with_nothing_else_in_flight_keeps_one_slot() -> None:
     limiter = AdaptiveLimiter(4)
-    limiter.release(limiter.acquire(), ok=False, throttled=True, retry_after=0.2)
-    started = time.monotonic()
+    limiter.release(limiter.acquire(), ok=False, throttled=True)
+    assert limiter.limit == 1 and limiter.in_flight == 0
+
+
+def test_a_lowered_limit_holds_back_the_next_request(pool: ThreadPoolExecutor) -> None:
+    limiter = AdaptiveLimiter(4)
+    condition = reporting(limiter)
+    epochs = [limiter.acquire() for _ in range(3)]
+    limiter.release(epochs[0], ok=False, throttled=True)      # the endpoint took 2 at once
+    assert limiter.limit == 2 and limiter.in_flight == 2
+
+    waiting = pool.submit(limiter.acquire)
+    assert condition.next_wait() is None and not waiting.done()
+    limiter.release(epochs[1], ok=True)
+    assert waiting.result(TIMEOUT_S) == 1                     # the new epoch
+    assert limiter.in_flight == 2
+
+
+def test_retry_after_pauses_new_requests_for_that_long(clock: FakeClock) -> None:
+    limiter = AdaptiveLimiter(4)
+    limiter._cond = ClockedCondition(clock)
+    limiter.release(limiter.acquire(), ok=False, throttled=True, retry_after=30)
+    assert clock.waits == []
+    epoch = limiter.acquire()                                 # a free slot, but the endpoint said wait
+    assert clock.waits == [30] and clock.now == 1030
+    limiter.release(epoch, ok=True)
+    limiter.acquire()                                         # the pause is over
+    assert clock.waits == [30]
+
+
+def test_a_pause_is_only_ever_extended(clock: FakeClock) -> None:
+    limiter = AdaptiveLimiter(4)
+    limiter._cond = ClockedCondition(clock)
+    epochs = [limiter.acquire() for _ in range(2)]
+    limiter.release(epochs[0], ok=False, throttled=True, retry_after=30)
+    limiter.release(epochs[1], ok=False, throttled=True, retry_after=5)   # a shorter one does not cut it short
     limiter.acquire()
-    assert time.monotonic() - started >= 0.18
+    assert clock.now == 1030
+
+
+def test_retry_after_holds_back_a_waiting_thread_until_it_is_over(clock: FakeClock,
+                                                                   pool: ThreadPoolExecutor) -> None:
+    limiter = AdaptiveLimiter(4)
+    condition = reporting(limiter)
+    limiter.release(limiter.acquire(), ok=False, throttled=True, retry_after=30)
+
+    waiting = pool.submit(limiter.acquire)
+    assert condition.next_wait() == 30 and not waiting.done()
+    clock.now = 1029.5                                        # woken early (here by a notify): sleeps the rest
+    with condition:
+        condition.notify_all()
+    assert condition.next_wait() == 0.5 and not waiting.done()
+    clock.now = 1030
+    with condition:
+        condition.notify_all()
+    assert waiting.result(TIMEOUT_S) == 1 and limiter.in_flight == 1
 
 
 def test_fixed_limit_does_not_adapt() -> None:
@@ -52,20 +187,69 @@ def test_fixed_limit_does_not_adapt() -> None:
     epochs = [limiter.acquire() for _ in range(3)]
     limiter.release(epochs[0], ok=False, throttled=True)
     assert limiter.limit == 4
+    limiter.release(epochs[1], ok=True)
+    assert limiter.limit == 4
 
 
-def _refusals(adaptive: bool) -> int:
-    """429s a client with 12 concurrent callers gets from a server that admits 3 at a time."""
-    with MockLLMServer(lambda request, index: "ok", max_concurrent=3, latency_s=0.02) as server:
-        client = LLMClient("k", server.base_url, max_in_flight=12, adaptive=adaptive,
-                           retry=RetryPolicy(budget_s=10, base_delay_s=0.01, max_delay_s=0.05))
-        with ThreadPoolExecutor(12) as pool:
-            assert set(pool.map(lambda _: client.chat("m", [{"role": "user", "content": "x"}]).replies[0].content,
-                                range(120))) == {"ok"}
-    assert server.stats.max_in_flight <= 3
-    return server.stats.responses_by_status.get(429, 0)
+# -- through the client, against a server that admits 2 requests at a time ------------------------------------
+
+def _held_server() -> tuple[MockLLMServer, threading.Event, queue.Queue[None]]:
+    """A server that admits 2 requests at once and holds each admitted one until ``release`` is set; each
+    admitted request puts None on ``arrived``."""
+    release, arrived = threading.Event(), queue.Queue[None]()
+
+    def respond(request: object, index: int) -> str:
+        arrived.put(None)
+        assert release.wait(TIMEOUT_S)
+        return "ok"
+    return MockLLMServer(respond, max_concurrent=2, retry_after_s=0), release, arrived
 
 
-def test_adapting_to_the_servers_capacity_avoids_most_refusals() -> None:
-    adaptive, fixed = _refusals(True), _refusals(False)
-    assert 0 < adaptive and adaptive * 3 < fixed, (adaptive, fixed)
+def _client(server: MockLLMServer, *, adaptive: bool) -> tuple[LLMClient, queue.Queue[bool]]:
+    """A client allowing 4 requests in flight; ``releases`` gets, for each request it finishes, whether it was
+    refused with a 429."""
+    client = LLMClient("k", server.base_url, max_in_flight=4, adaptive=adaptive, timeout_s=TIMEOUT_S,
+                       retry=RetryPolicy(budget_s=TIMEOUT_S, base_delay_s=0, max_delay_s=0))
+    releases: queue.Queue[bool] = queue.Queue()
+    release: Callable[..., None] = client.limiter.release
+
+    def reporting_release(epoch: int, *, ok: bool, throttled: bool = False, retry_after: float | None = None) -> None:
+        release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
+        releases.put(throttled)
+    client.limiter.release = reporting_release  # type: ignore[method-assign]
+    return client, releases
+
+
+def _ask(client: LLMClient) -> str | None:
+    return client.chat("m", [{"role": "user", "content": "x"}]).replies[0].content
+
+
+def test_the_client_lowers_its_limit_to_what_the_server_took(pool: ThreadPoolExecutor) -> None:
+    server, release, arrived = _held_server()
+    with server:
+        client, releases = _client(server, adaptive=True)
+        condition = reporting(client.limiter)
+        held: list[Future[str | None]] = [pool.submit(_ask, client) for _ in range(2)]
+        arrived.get(timeout=TIMEOUT_S), arrived.get(timeout=TIMEOUT_S)     # both admitted, and held
+        third = pool.submit(_ask, client)
+        assert releases.get(timeout=TIMEOUT_S) is True                      # refused: 2 were in flight
+        assert client.limiter.limit == 2
+        assert condition.next_wait() is None                                # its retry waits for a slot,
+        assert releases.empty() and not third.done()                        # it did not go to the server again
+        release.set()
+        assert [f.result(TIMEOUT_S) for f in [*held, third]] == ["ok"] * 3
+    assert server.stats.max_in_flight == 2
+
+
+def test_a_fixed_limit_keeps_sending_into_429s(pool: ThreadPoolExecutor) -> None:
+    server, release, arrived = _held_server()
+    with server:
+        client, releases = _client(server, adaptive=False)
+        condition = reporting(client.limiter)
+        held = [pool.submit(_ask, client) for _ in range(2)]
+        arrived.get(timeout=TIMEOUT_S), arrived.get(timeout=TIMEOUT_S)
+        third = pool.submit(_ask, client)
+        assert [releases.get(timeout=TIMEOUT_S) for _ in range(3)] == [True] * 3   # refused, again and again
+        assert client.limiter.limit == 4 and condition.waits.empty()            # never held back
+        release.set()
+        assert [f.result(TIMEOUT_S) for f in [*held, third]] == ["ok"] * 3

@@ -125,7 +125,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     leads = [colleague(names, f"Sales lead {region}", "Sales") for region in regions]
     group = names.pick(_GROUPS)
     marketing = colleague(names, "Campaign manager", "Marketing",
-                          Clue(f"{task_id}-window", f"The {campaign} campaign ran from {start.day} {_MONTHS[start.month - 1]} to "
+                          Clue(f"{task_id}-window",
+                               f"The {campaign} campaign ran from {start.day} {_MONTHS[start.month - 1]} to "
                                f"{end.day} {_MONTHS[end.month - 1]} {YEAR}, both days included.",
                                [["campaign", "date", "period", "window", "when", "start", "end"]]))
     names_of = {p: " and ".join(s.lower() + "s" for s in _CATALOGUE[p][1]) for p in prefixes}

@@ -8,8 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, next_id, one, only_changed,
-                                        rows)
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, next_id, one, only_changed, rows
 
 #: The booking system's business date: slots before it cannot be booked.
 TODAY = "2025-11-10"
@@ -87,8 +86,10 @@ def list_referrals(db: sqlite3.Connection, status: Literal["waiting", "booked", 
         specialty: e.g. cardiology, dermatology, neurology.
         urgency: urgent, soon or routine.
     """
-    found = rows(db, "SELECT r.*, p.name AS patient_name FROM referrals r JOIN patients p ON p.patient_id = r.patient_id "
-                     "WHERE (? IS NULL OR r.status = ?) AND (? IS NULL OR r.specialty = ?) AND (? IS NULL OR r.urgency = ?) "
+    found = rows(db, "SELECT r.*, p.name AS patient_name FROM referrals r "
+                     "JOIN patients p ON p.patient_id = r.patient_id "
+                     "WHERE (? IS NULL OR r.status = ?) AND (? IS NULL OR r.specialty = ?) "
+                     "AND (? IS NULL OR r.urgency = ?) "
                      "ORDER BY r.received_on, r.referral_id", status, status, specialty, specialty, urgency, urgency)
     return {"referrals": found, "count": len(found)}
 
@@ -132,7 +133,8 @@ def list_appointments(db: sqlite3.Connection, patient_id: str | None = None, cli
     found = rows(db, "SELECT a.appt_id, a.patient_id, p.name AS patient_name, a.slot_id, s.starts_at, s.slot_type, "
                      "s.clinician_id, c.name AS clinician_name, c.specialty, a.referral_id, a.status, a.note "
                      "FROM appointments a JOIN slots s ON s.slot_id = a.slot_id "
-                     "JOIN clinicians c ON c.clinician_id = s.clinician_id JOIN patients p ON p.patient_id = a.patient_id "
+                     "JOIN clinicians c ON c.clinician_id = s.clinician_id "
+                     "JOIN patients p ON p.patient_id = a.patient_id "
                      "WHERE (? IS NULL OR a.patient_id = ?) AND (? IS NULL OR s.clinician_id = ?) "
                      "AND (? IS NULL OR substr(s.starts_at, 1, 10) = ?) AND (? IS NULL OR a.status = ?) "
                      "ORDER BY s.starts_at, a.appt_id", patient_id, patient_id, clinician_id, clinician_id, date, date,
@@ -259,7 +261,8 @@ def record_absence(db: sqlite3.Connection, clinician_id: str, date: str, reason:
         raise ToolError(f"date {date!r} must be YYYY-MM-DD")
     if one(db, "SELECT 1 FROM absences WHERE clinician_id = ? AND absence_date = ?", clinician_id, date):
         raise ToolError(f"{clinician_id} is already recorded absent on {date}")
-    db.execute("INSERT INTO absences (clinician_id, absence_date, reason) VALUES (?, ?, ?)", (clinician_id, date, reason))
+    db.execute("INSERT INTO absences (clinician_id, absence_date, reason) VALUES (?, ?, ?)",
+               (clinician_id, date, reason))
     blocked = db.execute("UPDATE slots SET status = 'blocked' WHERE clinician_id = ? AND status = 'open' "
                          "AND substr(starts_at, 1, 10) = ?", (clinician_id, date)).rowcount
     affected = list_appointments(db, clinician_id=clinician_id, date=date, status="booked")["appointments"]
@@ -288,7 +291,8 @@ def _verify_urgent(initial: sqlite3.Connection, final: sqlite3.Connection, answe
         Check("REF-3011 booked", _field(final, "referrals", "referral_id", "REF-3011", "status") == "booked"),
         only_changed(initial, final, "slots", "slot_id", {"S-104"}),
         only_changed(initial, final, "referrals", "referral_id", {"REF-3011"}),
-        only_changed(initial, final, "appointments", "appt_id", {a["appt_id"] for a in _new_appointments(initial, final)}),
+        only_changed(initial, final, "appointments", "appt_id",
+                     {a["appt_id"] for a in _new_appointments(initial, final)}),
         Check("answer names Dr. Iyer", "iyer" in answer.lower()),
     ]
 
@@ -373,8 +377,8 @@ def _verify_backfill(initial: sqlite3.Connection, final: sqlite3.Connection, ans
     return [
         Check("APT-4010 (Maria Santos, born 1983) cancelled",
               _field(final, "appointments", "appt_id", "APT-4010", "status") == "cancelled"),
-        Check("Laura Jensen booked into S-301 against REF-3014", booked == [("PAT-2014", "S-301", "REF-3014", "booked")],
-              f"new appointments {booked}"),
+        Check("Laura Jensen booked into S-301 against REF-3014",
+              booked == [("PAT-2014", "S-301", "REF-3014", "booked")], f"new appointments {booked}"),
         Check("S-301 booked", _field(final, "slots", "slot_id", "S-301", "status") == "booked"),
         Check("REF-3014 booked and WL-03 booked",
               _field(final, "referrals", "referral_id", "REF-3014", "status") == "booked"

@@ -7,8 +7,19 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows, scalar)
+from occubench.executable.world import (
+    Call,
+    Check,
+    ExecTask,
+    ToolError,
+    World,
+    found,
+    mentions_number,
+    one,
+    only_changed,
+    rows,
+    scalar,
+)
 
 #: The customs system's business date: releases and inspection orders are dated today.
 TODAY = "2025-10-30"
@@ -72,8 +83,9 @@ def search_declarations(db: sqlite3.Connection, status: Literal["lodged", "asses
     """
     found = rows(db, "SELECT d.decl_id, d.shipment_id, s.importer_id, i.name AS importer_name, s.arrival_date, "
                      "d.hs_code, d.description, d.origin_country, d.quantity, d.unit, d.invoice_value, d.freight, "
-                     "d.insurance, ROUND(d.invoice_value / d.quantity, 4) AS declared_unit_value, d.preference_claimed, "
-                     "d.status, d.duty_amount FROM declarations d JOIN shipments s ON s.shipment_id = d.shipment_id "
+                     "d.insurance, ROUND(d.invoice_value / d.quantity, 4) AS declared_unit_value, "
+                     "d.preference_claimed, d.status, d.duty_amount "
+                     "FROM declarations d JOIN shipments s ON s.shipment_id = d.shipment_id "
                      "JOIN importers i ON i.importer_id = s.importer_id "
                      "WHERE (? IS NULL OR d.status = ?) AND (? IS NULL OR s.importer_id = ? OR i.name LIKE ?) "
                      "AND (? IS NULL OR d.hs_code LIKE ?) AND (? IS NULL OR d.shipment_id = ?) ORDER BY d.decl_id",
@@ -92,8 +104,8 @@ def lookup_tariff(db: sqlite3.Connection, hs_code: str, origin_country: str) -> 
         hs_code: Six-digit HS code, e.g. 610910.
         origin_country: ISO two-letter country code, e.g. VN.
     """
-    mfn = one(db, "SELECT rate_pct FROM tariff_rates WHERE hs_code = ? AND origin_country = 'ALL' AND rate_type = 'mfn'",
-              hs_code)
+    mfn = one(db, "SELECT rate_pct FROM tariff_rates "
+                  "WHERE hs_code = ? AND origin_country = 'ALL' AND rate_type = 'mfn'", hs_code)
     if mfn is None:
         raise ToolError(f"no tariff line for HS code {hs_code}")
     additional = rows(db, "SELECT rate_pct, measure FROM tariff_rates WHERE hs_code = ? AND origin_country = ? "

@@ -8,8 +8,20 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, next_id,
-                                        one, only_changed, rows, scalar)
+from occubench.executable.world import (
+    Call,
+    Check,
+    ExecTask,
+    ToolError,
+    World,
+    found,
+    mentions_number,
+    next_id,
+    one,
+    only_changed,
+    rows,
+    scalar,
+)
 
 world = World(
     name="grid_outage_dispatch", scenario="Distribution Outage Dispatch", category="Industrial & Engineering",

@@ -6,8 +6,18 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows)
+from occubench.executable.world import (
+    Call,
+    Check,
+    ExecTask,
+    ToolError,
+    World,
+    found,
+    mentions_number,
+    one,
+    only_changed,
+    rows,
+)
 
 world = World(
     name="insurance_claims", scenario="Insurance Claims Adjudication", category="Business & Enterprise",

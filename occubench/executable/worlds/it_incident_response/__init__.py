@@ -7,8 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, next_id, one, only_changed,
-                                        rows)
+from occubench.executable.world import Call, Check, ExecTask, ToolError, World, found, next_id, one, only_changed, rows
 
 world = World(
     name="it_incident_response", scenario="IT Incident Response", category="Technology & IT",

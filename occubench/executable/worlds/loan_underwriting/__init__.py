@@ -7,8 +7,18 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows)
+from occubench.executable.world import (
+    Call,
+    Check,
+    ExecTask,
+    ToolError,
+    World,
+    found,
+    mentions_number,
+    one,
+    only_changed,
+    rows,
+)
 
 world = World(
     name="loan_underwriting", scenario="Consumer Loan Underwriting", category="Commerce & Consumer",

@@ -7,8 +7,19 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows, scalar)
+from occubench.executable.world import (
+    Call,
+    Check,
+    ExecTask,
+    ToolError,
+    World,
+    found,
+    mentions_number,
+    one,
+    only_changed,
+    rows,
+    scalar,
+)
 
 #: The pharmacy system's business date: every dispensing and purchase order is dated today.
 TODAY = "2025-11-04"
@@ -295,7 +306,8 @@ def _verify_queue(initial: sqlite3.Connection, final: sqlite3.Connection, answer
     status = {rx: _rx(final, rx).get("status") for rx in sorted(_QUEUE)}
     fills = sorted((d["rx_id"], d["quantity"]) for d in _new_rows(initial, final, "dispensings", "dispense_id"))
     orders = sorted((o["drug_id"], o["packs"]) for o in _new_rows(initial, final, "purchase_orders", "po_id"))
-    held = [rx for rx in ("RX-5040", "RX-5041") if status[rx] == "on_hold" and (_rx(final, rx).get("hold_reason") or "")]
+    held = [rx for rx in ("RX-5040", "RX-5041")
+            if status[rx] == "on_hold" and (_rx(final, rx).get("hold_reason") or "")]
     return [
         Check("RX-5040 held: clarithromycin is contraindicated with her simvastatin", status["RX-5040"] == "on_hold",
               f"status {status['RX-5040']}"),

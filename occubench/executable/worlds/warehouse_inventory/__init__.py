@@ -8,8 +8,19 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
-from occubench.executable.world import (Call, Check, ExecTask, ToolError, World, found, mentions_number, one,
-                                        only_changed, rows, scalar)
+from occubench.executable.world import (
+    Call,
+    Check,
+    ExecTask,
+    ToolError,
+    World,
+    found,
+    mentions_number,
+    one,
+    only_changed,
+    rows,
+    scalar,
+)
 
 world = World(
     name="warehouse_inventory", scenario="Distribution Center Inventory Control",
