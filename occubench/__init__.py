@@ -38,7 +38,13 @@ _EXPORTS = {
     "RubricVerifier": "occubench.verifier", "Verdict": "occubench.verifier", "Vote": "occubench.verifier",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Agent", "AgentContext", "ConfigError", "Environment", "ErrorInfo", "LLMClient", "LLMError", "LLMRequestError",
+    "LLMUnavailableError", "Model", "OccuBenchError", "Result", "ResultStore", "RetryPolicy", "RubricVerifier",
+    "RunConfig", "RunSummary", "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall",
+    "ToolCallingAgent", "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict", "VerifierError", "Vote",
+    "WorldError", "Wrapper", "create_client", "evaluate_task", "load_results", "read_results", "run", "run_tasks"
+]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -48,8 +54,15 @@ if TYPE_CHECKING:
     from occubench.agent import Agent, ScriptedAgent, ToolCallingAgent
     from occubench.config import RunConfig
     from occubench.environment import Environment, Wrapper
-    from occubench.errors import (ConfigError, LLMError, LLMRequestError, LLMUnavailableError, OccuBenchError,
-                                  VerifierError, WorldError)
+    from occubench.errors import (
+        ConfigError,
+        LLMError,
+        LLMRequestError,
+        LLMUnavailableError,
+        OccuBenchError,
+        VerifierError,
+        WorldError,
+    )
     from occubench.llm import LLMClient, Model, RetryPolicy, Usage, create_client
     from occubench.plugins import AgentContext, SuiteDefinition, SuitePlan
     from occubench.results import ErrorInfo, Result

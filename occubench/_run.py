@@ -20,7 +20,7 @@ from occubench import __version__
 from occubench._lock import DirectoryLock
 from occubench._log import setup_logging
 from occubench._redact import Redactor, redact_url
-from occubench.config import ROLES, Endpoint, RunConfig
+from occubench.config import Endpoint, RunConfig
 from occubench.environment import Environment
 from occubench.errors import ConfigError, LLMError
 from occubench.faults import FaultInjector, fault_prompt

@@ -24,7 +24,6 @@ from occubench.errors import OccuBenchError
 from occubench.faults import FAULT_MODES, INJECTION_MODES
 
 
-
 def _json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
@@ -82,7 +81,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prompt: the simulator is told to misbehave, as in the OccuBench paper (default for "
                         "simulated worlds); harness: a seeded wrapper injects and logs every fault")
     faults.add_argument("--seed", type=int,
-                        help="harness-mode fault schedule seed; with the task id it fixes which calls fail (default: 0)")
+                        help="harness-mode fault schedule seed; with the task id it fixes which calls fail "
+                        "(default: 0)")
 
     data = parser.add_argument_group("data")
     data.add_argument("--data-dir", help="directory holding all three data paths (default: $OCCUBENCH_DATA, "

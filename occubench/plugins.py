@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -126,13 +126,13 @@ class AgentContext:
 
 def load_agent(spec: str, context: AgentContext) -> Agent:
     value = _load(spec, "--agent")
-    agent = value if hasattr(value, "run") and not isinstance(value, type) else None
+    agent: Any = value if hasattr(value, "run") and not isinstance(value, type) else None
     if agent is None and callable(value):
         agent = value(context)
     if not callable(getattr(agent, "run", None)):
         raise ConfigError(f"--agent {spec!r} must name an object with run(task, env, trajectory), or a factory "
                           "taking an AgentContext that returns one")
-    return agent  # type: ignore[return-value]
+    return cast("Agent", agent)
 
 
 def _split(values: Sequence[str] | None) -> list[str]:

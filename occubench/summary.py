@@ -181,8 +181,8 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     if any(usage.calls for usage in summary.usage.values()):
         console.print(_usage_table(summary))
     if summary.recovery.explicit or summary.recovery.implicit:
-        console.print(f"Recovery from harness faults: {_share(summary.recovery.explicit_retried, summary.recovery.explicit)}"
-                      f" of explicitly faulted calls retried within 3 calls; "
+        explicit = _share(summary.recovery.explicit_retried, summary.recovery.explicit)
+        console.print(f"Recovery from harness faults: {explicit} of explicitly faulted calls retried within 3 calls; "
                       f"{_share(summary.recovery.implicit_requeried, summary.recovery.implicit)} of silently degraded "
                       "calls followed by the same tool again within 3 calls")
     if summary.unpriced_models:

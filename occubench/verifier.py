@@ -132,7 +132,9 @@ class RubricVerifier:
 
 LABELS = ("complete", "incomplete", "agent_error", "environment_error")
 
-_LABEL_SYSTEM = f"""You diagnose an AI agent's episode in an executable environment whose success is decided by code checks on the final database. You receive the task, a rubric, the result of each code check, the rows the agent inserted, deleted or updated, and the full trajectory. Label the episode:
+_LABEL_SYSTEM = f"""You diagnose an AI agent's episode in an executable environment whose success is decided by \
+code checks on the final database. You receive the task, a rubric, the result of each code check, the rows the \
+agent inserted, deleted or updated, and the full trajectory. Label the episode:
 - complete: the task was done;
 - incomplete: the agent stopped short or left required changes undone;
 - agent_error: the agent did something wrong (wrong records, wrong values, invented facts, harmful changes);

@@ -13,8 +13,10 @@ from occubench.testing import MockLLMServer
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
 
 _POOL = [
-    {"category": "Healthcare & Life Sciences", "domain": "Pharmacy", "task_scenario_name": "Prescription Refill Review"},
-    {"category": "Transportation & Logistics", "domain": "Warehousing", "task_scenario_name": "Inventory Reconciliation"},
+    {"category": "Healthcare & Life Sciences", "domain": "Pharmacy",
+     "task_scenario_name": "Prescription Refill Review"},
+    {"category": "Transportation & Logistics", "domain": "Warehousing",
+     "task_scenario_name": "Inventory Reconciliation"},
 ]
 _TASKS = [
     {"task_id": 1, "difficulty_level": 1, "task_scenario_name": "Prescription Refill Review",

@@ -108,7 +108,8 @@ def server() -> Iterator[Server]:
 
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No user settings leak in, loopback bypasses any proxy, and a forgotten URL fails fast instead of reaching GitHub."""
+    """No user settings leak in, loopback bypasses any proxy, and a forgotten URL fails fast instead of reaching
+    GitHub."""
     for name in ("OCCUBENCH_DATA", "OCCUBENCH_CACHE_DIR", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OCCUBENCH_DATA_URL", f"http://127.0.0.1:{_closed_port()}/forgot-to-set-a-url.tar.gz")

@@ -11,11 +11,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from occubench import RunConfig, run
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer, make_scripted_responder
-from rich.console import Console
 
 QUIET = Console(quiet=True)
 
@@ -87,7 +88,7 @@ def hostile(request: dict, index: int) -> Any:
         return {"content": "Checking \ud800", "tool_calls": [
             {"name": name, "arguments": f'{{"{first}": "RX-\ud800", "dose": NaN}}'},
             {"name": name, "arguments": f'{{"{first}": {BIG}}}'},
-            {"name": name, "arguments": {p: "X-1" for p in function["parameters"]["required"]}}]}
+            {"name": name, "arguments": dict.fromkeys(function["parameters"]["required"], "X-1")}]}
     return f"Done \ud800: NaN refills, {BIG} units."
 
 

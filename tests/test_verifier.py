@@ -56,7 +56,10 @@ def test_endpoints_without_n_get_separate_requests_and_the_probe_is_remembered()
 
 
 def test_a_malformed_vote_is_asked_again_not_counted_as_fail() -> None:
-    with judge(lambda i, again: "I refuse to format." if i == 0 and not again else verdict(i != 2)) as (server, verifier):
+    def reply(i: int, again: bool) -> str:
+        return "I refuse to format." if i == 0 and not again else verdict(i != 2)
+
+    with judge(reply) as (server, verifier):
         result = verifier.judge(SECTIONS)
     assert result.is_correct is True
     assert [(v.is_correct, v.attempts) for v in result.votes] == [(True, 2), (True, 1), (False, 1)]

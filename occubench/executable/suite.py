@@ -9,9 +9,9 @@ from typing import Any
 
 from occubench.environment import Environment
 from occubench.errors import LLMError, VerifierError
-from occubench.llm.types import Usage
 from occubench.executable.environment import ExecutableEnvironment, state_diff
 from occubench.executable.world import ExecTask, World
+from occubench.llm.types import Usage
 from occubench.suite import Suite
 from occubench.task import Task
 from occubench.trajectory import Trajectory

@@ -18,7 +18,10 @@ _EXPORTS = {
     "extract_tagged_json": "occubench.llm.parsing",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AdaptiveLimiter", "CacheMissError", "Completion", "LLMClient", "Message", "Model", "Reply", "ResponseCache",
+    "RetryPolicy", "ToolCallRequest", "Usage", "as_llm_client", "create_client", "extract_tagged_json"
+]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

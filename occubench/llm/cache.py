@@ -17,7 +17,6 @@ from typing import Any
 from occubench.errors import ConfigError, LLMError
 from occubench.llm.types import Reply, ToolCallRequest, Usage
 
-
 #: The trial the current thread's episode belongs to: repeated trials of a task must not share cached answers.
 current_trial: ContextVar[int] = ContextVar("current_trial", default=0)
 

@@ -12,8 +12,8 @@ import email.utils
 import json
 import random
 import time
-from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import openai

@@ -14,7 +14,9 @@ _EXPORTS = {
     "load_tasks": "occubench.lwm.tasks",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "LWMEnvironment", "OccuBenchSuite", "WorldModelConfig", "WorldModelRegistry", "create_client", "load_tasks"
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from occubench.environment import Environment, JSONObject
 from occubench.errors import WorldError
-from occubench.llm import LLMClient, Message, Model, Usage, as_llm_client, extract_tagged_json
+from occubench.llm.model import Model
+from occubench.llm.parsing import extract_tagged_json
+from occubench.llm.types import Message, Usage
 from occubench.lwm.config import WorldModelConfig
 from occubench.tools import ToolSpec, json_arguments, tool_error
+
+if TYPE_CHECKING:
+    import openai
+
+    from occubench.llm.client import LLMClient
 
 log = logging.getLogger("occubench")
 
@@ -41,6 +46,8 @@ class LWMEnvironment(Environment):
     def __init__(self, config: WorldModelConfig, client: LLMClient | openai.OpenAI, world_model: str = "gpt-4o", *,
                  params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2) -> None:
         self.config = config
+        from occubench.llm.client import as_llm_client  # the openai SDK loads once a world is simulated
+
         self.model = Model(as_llm_client(client), world_model, dict(params or {}))
         self.system_prompt = config.system_prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL
         self.max_reasks = max_reasks

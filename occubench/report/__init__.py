@@ -29,7 +29,13 @@ _EXPORTS = {
     "suite_tables": "occubench.report.tables", "to_markdown": "occubench.report.tables",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Count", "Interval", "PairAgreement", "PassK", "Run", "RunStats", "Table", "Unanimity", "breakdown",
+    "compare_groups", "compare_json", "compare_tables", "completion_ci", "difficulty_chart", "group_rates",
+    "html_report", "leaderboard", "leaderboard_table", "load_run", "load_run_dirs", "markdown_report", "modes_chart",
+    "modes_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart", "report_csv", "report_json", "run_stats",
+    "run_tables", "suite_tables", "to_markdown", "trial_counts", "unanimity", "write_html"
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
@@ -38,5 +44,32 @@ if TYPE_CHECKING:
     from occubench.report.compare import PairAgreement, compare_groups, group_rates
     from occubench.report.html import html_report, write_html
     from occubench.report.runs import Run, load_run, load_run_dirs
-    from occubench.report.stats import Count, Interval, PassK, RunStats, Unanimity, breakdown, completion_ci, pass_at_k, pass_hat_k, pass_k, run_stats, trial_counts, unanimity
-    from occubench.report.tables import Table, compare_json, compare_tables, leaderboard, leaderboard_table, markdown_report, modes_table, report_csv, report_json, run_tables, suite_tables, to_markdown
+    from occubench.report.stats import (
+        Count,
+        Interval,
+        PassK,
+        RunStats,
+        Unanimity,
+        breakdown,
+        completion_ci,
+        pass_at_k,
+        pass_hat_k,
+        pass_k,
+        run_stats,
+        trial_counts,
+        unanimity,
+    )
+    from occubench.report.tables import (
+        Table,
+        compare_json,
+        compare_tables,
+        leaderboard,
+        leaderboard_table,
+        markdown_report,
+        modes_table,
+        report_csv,
+        report_json,
+        run_tables,
+        suite_tables,
+        to_markdown,
+    )

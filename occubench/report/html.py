@@ -11,15 +11,13 @@ from typing import Any
 
 from occubench._jsonsafe import dumps
 from occubench.errors import ConfigError
-from occubench.robustness import robustness_table
-from occubench.results import Result
-from occubench.summary import Price
-
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
 from occubench.report.runs import Run
 from occubench.report.stats import RunStats, run_stats
-from occubench.report.tables import (Table, category_label, domain_table, leaderboard_table, modes_table,
-                                     run_tables)
+from occubench.report.tables import Table, category_label, domain_table, leaderboard_table, modes_table, run_tables
+from occubench.results import Result
+from occubench.robustness import robustness_table
+from occubench.summary import Price
 
 _CSS = """
 :root { --pass: #1b7f3b; --fail: #b3261e; --err: #8a6d00; --line: #d0d7de; --muted: #57606a; }
@@ -289,7 +287,8 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
     charts = [_image(radar_chart(records), "Completion by industry category per agent model"),
               _image(modes_chart(records), "Completion by environment mode E0–E3 per agent"),
               _image(difficulty_chart(records), "Completion by difficulty per agent model")]
-    entries = [_entry(i, run, s.trials, result) for i, (run, s) in enumerate(zip(runs, stats)) for result in run.results]
+    entries = [_entry(i, run, s.trials, result)
+               for i, (run, s) in enumerate(zip(runs, stats)) for result in run.results]
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

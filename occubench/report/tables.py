@@ -11,14 +11,13 @@ from occubench.errors import ConfigError
 from occubench.faults import FAULT_MODES
 from occubench.llm.types import Usage
 from occubench.plugins import load_suite
+from occubench.report.compare import PairAgreement
+from occubench.report.runs import Run
+from occubench.report.stats import Count, RunStats
 from occubench.robustness import RobustnessRow
 from occubench.summary import ordered_roles, usage_row
 from occubench.tables import Table, percent
 from occubench.task import CATEGORY_ABBREVIATIONS
-
-from occubench.report.compare import PairAgreement
-from occubench.report.runs import Run
-from occubench.report.stats import Count, RunStats
 
 
 def ci_text(low: float | None, high: float | None) -> str:
@@ -101,7 +100,8 @@ def leaderboard(runs: Iterable[RunStats]) -> list[RunStats]:
 
 
 def modes_table(rows: list[RobustnessRow]) -> Table:
-    return Table("Completion by environment mode; R = min(E1, E2, E3) / E0", ["Agent", "World model", *FAULT_MODES, "R"],
+    return Table("Completion by environment mode; R = min(E1, E2, E3) / E0",
+                 ["Agent", "World model", *FAULT_MODES, "R"],
                  [[r.agent_model, r.world_model, *(percent(r.rates[m]) for m in FAULT_MODES),
                    "-" if r.score is None else f"{r.score:.2f}"] for r in rows], text_columns=2)
 
@@ -116,7 +116,8 @@ def compare_tables(pairs: list[PairAgreement]) -> list[Table]:
                       "-" if p.kendall_tau_b is None else f"{p.kendall_tau_b:.3f}",
                       f"{p.verdicts_agreeing}/{p.verdicts} ({percent(p.verdict_agreement)})"] for p in pairs],
                     text_columns=2,
-                    note="A pair of agents agrees when both groups order it the same way; a tie agrees only with a tie.")
+                    note="A pair of agents agrees when both groups order it the same way; a tie agrees only with a "
+                         "tie.")
     tables = [summary]
     for p in pairs:
         swapped = ", ".join(f"{a} / {b}" for a, b in p.disagreements)
@@ -195,8 +196,8 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
         "pass_k": [{"k": p.k, "tasks": p.tasks, "pass_at_k": p.pass_at_k, "pass_hat_k": p.pass_hat_k}
                    for p in stats.pass_k],
         "usage": {role: summary.usage[role].to_dict() for role in ordered_roles(stats.summary.usage)},
-        "cost_usd": ({**{role: summary.cost_by_role[role] for role in ordered_roles(stats.summary.usage)}, "total": summary.cost_total}
-                     if summary.priced else None),
+        "cost_usd": ({**{role: summary.cost_by_role[role] for role in ordered_roles(stats.summary.usage)},
+                      "total": summary.cost_total} if summary.priced else None),
         "unpriced_models": sorted(summary.unpriced_models),
     }
     if by_domain:

@@ -213,6 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
     # stall every keep-alive request by ~40 ms.
     disable_nagle_algorithm = True
     server: _HTTPServer
+    #: Called with the status just before a chat response is written, so a client that has its answer never
+    #: reads counters that do not include it yet.
+    on_send: Callable[[int], None] | None = None
 
     def setup(self) -> None:
         super().setup()
@@ -232,6 +235,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_json(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
+        if self.on_send is not None:
+            self.on_send(status)
+            self.on_send = None
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -278,9 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self._path() not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, _error_body(f"Unknown path {self.path}", "invalid_request_error"))
             return
-        status = self.server.mock._handle_chat(self, raw)
-        if status is not None:
-            self.server.mock._count_status(status)
+        self.server.mock._handle_chat(self, raw)
 
 
 class MockLLMServer:
@@ -385,10 +389,6 @@ class MockLLMServer:
 
     # -- request handling ----------------------------------------------------------------------------
 
-    def _count_status(self, status: int) -> None:
-        with self.stats._lock:
-            self.stats.responses_by_status[status] = self.stats.responses_by_status.get(status, 0) + 1
-
     def _roll(self, rate: float) -> bool:
         if rate <= 0:
             return False
@@ -397,6 +397,17 @@ class MockLLMServer:
 
     def _handle_chat(self, handler: _Handler, raw: bytes) -> int | None:
         """Answer one chat request; return the status sent, or None if the connection was dropped."""
+        admitted = False
+
+        def sent(status: int) -> None:
+            nonlocal admitted
+            with self.stats._lock:
+                self.stats.responses_by_status[status] = self.stats.responses_by_status.get(status, 0) + 1
+                if admitted:
+                    self.stats.in_flight -= 1
+                    admitted = False
+
+        handler.on_send = sent
         with self.stats._lock:
             self.stats.requests += 1
         try:
@@ -450,7 +461,9 @@ class MockLLMServer:
             return self._admitted(handler, request, n)
         finally:
             with self.stats._lock:
-                self.stats.in_flight -= 1
+                if admitted:  # dropped: nothing was sent
+                    self.stats.in_flight -= 1
+                    admitted = False
 
     def _admitted(self, handler: _Handler, request: dict, n: int) -> int | None:
         if self._roll(self.error_rate):

@@ -28,7 +28,8 @@ def test_reference_passes_and_noop_fails_everything(tmp_path: Path) -> None:
     assert len(noop) == len(reference) and not any(r["is_correct"] for r in noop)
     record = reference[0]
     assert record["world_model"] is None and record["agent_model"] == "reference" and record["suite"] == "executable"
-    assert record["verdict_details"]["checks"] and all(c["passed"] for c in record["verdict_details"]["checks"]) and record["verdict_details"]["state_diff"]
+    details = record["verdict_details"]
+    assert details["checks"] and all(c["passed"] for c in details["checks"]) and details["state_diff"]
 
 
 def test_llm_agent_and_label_judge_over_a_loopback_server(tmp_path: Path) -> None:

@@ -69,7 +69,8 @@ def test_errors_are_not_verdicts_and_all_tied_has_no_tau() -> None:
     (pair,) = compare_groups(records)
     assert (pair.pairs, pair.agreeing) == (1, 1)  # A and B are tied at 100 % under both: agreeing
     assert pair.kendall_tau_b is None  # every pair tied: tau-b is undefined
-    assert (pair.verdicts, pair.verdicts_agreeing) == (1, 1)  # only (B, 1): (A, 1) errored under y, (A, 2) is only there
+    # Only (B, 1) counts: (A, 1) errored under y, (A, 2) is only there.
+    assert (pair.verdicts, pair.verdicts_agreeing) == (1, 1)
 
 
 def test_two_runs_of_one_agent_in_a_group_are_refused() -> None:

@@ -6,8 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from occubench.report import (breakdown, completion_ci, load_run, pass_at_k, pass_hat_k, pass_k,
-                              run_stats, trial_counts, unanimity)
+from occubench.report import (
+    breakdown,
+    completion_ci,
+    load_run,
+    pass_at_k,
+    pass_hat_k,
+    pass_k,
+    run_stats,
+    trial_counts,
+    unanimity,
+)
 from tests.report.conftest import HEALTH, TECH, TRANSPORT, result, typed, write_run
 
 

@@ -25,7 +25,8 @@ def test_reference_completes_every_day_and_noop_scores_zero(tmp_path: Path) -> N
     _, noop = run(tmp_path / "b", "--agent", "noop", "--days", "8", "--seed", "4")
     assert all(r["verdict_details"]["day_score"] == 0 and not r["is_correct"] for r in noop)
     record = reference[0]
-    assert record["suite"] == "workplace" and {"task_scores", "n_tasks", "day_feedback"} <= set(record["verdict_details"])
+    assert record["suite"] == "workplace"
+    assert {"task_scores", "n_tasks", "day_feedback"} <= set(record["verdict_details"])
     assert all(c["passed"] for task in record["verdict_details"]["task_scores"] for c in task["checkpoints"])
 
 
@@ -88,4 +89,5 @@ def test_harness_faults_apply_to_workplace_days(tmp_path: Path) -> None:
                         "--fault-count", "2", "--fault-duration", "2")
     assert code == 0
     assert all(r["fault_mode"] == "harness" and len(r["fault_events"]) == 4 for r in records)
-    assert any(r["verdict_details"]["day_score"] < 1 for r in records)  # the scripted reference does not retry what failed
+    # The scripted reference does not retry what failed.
+    assert any(r["verdict_details"]["day_score"] < 1 for r in records)

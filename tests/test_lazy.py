@@ -1,0 +1,30 @@
+"""Lazy package namespaces: every public name resolves, __all__ lists exactly them, and importing a package loads
+none of its heavy dependencies."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize("package", ["occubench", "occubench.llm", "occubench.lwm", "occubench.report"])
+def test_every_exported_name_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    assert module.__all__ == sorted(module._EXPORTS)
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(importlib.import_module(module._EXPORTS[name]), name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        module.nothing_here  # noqa: B018 - the attribute access is the test
+
+
+def test_commands_that_call_no_model_do_not_import_openai() -> None:
+    code = ("import sys\nfrom occubench.cli import main\nimport occubench.report\n"
+            "for argv in (['suites'], ['validate', '--suite', 'workplace', '--days', '1']):\n"
+            "    assert main(argv) == 0\n"
+            "print(sorted(m for m in ('openai', 'matplotlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
