@@ -11,18 +11,22 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from occubench import __version__, data, evaluate
+from occubench import __version__, evaluate
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FAULT_MODES
 
 
 def _data_download(args: argparse.Namespace) -> int:
+    from occubench import data
+
     dest = data.download_data(Path(args.dest), url=args.url)
     print(f"OccuBench data ready in {dest}")
     return 0
 
 
 def _data_verify(args: argparse.Namespace) -> int:
+    from occubench import data
+
     data.verify_data(Path(args.dir))
     print(f"{args.dir}: every file matches the pinned checksums")
     return 0
