@@ -11,19 +11,29 @@ from occubench.errors import ConfigError
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` for each non-blank line; a line that is not a JSON object is an error."""
+    """Yield ``(line number, object)`` for each non-blank line; a line that is not a UTF-8 JSON object is an error
+    naming the file and the line."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except FileNotFoundError:
         raise ConfigError(f"file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a directory, not a JSON Lines file") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(f"{path}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:
                 value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            except ValueError as exc:  # invalid JSON, or an integer longer than Python reads
+                reason = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else str(exc)
+                raise ConfigError(f"{path}:{number}: invalid JSON: {reason}") from None
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
             yield number, value

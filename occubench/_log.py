@@ -14,18 +14,19 @@ current_task: ContextVar[object] = ContextVar("current_task", default=None)
 _logger = logging.getLogger("occubench")
 
 
-class _Redacting(logging.Filter):
+class _Redacting(logging.Formatter):
+    """Formats each line once per handler from the untouched record: redacted, and tagged with its task when
+    several run at once (rewriting the shared record instead would tag it again for every handler)."""
+
     def __init__(self, redactor: Redactor, tag_tasks: bool) -> None:
-        super().__init__()
+        super().__init__("%(message)s")
         self.redactor = redactor
         self.tag_tasks = tag_tasks
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = self.redactor.text(record.getMessage())
-        task = current_task.get()
-        record.msg = f"[task {task}] {message}" if self.tag_tasks and task is not None else message
-        record.args = ()
-        return True
+    def format(self, record: logging.LogRecord) -> str:
+        message = self.redactor.text(super().format(record))
+        task = current_task.get()  # stream and file handlers format in the thread that logged the line
+        return f"[task {task}] {message}" if self.tag_tasks and task is not None else message
 
 
 def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: bool) -> None:
@@ -40,6 +41,5 @@ def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: 
     if debug:
         handlers.append(logging.FileHandler(run_dir / "debug.log", encoding="utf-8"))
     for handler in handlers:
-        handler.addFilter(_Redacting(redactor, tag_tasks))
-        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.setFormatter(_Redacting(redactor, tag_tasks))
         _logger.addHandler(handler)

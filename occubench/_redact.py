@@ -37,6 +37,16 @@ class Redactor:
         return value
 
 
+def url_secrets(url: str | None) -> list[str]:
+    """The secrets a URL carries: the password of its user-info and the values of query parameters that look like
+    credentials (``?api_key=...``), so they are masked wherever the text shows up."""
+    if not url:
+        return []
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    return found + [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _SECRET_QUERY_KEYS.search(k) and v]
+
+
 def redact_url(url: str | None) -> str | None:
     """Drop a password in the URL and mask query parameters that look like credentials."""
     if not url:

@@ -22,7 +22,7 @@ from occubench._log import setup_logging
 from occubench._redact import Redactor, redact_url
 from occubench.config import Endpoint, RunConfig
 from occubench.environment import Environment
-from occubench.errors import ConfigError, LLMError
+from occubench.errors import ConfigError, LLMError, OccuBenchError
 from occubench.faults import FaultInjector, fault_prompt
 from occubench.plugins import AgentContext, SuitePlan, load_agent, load_suite
 from occubench.progress import RunProgress
@@ -83,6 +83,10 @@ def config_hash(config: dict[str, Any]) -> str:
 def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s: float) -> None:
     """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once."""
     seen: set[tuple[int, str, str]] = set()
+    for role, endpoint in endpoints.items():
+        if endpoint.base_url is None and endpoint.api_key is None:
+            raise ConfigError(f"no API key for the {role}: the OpenAI API needs one (--{role}-api-key, --api-key or "
+                              "OPENAI_API_KEY), or point --base-url at a server that needs none")
     for role, model in models.items():
         key = (id(model.client), model.name, json.dumps(model.params, sort_keys=True))
         if key in seen:
@@ -170,11 +174,18 @@ def run(config: RunConfig, *, console: Console | None = None) -> RunSummary:
     """Evaluate ``config``'s agent on its suite; returns the summary of every result in the run directory.
 
     Progress goes to ``console`` (stderr by default; ``Console(quiet=True)`` for none). Raises
-    :class:`ConfigError` for bad input, before any request is paid for. A ``KeyboardInterrupt`` leaves every
-    finished result on disk; the same config resumes.
+    :class:`ConfigError` for bad input, before any request is paid for; no error message carries a secret. A
+    ``KeyboardInterrupt`` leaves every finished result on disk; the same config resumes.
     """
-    console = console or Console(stderr=True, highlight=False)
     redactor = Redactor(config.secrets())
+    try:
+        return _run(config, console or Console(stderr=True, highlight=False), redactor)
+    except OccuBenchError as exc:
+        exc.args = (redactor.text(str(exc)),)  # a server may quote the key it refused
+        raise
+
+
+def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
     if config.agent == "llm" and not config.agent_model:
         raise ConfigError("--agent-model is required (or --agent reference/noop on a suite with reference "
                           "solutions, or --agent module:Callable)")

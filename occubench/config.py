@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from occubench._redact import MASK, redact_url
+from occubench._redact import MASK, redact_url, url_secrets
 from occubench.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -177,10 +177,12 @@ class RunConfig(BaseModel):
             api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
 
     def secrets(self) -> list[str]:
-        """Every key this run may send, for redaction."""
-        values = [self.endpoint(role).api_key for role in ROLES]
+        """Every key this run may send, and credentials written into its URLs, for redaction."""
+        endpoints = [self.endpoint(role) for role in ROLES]
+        values = [endpoint.api_key for endpoint in endpoints]
         values += [s.get_secret_value() for name in type(self).model_fields
                    if isinstance(s := getattr(self, name), SecretStr)]
+        values += [secret for endpoint in endpoints for secret in url_secrets(endpoint.base_url)]
         return [value for value in values if value]
 
     def record(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from occubench import evaluate
+from occubench.cli import main as cli_main
 from occubench.results import RESULT_FIELDS
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, make_scripted_responder, scripted_responder
@@ -220,6 +222,13 @@ def test_debug_log_and_path_safe_run_names(small_data: Path, server: MockLLMServ
                  "[VERIFIER] Votes: "):
         assert line in log
     assert "[task " not in log  # one worker: lines as in the OccuBench README
+
+
+def test_debug_log_tags_each_line_once_with_several_workers(small_data: Path, server: MockLLMServer,
+                                                             tmp_path: Path) -> None:
+    assert run_cli(*base_args(server, small_data, tmp_path, "--max-workers", "3", "--debug")) == 0
+    lines = (tmp_path / "agent-m__world-m__E0" / "debug.log").read_text().splitlines()
+    assert lines and all(re.fullmatch(r"\[task [123]\] \[(AGENT|LWM|VERIFIER)\] .*", line) for line in lines), lines[:5]
 
 
 def _readme_env(server: MockLLMServer) -> dict[str, str]:
@@ -449,3 +458,85 @@ def test_every_role_key_is_masked_in_args(tmp_path: Path) -> None:
     assert all(args[flag[2:].replace("-", "_")] == "<redacted>" for flag in keys)
     for path in (tmp_path / "keys").iterdir():
         assert not any(key in path.read_text() for key in keys.values()), path
+
+
+def test_a_refused_key_is_never_printed(small_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = "sk-WRONGKEY123"
+    with MockLLMServer(api_key="right") as server:  # its 401 quotes the key it was sent
+        for flags in (["--api-key", wrong], ["--api-key", "right", "--world-api-key", wrong], []):
+            if not flags:
+                monkeypatch.setenv("OPENAI_API_KEY", wrong)
+            assert run_cli(*base_args(server, small_data, tmp_path, *flags)) == 2
+            err = capsys.readouterr().err
+            assert "Incorrect API key provided: <redacted>" in err and wrong not in err, flags
+    assert not (tmp_path / "agent-m__world-m__E0").exists()  # a failed preflight leaves no run directory
+
+
+def test_credentials_in_urls_reach_no_file_and_no_terminal(small_data: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with MockLLMServer(error_rate=1.0) as server:
+        url = server.base_url.replace("http://", "http://user:PASSWORD42@") + "?api_key=SECRET42"
+        assert run_cli("--agent-model", "a", "--world-model", "w", "--base-url", url, "--data-dir", str(small_data),
+                       "--output-dir", str(tmp_path), "--skip-preflight", "--retry-budget", "0.2", "--debug") == 1
+        assert cli_main(["report", str(tmp_path / "a__w__E0"), "--html", str(tmp_path / "r.html")]) == 0
+    shown = capsys.readouterr()
+    records = read_results(tmp_path / "a__w__E0" / "results.jsonl")
+    assert records and all("user:<redacted>@" in r["error"]["message"] for r in records)
+    for text in [shown.out, shown.err, *(p.read_text() for p in (tmp_path / "a__w__E0").iterdir()),
+                 (tmp_path / "r.html").read_text()]:
+        assert "PASSWORD42" not in text and "SECRET42" not in text
+
+
+def test_connection_failures_and_missing_keys_fail_the_preflight_at_once(small_data: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    # The default retry budget is 600 s: a refused connection is named at once instead of retried.
+    assert run_cli("--agent-model", "a", "--world-model", "w", "--base-url", closed, "--data-dir", str(small_data),
+                   "--output-dir", str(tmp_path / "results")) == 2
+    assert "connection refused" in capsys.readouterr().err
+    # No endpoint and no key: the OpenAI API would refuse; said before any request is made.
+    assert run_cli("--agent-model", "a", "--world-model", "w", "--data-dir", str(small_data),
+                   "--output-dir", str(tmp_path / "results")) == 2
+    assert "no API key for the agent" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
+
+
+def _bad(tmp_path: Path, name: str, rows: list[object]) -> Path:
+    path = tmp_path / name
+    path.write_bytes(b"".join(row if isinstance(row, bytes) else json.dumps(row).encode() + b"\n" for row in rows))
+    return path
+
+
+def test_bad_input_is_named_exits_2_and_loses_nothing(small_data: Path, server: MockLLMServer, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    assert run_cli(*base_args(server, small_data, out, "--task-ids", "1")) == 0
+    saved = (out / "agent-m__world-m__E0" / "results.jsonl").read_bytes()
+    tasks = [json.loads(line) for line in (small_data / "eval_benchmark_solvable.jsonl").read_text().splitlines()]
+    config = json.loads((small_data / "world_model_configs" / "env_fixture_pharmacy.json").read_text())
+    config["action_set_definitions"][0]["parameters"] = "oops"
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "env_fixture_pharmacy.json").write_text(json.dumps(config))
+    (tmp_path / "configs" / "env_fixture_warehouse.json").write_text(
+        (small_data / "world_model_configs" / "env_fixture_warehouse.json").read_text())
+    (tmp_path / "a-file").write_text("")
+    cases = [
+        (["--eval-data", str(_bad(tmp_path, "utf8.jsonl", [tasks[0], b"{\"task_id\": \"\xff\"}\n"]))],
+         "utf8.jsonl:2: not UTF-8 text"),
+        (["--eval-data", str(small_data)], "is a directory, not a JSON Lines file"),
+        (["--eval-data", str(_bad(tmp_path, "obj.jsonl", [{**tasks[0], "agent_instruction": {"do": "x"}}]))],
+         "obj.jsonl:1: agent_instruction must be a string, got dict"),
+        (["--config-dir", str(tmp_path / "configs")],
+         "env_fixture_pharmacy.json: action 'get_prescription': parameters must be a JSON schema object"),
+        (["--output-dir", str(tmp_path / "a-file")], "--output-dir"),
+        (["--retry-budget", "nan"], "--retry-budget: Input should be a finite number"),
+        (["--request-timeout", "-5"], "--request-timeout: Input should be greater than 0"),
+    ]
+    for flags, message in cases:
+        assert run_cli(*base_args(server, small_data, out, *flags)) == 2, flags
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (flags, err)
+    assert (out / "agent-m__world-m__E0" / "results.jsonl").read_bytes() == saved

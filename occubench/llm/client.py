@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 import openai
 
 from occubench._jsonsafe import clean_text
+from occubench._redact import redact_url
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
 from occubench.llm.cache import ResponseCache, cache_key
 from occubench.llm.limiter import AdaptiveLimiter
@@ -93,6 +95,11 @@ class LLMClient:
     def base_url(self) -> str:
         return str(self._client.base_url)
 
+    @property
+    def shown_url(self) -> str:
+        """The endpoint as messages show it: a password or a key in the URL masked."""
+        return redact_url(self.base_url) or ""
+
     def chat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
              params: dict[str, Any] | None = None, sample: int = 0) -> Completion:
         """One reply: from the cache when it holds this request's ``sample``, else from the endpoint."""
@@ -159,11 +166,12 @@ class LLMClient:
         """One small request, past the cache and with a short retry budget: does this endpoint serve ``model``
         with these parameters? Raises :class:`LLMRequestError` or :class:`LLMUnavailableError` if not."""
         self._request(model, [{"role": "user", "content": "Reply with the word OK."}], None, 1, params or {},
-                      RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0))
+                      RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0), probing=True)
 
     def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
-                 params: dict[str, Any], retry: RetryPolicy) -> Completion:
-        """One chat completion from the endpoint, retried through transient failures within the budget."""
+                 params: dict[str, Any], retry: RetryPolicy, *, probing: bool = False) -> Completion:
+        """One chat completion from the endpoint, retried through transient failures within the budget. A probe
+        gives up at once on a refused connection or an unknown host, which retrying does not mend."""
         # The body goes out as given: the SDK's typed request path re-walks every message on every call, which
         # cost more CPU than everything else in a run together. Unknown parameters (top_k for vLLM) pass as is.
         body = {**{k: v for k, v in params.items() if k != "extra_body"}, **params.get("extra_body", {}),
@@ -178,6 +186,7 @@ class LLMClient:
             retry_after: float | None = None
             epoch = self.limiter.acquire()
             ok = throttled = False
+            where = f"{self.shown_url} (model {model})"
             try:
                 completion = _completion(self._client.post("/chat/completions", cast_to=object, body=body))
                 ok = True
@@ -185,23 +194,52 @@ class LLMClient:
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500 and exc.status_code not in (408, 409):
                     error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
-                    raise error(f"{self.base_url} (model {model}) rejected the request: HTTP {exc.status_code}: "
-                                f"{exc.message}", exc.status_code) from exc
+                    raise error(f"{where} rejected the request: HTTP {exc.status_code}: {exc.message}",
+                                exc.status_code) from exc
                 throttled = exc.status_code == 429
                 retry_after = _retry_after(exc)
                 failure = f"HTTP {exc.status_code}: {exc.message}"
-            except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                failure = f"malformed response: {exc!r}"
+            except openai.APITimeoutError:
+                failure = f"no answer within the {self._client.timeout} s request timeout"
+            except openai.APIConnectionError as exc:
+                cause = _connection_cause(exc)
+                if probing and cause in ("connection refused", "host not found"):
+                    raise LLMUnavailableError(f"cannot connect to {where}: {cause}") from None
+                failure = f"cannot connect: {cause}"
+            except (openai.APIResponseValidationError, json.JSONDecodeError, KeyError, AttributeError) as exc:
+                failure = f"malformed response: {type(exc).__name__}: {exc}"
+            except (ValueError, TypeError) as exc:
+                # Raised before anything was sent: the body cannot be written (NaN, a lone surrogate). Sending it
+                # again cannot help; the message never quotes the body.
+                raise LLMRequestError(f"{where}: the request cannot be sent: {type(exc).__name__}: "
+                                      f"{_brief(exc)}") from None
             finally:
                 self.limiter.release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
             wait = retry.delay(attempt, retry_after)
             if time.monotonic() + wait > deadline:
-                raise LLMUnavailableError(f"{self.base_url} (model {model}) still failing after {attempt + 1} "
-                                          f"attempts within the {retry.budget_s:g} s retry budget: {failure}")
+                raise LLMUnavailableError(f"{where} still failing after {attempt + 1} attempts within the "
+                                          f"{retry.budget_s:g} s retry budget: {failure}")
             time.sleep(wait)
             attempt += 1
+
+
+def _connection_cause(exc: BaseException) -> str:
+    """What lies under the SDK's bare "Connection error.": a refused connection, an unknown host, or the lowest
+    error's own words."""
+    lowest: BaseException = exc
+    seen = 0
+    while (below := lowest.__cause__ or lowest.__context__) is not None and seen < 10:
+        lowest, seen = below, seen + 1
+        if isinstance(lowest, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(lowest, socket.gaierror):
+            return "host not found"
+    return _brief(lowest) or type(lowest).__name__
+
+
+def _brief(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _split(usage: Usage, count: int) -> list[Usage]:

@@ -37,6 +37,12 @@ class WorldModelConfig:
         if not isinstance(actions, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str)
                                                     for a in actions):
             raise ConfigError(f"{source}: action_set_definitions must be a list of objects each with a 'name'")
+        for action in actions:
+            if not isinstance(action.get("parameters", {}), (dict, type(None))):
+                raise ConfigError(f"{source}: action {action['name']!r}: parameters must be a JSON schema object, "
+                                  f"got {json.dumps(action['parameters'])[:80]}")
+            if not isinstance(action.get("description", ""), (str, type(None))):
+                raise ConfigError(f"{source}: action {action['name']!r}: description must be a string")
         if not isinstance(data["world_model_system_prompt"], str):
             raise ConfigError(f"{source}: world_model_system_prompt must be a string")
         return cls(name=str(data["environment_name"]), system_prompt=data["world_model_system_prompt"],
@@ -55,9 +61,8 @@ class WorldModelConfig:
 
 
 def _parameters(action: dict[str, Any]) -> dict[str, Any]:
-    parameters = action.get("parameters")
-    # An action without parameters takes none; one whose parameters are not an object gets that schema too.
-    return parameters if isinstance(parameters, dict) and parameters else {"type": "object", "properties": {}}
+    # An action without parameters takes none (their type is checked when the config is loaded).
+    return action.get("parameters") or {"type": "object", "properties": {}}
 
 
 class WorldModelRegistry:

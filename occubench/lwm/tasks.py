@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from occubench._jsonl import iter_jsonl
@@ -41,10 +42,17 @@ def load_tasks(eval_data: Path, scenario_pool: Path) -> list[Task]:
         scenario = str(row["task_scenario_name"])
         if scenario not in scenarios:
             raise ConfigError(f"{where}: scenario {scenario!r} is not in {scenario_pool}")
-        try:
-            difficulty = int(row["difficulty_level"])
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where}: difficulty_level must be an integer") from None
+        difficulty = row["difficulty_level"]
+        if isinstance(difficulty, str) and difficulty.strip().isdigit():
+            difficulty = int(difficulty)
+        if not isinstance(difficulty, int) or isinstance(difficulty, bool):
+            raise ConfigError(f"{where}: difficulty_level must be an integer, got {json.dumps(difficulty)[:40]}")
+        for key in ("agent_instruction", "env_name", "task_scenario_name"):
+            if not isinstance(row[key], str):
+                raise ConfigError(f"{where}: {key} must be a string, got {type(row[key]).__name__}")
+        for key in ("verification_plan", "solution_plan", "plan"):
+            if not isinstance(row.get(key), (str, type(None))):
+                raise ConfigError(f"{where}: {key} must be a string, got {type(row[key]).__name__}")
         category, domain = scenarios[scenario]
         tasks.append(Task(
             task_id=task_id, instruction=str(row["agent_instruction"]), scenario=scenario, category=category,

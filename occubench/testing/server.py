@@ -98,6 +98,14 @@ def _verifier_reply(messages: list[dict], index: int) -> str:
     return f"Checked the trajectory.\n<verdict>{json.dumps(verdict)}</verdict>"
 
 
+def _label_reply(messages: list[dict]) -> str:
+    # A code-augmented judge's label: follows the code checks it is shown (all passed → complete), so it agrees
+    # with them, deterministically.
+    prompt = "".join(_text(m.get("content")) for m in messages[:2])
+    label = "incomplete" if "FAIL " in prompt else "complete"
+    return f'Checked.\n<label>{json.dumps({"feedback": "Scripted label.", "label": label})}</label>'
+
+
 def _example_value(schema: dict) -> Any:
     if schema.get("enum"):
         return schema["enum"][0]
@@ -150,6 +158,8 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0) -> Respo
             return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
         if any("<verdict>" in _text(m.get("content")) for m in messages):
             return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
+        if "<label>" in system:
+            return _MALFORMED_REPLY if _malformed() else _label_reply(messages)
         return _agent_reply(request)
 
     return respond
@@ -549,13 +559,15 @@ def _main(argv: Sequence[str] | None = None) -> None:
         prog="python -m occubench.testing.server",
         description="Serve the scripted OpenAI-compatible mock LLM on 127.0.0.1 until interrupted.",
     )
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=8100, help="default: 8100")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each answer")
     parser.add_argument("--max-concurrent", type=int, default=None, help="answer 429 beyond this many in flight")
     parser.add_argument("--error-rate", type=float, default=0.0, help="probability of a 5xx answer")
     parser.add_argument("--drop-rate", type=float, default=0.0, help="probability of closing without an answer")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-n", action="store_true", help="refuse requests with n > 1, as some servers do")
+    parser.add_argument("--api-key", help="accept only this key (others get 401, as real APIs answer)")
+    parser.add_argument("--models", help="comma-separated model names to serve (others get 404); default: any")
     args = parser.parse_args(argv)
     server = MockLLMServer(
         latency_s=args.latency,
@@ -564,6 +576,8 @@ def _main(argv: Sequence[str] | None = None) -> None:
         drop_rate=args.drop_rate,
         seed=args.seed,
         support_n=not args.no_n,
+        api_key=args.api_key,
+        models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None,
         port=args.port,
     ).start()
     print(server.base_url, flush=True)  # benchmarks read the URL from the first line of output

@@ -51,6 +51,17 @@ def test_llm_agent_and_label_judge_over_a_loopback_server(tmp_path: Path) -> Non
     assert judged and "## Code checks on the final database\nFAIL CLM-1004 paid" in judged[0]
 
 
+def test_a_judge_that_gives_no_label_leaves_the_code_checks_verdict(tmp_path: Path) -> None:
+    with MockLLMServer(lambda request, index: "I would rather not label this.") as server:
+        records = run(tmp_path, "--agent", "reference", "--verifier-model", "judge", "--base-url", server.base_url,
+                      "--task-ids", "insurance_claims/pay_water_claim")
+    [record] = records
+    assert record["status"] == "ok" and record["is_correct"] is True  # the code checks decide
+    details = record["verdict_details"]
+    assert "no readable label" in details["judge_error"] and "judge_label" not in details and details["checks"]
+    assert record["usage"]["verifier"]["calls"] >= 1  # what the judge cost is still counted
+
+
 def test_faults_default_to_the_harness_and_prompt_mode_is_refused(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     task = "insurance_claims/review_open_thefts"  # its reference approves at call 3 and denies at call 6

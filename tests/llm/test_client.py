@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +14,7 @@ import pytest
 
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
 from occubench.llm import LLMClient, RetryPolicy, as_llm_client
+from occubench.llm.client import _connection_cause
 from occubench.testing import MockLLMServer
 
 FAST = RetryPolicy(budget_s=5.0, base_delay_s=0.01, max_delay_s=0.05)
@@ -122,6 +124,46 @@ def test_timeouts_are_retried_then_reported() -> None:
     with MockLLMServer(lambda request, index: "late", latency_s=0.5) as server:
         client = LLMClient("k", server.base_url, timeout_s=0.1,
                            retry=RetryPolicy(budget_s=0.6, base_delay_s=0.01, max_delay_s=0.02))
-        with pytest.raises(LLMUnavailableError, match="Timeout"):
+        with pytest.raises(LLMUnavailableError, match="no answer within the .* s request timeout"):
             client.chat("m", HELLO)
     assert server.stats.requests >= 2
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:  # bound then closed: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_probe_names_a_refused_connection_without_retrying() -> None:
+    client = LLMClient("k", f"http://user:hunter22@127.0.0.1:{_closed_port()}/v1")
+    with pytest.raises(LLMUnavailableError, match="connection refused") as raised:
+        client.probe("m", budget_s=600)
+    assert "hunter22" not in str(raised.value) and "<redacted>" in str(raised.value)
+    # During a run the same failure may be a restarting server: retried within the budget, its cause named.
+    with pytest.raises(LLMUnavailableError, match="cannot connect: connection refused"):
+        LLMClient("k", f"http://127.0.0.1:{_closed_port()}/v1", retry=FAST).chat("m", HELLO)
+
+
+def test_an_unknown_host_is_named() -> None:
+    # The lookup itself is not made here (the tests stay on loopback): the SDK's error as it wraps a failed one.
+    error = openai.APIConnectionError(request=httpx_request())
+    error.__cause__ = ConnectionError("[Errno -2] Name or service not known")
+    error.__cause__.__cause__ = socket.gaierror(-2, "Name or service not known")
+    assert _connection_cause(error) == "host not found"
+    other = openai.APIConnectionError(request=httpx_request())
+    other.__cause__ = OSError("[Errno 113] No route to host")
+    assert _connection_cause(other) == "[Errno 113] No route to host"
+
+
+def httpx_request() -> object:
+    return openai.OpenAI(api_key="k", base_url="http://127.0.0.1:1/v1")._client.build_request("POST", "http://x/")
+
+
+def test_a_request_that_cannot_be_written_is_permanent(server: MockLLMServer) -> None:
+    client = LLMClient("k", server.base_url, retry=RetryPolicy(budget_s=600))
+    secret_body = "confidential instruction " * 50
+    with pytest.raises(LLMRequestError, match="cannot be sent") as raised:
+        client.chat("m", [{"role": "user", "content": secret_body}], params={"temperature": float("nan")})
+    assert "confidential" not in str(raised.value)
+    assert server.stats.requests == 0  # nothing was sent, and nothing retried

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import openai
 import pytest
 
+from occubench.cli import main
+from occubench.store import read_results
 from occubench.testing import MockLLMServer, ServerStats, make_scripted_responder, scripted_responder
 
 USER = [{"role": "user", "content": "hi"}]
@@ -286,3 +291,27 @@ def test_malformed_rate_breaks_only_world_and_verifier() -> None:
     assert isinstance(verifier, str) and "<verdict>" not in verifier
     agent = responder({"messages": USER, "tools": TOOLS}, 0)
     assert isinstance(agent, dict) and agent["tool_calls"][0]["name"] == "lookup_patient"
+
+
+def test_command_line_key_models_and_label_judge(tmp_path: Path) -> None:
+    """The offline recipe's server: its key and model list as real endpoints enforce them, and a label judge."""
+    process = subprocess.Popen([sys.executable, "-m", "occubench.testing.server", "--port", "0", "--api-key", "k1",
+                                "--models", "agent-m, judge-m"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=url, api_key="other", max_retries=0).chat.completions.create(
+                model="agent-m", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(openai.NotFoundError):
+            openai.OpenAI(base_url=url, api_key="k1", max_retries=0).chat.completions.create(
+                model="gpt-x", messages=[{"role": "user", "content": "hi"}])
+        code = main(["run", "--suite", "executable", "--agent", "reference", "--verifier-model", "judge-m",
+                     "--base-url", url, "--api-key", "k1", "--output-dir", str(tmp_path), "--run-name", "r",
+                     "--task-ids", "insurance_claims/pay_water_claim"])
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert code == 0
+    [record] = read_results(tmp_path / "r" / "results.jsonl")
+    assert record["is_correct"] is True and record["verdict_details"]["judge_label"] == "complete"
