@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from rich.console import Console
 from occubench import __version__
 from occubench._lock import DirectoryLock
 from occubench._log import setup_logging
-from occubench._redact import Redactor, redact_url
+from occubench._redact import Redactor
 from occubench.config import Endpoint, RunConfig
 from occubench.environment import Environment
 from occubench.errors import ConfigError, LLMError, OccuBenchError
@@ -32,6 +33,8 @@ from occubench.store import ResultStore, latest_by_task, load_results
 from occubench.summary import Summary, load_prices, summarize
 from occubench.tables import Table
 from occubench.task import Task
+
+log = logging.getLogger("occubench")
 
 if TYPE_CHECKING:
     from occubench.agent import Agent
@@ -93,15 +96,18 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             continue
         seen.add(key)
         try:
-            model.client.probe(model.name, model.params, budget_s=budget_s)
+            model.client.probe(model.name, model.params, budget_s=budget_s, role=role)
+            if role == "agent" and not model.client.probe_tools(model.name, model.params):
+                log.warning("warning: the agent endpoint answered a request that required a tool call without "
+                            "calling it: it may ignore tools (llama.cpp needs a function-calling chat format, vLLM "
+                            "--enable-auto-tool-choice with a --tool-call-parser; see the README's Real servers)")
         except LLMError as exc:
             hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                     403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                     404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", 0),
                                                                              f"check --{role}-base-url and the "
                                                                              f"{role} parameters")
-            url = redact_url(endpoints[role].base_url) or "the OpenAI API"
-            raise ConfigError(f"preflight failed for the {role} ({model.name} at {url}): {exc} ({hint})") from None
+            raise ConfigError(f"preflight failed: {exc} ({hint})") from None
 
 
 def build_models(config: RunConfig, roles: dict[str, str], cache: ResponseCache | None = None) -> dict[str, Model]:
@@ -118,9 +124,14 @@ def build_models(config: RunConfig, roles: dict[str, str], cache: ResponseCache 
                                           adaptive=not config.fixed_concurrency, cache=cache)
     named = {"temperature": config.temperature, "max_tokens": config.max_tokens,
              "reasoning_effort": config.reasoning_effort}
+    # Every role but the agent under test gets an output cap by default: a judge or a colleague that rambles for
+    # thousands of tokens costs minutes on a one-slot server (override with --<role>-params '{"max_tokens": N}').
     params = {"agent": {**{k: v for k, v in named.items() if v is not None}, **config.agent_params},
-              "world": config.world_params, "verifier": config.verifier_params, "npc": config.npc_params}
-    return {role: llm.Model(clients[endpoints[role]], name, params.get(role, {})) for role, name in roles.items()}
+              "world": {"max_tokens": 4096, **config.world_params},
+              "verifier": {"max_tokens": 2048, **config.verifier_params},
+              "npc": {"max_tokens": 512, **config.npc_params}}
+    return {role: llm.Model(clients[endpoints[role]], name, params.get(role, {}), role)
+            for role, name in roles.items()}
 
 
 def _agent(config: RunConfig, models: dict[str, Model], date: str, plan: SuitePlan) -> Agent:
@@ -274,6 +285,10 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
         if cache:
             cache.close()
     latest = list(latest_by_task(store.load()).values())
+    if "agent" in models and latest and not any(r.tool_calls for r in latest if r.ok):
+        console.print("[yellow]warning: the agent made no tool call in any task: if its endpoint drops the tools "
+                      "(see the preflight's warning and the README's Real servers), every score here is "
+                      "meaningless[/yellow]")
     return RunSummary(run_name, run_dir, digest, latest, summarize(latest, prices),
                       definition.report_tables(latest) if definition.report_tables else [])
 

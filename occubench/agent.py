@@ -62,9 +62,10 @@ class ToolCallingAgent:
             try:
                 completion = self.model.chat(messages, tools=tools)
             except ContextLengthError:
-                trajectory.stop_reason = "context_length"
+                if not trajectory.steps:
+                    raise  # nothing was done yet: the task never fits this model, an error rather than a FAIL
+                trajectory.stop_reason = "context_length"  # the episode ends; the judge scores what was done
                 return
-            trajectory.usage.add(completion.usage)
             reply = completion.replies[0]
             log.debug("[AGENT] finish_reason=%s, has_content=%s, tool_calls=%d", reply.finish_reason,
                       bool(reply.content), len(reply.tool_calls))

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -14,6 +15,9 @@ from rich.table import Table
 from occubench import __version__, evaluate
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FAULT_MODES
+
+if TYPE_CHECKING:
+    from occubench import report
 
 
 def _data_download(args: argparse.Namespace) -> int:
@@ -33,40 +37,61 @@ def _data_verify(args: argparse.Namespace) -> int:
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    from occubench.robustness import load_runs, robustness_table
+    from occubench.robustness import load_named_runs, robustness_table, robustness_warnings, warn
 
-    rows = robustness_table(load_runs(Path(d) for d in args.run_dirs))
+    # A directory without results is skipped with a warning; none with results is an error.
+    rows = robustness_table(load_named_runs(args.run_dirs))
     if not rows:
-        raise ConfigError(f"no results in {', '.join(args.run_dirs)}")
+        raise ConfigError(f"no evaluated results in {', '.join(args.run_dirs)}: their results files are empty or hold "
+                          "only errors")
+    for message in robustness_warnings(rows):
+        warn(message)
     table = Table(title="Completion by environment mode; R = min(E1, E2, E3) / E0")
-    for column in ("Agent", "World model", *FAULT_MODES, "R"):
-        table.add_column(column, justify="left" if column in ("Agent", "World model") else "right")
+    text_columns = ("Suite", "Agent", "World model")
+    for column in (*text_columns, *FAULT_MODES, "R"):
+        table.add_column(column, justify="left" if column in text_columns else "right")
     for row in rows:
         rates = [f"{100 * rate:.1f}" if (rate := row.rates[m]) is not None else "-" for m in FAULT_MODES]
-        table.add_row(row.agent_model, row.world_model, *rates, "-" if row.score is None else f"{row.score:.2f}")
+        table.add_row(row.suite, row.agent_model, row.world_model, *rates,
+                      "-" if row.score is None else f"{row.score:.2f}")
     Console(highlight=False).print(table)
     return 0
 
 
+def _load_reported_runs(run_dirs: list[str], notes: list[str] | None = None) -> list[report.Run]:
+    """The run directories that hold results (the others skipped with a warning, also added to ``notes``); an
+    error when they hold no result at all."""
+    from occubench import report
+
+    runs = report.load_run_dirs(run_dirs, notes)
+    if not any(run.results for run in runs):
+        raise ConfigError(f"no results in {', '.join(run_dirs)}: their results files are empty")
+    return runs
+
+
 def _report(args: argparse.Namespace) -> int:
     from occubench import report  # matplotlib loads only for this command
-    from occubench.robustness import robustness_table
+    from occubench.robustness import robustness_table, robustness_warnings, warn
     from occubench.summary import load_prices
 
     if args.resamples < 1:
         raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
-    runs = report.load_run_dirs(args.run_dirs)
+    notes: list[str] = []  # the loading warnings, for the report to show as well
+    runs = _load_reported_runs(args.run_dirs, notes)
     prices = load_prices(Path(args.prices)) if args.prices else None
     stats = [report.run_stats(run, prices, resamples=args.resamples, seed=args.seed) for run in runs]
-    modes = robustness_table(result for run in runs for result in run.results)
+    modes = robustness_table({run.name: run.results for run in runs})
+    for message in robustness_warnings(modes):
+        warn(message)
     if args.format == "json":
-        print(json.dumps(report.report_json(stats, modes, by_domain=args.by_domain), indent=2, ensure_ascii=False))
+        print(json.dumps(report.report_json(stats, modes, by_domain=args.by_domain, notes=notes), indent=2,
+                         ensure_ascii=False))
     elif args.format == "csv":
         sys.stdout.write(report.report_csv(stats, by_domain=args.by_domain))
     else:
-        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs)))
+        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes))
     if args.html:
-        report.write_html(Path(args.html), runs, stats, prices=prices)
+        report.write_html(Path(args.html), runs, stats, prices=prices, notes=notes)
         print(f"HTML report written to {args.html}", file=sys.stderr)
     return 0
 
@@ -74,11 +99,11 @@ def _report(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from occubench import report  # matplotlib loads only for this command
 
-    runs = report.load_run_dirs(args.run_dirs)
+    runs = _load_reported_runs(args.run_dirs)
     pairs = report.compare_groups((result for run in runs for result in run.results), by=args.by)
     if not pairs:
         raise ConfigError(f"nothing to compare: the results of {', '.join(args.run_dirs)} have fewer than two "
-                          f"values of {args.by}")
+                          f"values of {args.by} within any one suite")
     if args.format == "json":
         print(json.dumps(report.compare_json(pairs), indent=2, ensure_ascii=False))
     else:
@@ -166,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--env", required=True, help="environment name (see `occubench suites`)")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     serve.add_argument("--host", default="127.0.0.1", help="http transport: address to bind (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="http transport: port (default: 8000)")
+    # 8000 is vLLM's default and 8100 the mock server's: the three can run side by side.
+    serve.add_argument("--port", type=int, default=8200, help="http transport: port (default: 8200)")
     serve.set_defaults(func=_serve)
 
     robustness = sub.add_parser("robustness", help="E0–E3 completion and robustness score from run directories")

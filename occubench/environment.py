@@ -29,7 +29,6 @@ from typing import Any
 
 from occubench._jsonsafe import json_safe
 from occubench.errors import OccuBenchError
-from occubench.llm.types import Usage
 from occubench.tools import (
     JSONObject,
     TimeLimitExceeded,
@@ -96,10 +95,6 @@ class Environment(ABC):
     def close(self) -> None:
         """Release what the world holds (connections, files)."""
 
-    @property
-    def usage(self) -> dict[str, Usage]:
-        """Model usage by role spent inside the world (a simulator, colleagues); empty for worlds that are code."""
-        return {}
 
     def info(self) -> dict[str, Any]:
         """Facts about the episode to keep in its result (a wrapper's fault log, say)."""
@@ -134,9 +129,6 @@ class Wrapper(Environment):
     def close(self) -> None:
         self.env.close()
 
-    @property
-    def usage(self) -> dict[str, Usage]:
-        return self.env.usage
 
     def info(self) -> dict[str, Any]:
         return self.env.info()

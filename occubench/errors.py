@@ -31,9 +31,11 @@ class LLMUnavailableError(LLMError):
 class LLMRequestError(LLMError):
     """The endpoint rejected the request for good (400, 401, 403, 404, 422)."""
 
-    def __init__(self, message: str, status_code: int | None = None) -> None:
+    def __init__(self, message: str, status_code: int | None = None, param: str | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+        #: The request parameter the endpoint named as the problem, if it named one.
+        self.param = param
 
 
 class ContextLengthError(LLMRequestError):
@@ -47,8 +49,6 @@ class WorldError(OccuBenchError):
 class VerifierError(OccuBenchError):
     """The verifier could not reach a verdict (no parsable votes, or a tie). Keeps the votes it did get."""
 
-    def __init__(self, message: str, votes: list[Any] | None = None, usage: Any = None) -> None:
+    def __init__(self, message: str, votes: list[Any] | None = None) -> None:
         super().__init__(message)
         self.votes = votes or []
-        #: The tokens spent reaching no verdict (an ``occubench.llm.Usage``), so they are still counted.
-        self.usage = usage

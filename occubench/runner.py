@@ -16,10 +16,10 @@ from typing import Any
 from occubench._log import current_task
 from occubench.agent import Agent
 from occubench.environment import Environment
-from occubench.errors import LLMRequestError, LLMUnavailableError, VerifierError, WorldError
+from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, VerifierError, WorldError
 from occubench.faults import FaultInjector
 from occubench.llm.cache import CacheMissError, current_trial
-from occubench.llm.types import Usage
+from occubench.llm.ledger import open_ledger
 from occubench.results import ErrorInfo, Result
 from occubench.store import ResultStore, latest_by_task
 from occubench.suite import Suite
@@ -30,6 +30,7 @@ log = logging.getLogger("occubench")
 
 _ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
     (CacheMissError, "cache_miss"),
+    (ContextLengthError, "context_length"),
     (LLMUnavailableError, "infrastructure"),
     (LLMRequestError, "request_rejected"),
     (WorldError, "environment"),
@@ -55,41 +56,37 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
     trajectory = Trajectory()
     result = Result(task_id=task.task_id, task_scenario_name=task.scenario, category=task.category,
                     domain=task.domain, difficulty_level=task.difficulty, trial=trial, **run_fields)
-    usage: dict[str, Usage] = {"agent": trajectory.usage}
     env: Environment | None = None
-    try:
-        env = suite.make_env(task)
-        if wrap:
-            env = wrap(env, task)
-        agent.run(task, env, trajectory)
-        verdict = suite.verify(task, trajectory, env)
-        usage["verifier"] = verdict.usage
-        result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
-        result.verdict_details = verdict.details
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
-        kind = _error_kind(exc)
-        if kind == "internal":
-            log.error("task %s failed inside occubench:\n%s", task.task_id, traceback.format_exc())
-        result.status, result.error, result.is_correct = "error", ErrorInfo(kind, str(exc)), None
-        result.votes = getattr(exc, "votes", [])
-        if isinstance(spent := getattr(exc, "usage", None), Usage):
-            usage["verifier"] = spent  # a judge that reached no verdict still cost its tokens
-        trajectory.stop_reason = trajectory.stop_reason or "error"
-    finally:
-        if env is not None:
-            _finish(env, result, usage)
+    with open_ledger() as ledger:  # every request of this episode, by role, whatever ends it
+        try:
+            env = suite.make_env(task)
+            if wrap:
+                env = wrap(env, task)
+            agent.run(task, env, trajectory)
+            verdict = suite.verify(task, trajectory, env)
+            result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
+            result.verdict_details = verdict.details
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
+            kind = _error_kind(exc)
+            if kind == "internal":
+                log.error("task %s failed inside occubench:\n%s", task.task_id, traceback.format_exc())
+            result.status, result.error, result.is_correct = "error", ErrorInfo(kind, str(exc)), None
+            result.votes = getattr(exc, "votes", [])
+            trajectory.stop_reason = trajectory.stop_reason or "error"
+        finally:
+            if env is not None:
+                _finish(env, result)
     result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
     result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
                                                              trajectory.steps)
-    result.usage = usage
+    result.usage = ledger.by_role
     result.duration_s = round(time.monotonic() - started, 3)
     return result
 
 
-def _finish(env: Environment, result: Result, usage: dict[str, Usage]) -> None:
+def _finish(env: Environment, result: Result) -> None:
     """Collect what the world and its wrappers know of the episode, then close the world."""
     try:
-        usage.update(env.usage)
         result.env_info = env.info()
         if (injector := FaultInjector.of(env)) is not None:
             result.fault_events, result.fault_windows = list(injector.events), injector.fired_windows()

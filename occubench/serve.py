@@ -51,7 +51,7 @@ def build_server(env: Environment, name: str) -> Server[Any]:
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema)
 
 
-def serve(env: Environment, name: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(env: Environment, name: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8200) -> None:
     """Serve ``env`` until the client disconnects (stdio) or the process is interrupted (http).
 
     The caller owns ``env`` and closes it afterwards. Over stdio, stdout carries protocol messages only: anything

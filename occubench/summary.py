@@ -22,6 +22,20 @@ from occubench.task import CATEGORY_ABBREVIATIONS
 
 ROLE_ORDER = ("agent", "world", "verifier")
 
+#: What to do about each kind of error: which ones a re-run can fix, and which need a change first.
+ERROR_ADVICE = {
+    "infrastructure": "an endpoint stayed unavailable; run the same command again to retry them",
+    "cache_miss": "--replay found no cached answer; replay with the cache and --date of the original run",
+    "request_rejected": "the endpoint refused the request as sent; a re-run will not help: fix the flag, model or "
+                        "endpoint the message names",
+    "context_length": "the task did not fit the model's context window; use a model with a longer context",
+    "environment": "the simulator kept answering unreadably; a re-run retries them, a stronger --world-model fixes "
+                   "it for good",
+    "verifier": "the judge reached no verdict (unreadable or evenly split votes); a re-run retries them, another "
+                "--verifier-model or an odd --num-votes fixes it for good",
+    "internal": "occubench itself failed (the log above has the traceback); a re-run retries them — please report it",
+}
+
 
 def ordered_roles(usage: Mapping[str, Usage]) -> list[str]:
     """The roles of ``usage``: agent, world, verifier first, then any other (npc, ...) by name."""
@@ -188,8 +202,13 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     if summary.unpriced_models:
         console.print(f"[yellow]* No price for model(s) {escape(', '.join(sorted(summary.unpriced_models)))} in the "
                       "price file: their tokens are left out of the costs marked *.[/yellow]")
-    if summary.errors:
-        ids = ", ".join(str(r.task_id) for r in summary.errors[:20])
-        more = f" and {len(summary.errors) - 20} more" if len(summary.errors) > 20 else ""
-        console.print(f"[yellow]{len(summary.errors)} task(s) ended in an error and are not scored: {ids}{more}. "
-                      "Run the same command again to retry them.[/yellow]")
+    by_kind: dict[str, list[Result]] = defaultdict(list)
+    for result in summary.errors:
+        by_kind[result.error.kind if result.error else "internal"].append(result)
+    for kind, results in sorted(by_kind.items()):
+        results.sort(key=lambda r: (isinstance(r.task_id, str), r.task_id if isinstance(r.task_id, int) else 0,
+                                    str(r.task_id)))
+        ids = ", ".join(str(r.task_id) for r in results[:10]) + (f" and {len(results) - 10} more"
+                                                                  if len(results) > 10 else "")
+        console.print(f"[yellow]{len(results)} task(s) not scored, {kind} error ({escape(ids)}): "
+                      f"{escape(ERROR_ADVICE.get(kind, ERROR_ADVICE['internal']))}[/yellow]")

@@ -6,8 +6,6 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from occubench.llm import Usage
-
 
 @dataclass
 class ToolCall:
@@ -35,7 +33,6 @@ class Trajectory:
     #: "answer" (a reply without tool calls), "max_steps", "context_length"; empty until the agent stops, and
     #: "error" on a result whose episode failed before that.
     stop_reason: str = ""
-    usage: Usage = field(default_factory=Usage)
 
     @property
     def step_count(self) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from occubench.errors import VerifierError
-from occubench.llm import Message, Model, Usage, extract_tagged_json
+from occubench.llm import Message, Model, extract_tagged_json
 
 log = logging.getLogger("occubench")
 
@@ -45,7 +45,6 @@ class Verdict:
     is_correct: bool
     feedback: str
     votes: list[Vote] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
     #: What a kind of world adds beside the verdict (code checks, state diff, a judge's label), kept in the
     #: result's ``verdict_details``.
     details: dict[str, Any] = field(default_factory=dict)
@@ -71,16 +70,15 @@ class _Jury:
         self.model, self.num_votes, self.max_reasks = model, num_votes, max_reasks
         self.system, self.tag, self.form = system, tag, form
 
-    def collect(self, sections: list[tuple[str, str]], usage: Usage) -> list[tuple[dict[str, Any] | str, int]]:
+    def collect(self, sections: list[tuple[str, str]]) -> list[tuple[dict[str, Any] | str, int]]:
         """Per vote: the parsed object (or the reason it stayed unparsable) and the attempts it took."""
         prompt = "\n\n".join(f"## {title}\n{body}" for title, body in sections)
         messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": prompt}]
         first = self.model.samples(messages, self.num_votes)
-        usage.add(first.usage)
-        return [self._settle(messages, reply.content, sample, usage) for sample, reply in enumerate(first.replies)]
+        return [self._settle(messages, reply.content, sample) for sample, reply in enumerate(first.replies)]
 
     def _settle(self, messages: list[Message], content: str | None, sample: int,
-                usage: Usage) -> tuple[dict[str, Any] | str, int]:
+                ) -> tuple[dict[str, Any] | str, int]:
         conversation = list(messages)
         for attempt in range(1, self.max_reasks + 2):
             try:
@@ -93,7 +91,6 @@ class _Jury:
                              {"role": "user", "content": f"Your reply could not be read: {reason}. End it with "
                               f"exactly one <{self.tag}>{self.form}</{self.tag}> block."}]
             completion = self.model.chat(conversation, sample=sample)
-            usage.add(completion.usage)
             content = completion.replies[0].content
         return reason, self.max_reasks + 1
 
@@ -107,9 +104,8 @@ class RubricVerifier:
                            '{"feedback": "...", "is_correct": true or false}')
 
     def judge(self, sections: list[tuple[str, str]]) -> Verdict:
-        usage = Usage()
         votes = []
-        for parsed, attempts in self._jury.collect(sections, usage):
+        for parsed, attempts in self._jury.collect(sections):
             try:
                 if isinstance(parsed, str):
                     raise ValueError(parsed)
@@ -124,10 +120,10 @@ class RubricVerifier:
             log.debug("[VERIFIER] Vote %d: correct=%s, feedback=%s", number, vote.is_correct, vote.feedback[:200])
         if passed == failed:
             raise VerifierError(f"the verifier reached no majority: {passed} pass, {failed} fail, "
-                                f"{len(votes) - passed - failed} unparsable", votes, usage)
+                                f"{len(votes) - passed - failed} unparsable", votes)
         majority = passed > failed
         feedback = next(vote.feedback for vote in votes if vote.is_correct is majority)
-        return Verdict(is_correct=majority, feedback=feedback, votes=votes, usage=usage)
+        return Verdict(is_correct=majority, feedback=feedback, votes=votes)
 
 
 LABELS = ("complete", "incomplete", "agent_error", "environment_error")
@@ -146,7 +142,6 @@ End your reply with exactly one <label>{{"feedback": "<why>", "label": "<one of 
 class Label:
     label: str
     feedback: str
-    usage: Usage
 
 
 class LabelJudge:
@@ -157,11 +152,10 @@ class LabelJudge:
                            f'{{"feedback": "...", "label": "{"|".join(LABELS)}"}}')
 
     def label(self, sections: list[tuple[str, str]]) -> Label:
-        usage = Usage()
-        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(sections, usage)
+        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(sections)
                   if isinstance(p, dict) and p.get("label") in LABELS]
         if not labels:
-            raise VerifierError("the judge gave no readable label", usage=usage)
+            raise VerifierError("the judge gave no readable label")
         counts = Counter(label for label, _ in labels)
         best = max(LABELS, key=lambda label: (counts[label], -LABELS.index(label)))
-        return Label(best, next(feedback for label, feedback in labels if label == best), usage)
+        return Label(best, next(feedback for label, feedback in labels if label == best))

@@ -74,6 +74,12 @@ def write_small_data(root: Path, copies: int = 1) -> Path:
     return root
 
 
+def agent_requests(server: MockLLMServer) -> list[dict]:
+    """The agent's requests of the episodes: they carry tools and start with its system prompt (the preflight's
+    tool probe has neither)."""
+    return [r for r in server.requests if r.get("tools") and r["messages"][0]["role"] == "system"]
+
+
 @pytest.fixture
 def small_data(tmp_path: Path) -> Path:
     return write_small_data(tmp_path / "data")

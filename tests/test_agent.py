@@ -8,6 +8,7 @@ from typing import Any
 from occubench.agent import ToolCallingAgent
 from occubench.environment import Environment, JSONObject
 from occubench.llm import LLMClient, Model
+from occubench.llm.ledger import open_ledger
 from occubench.task import Task
 from occubench.testing import MockLLMServer
 from occubench.tools import ToolSpec
@@ -60,7 +61,7 @@ def scripted(*turns: Any) -> MockLLMServer:
 
 def play(server: MockLLMServer, env: Environment, **options: Any) -> Trajectory:
     trajectory = Trajectory()
-    model = Model(LLMClient("k", server.base_url), "agent-model", {"temperature": 0.0})
+    model = Model(LLMClient("k", server.base_url), "agent-model", {"temperature": 0.0}, role="agent")
     ToolCallingAgent(model, date="2026-01-15", **options).run(TASK, env, trajectory)
     return trajectory
 
@@ -69,13 +70,14 @@ def test_tool_calls_of_one_turn_run_in_order_and_the_answer_ends_the_episode() -
     env = Stock()
     with scripted([("read_bin", {"bin": "A"}), ("transfer", {"source": "A", "target": "B", "qty": 3})],
                   "Moved 3 units.") as server:
-        trajectory = play(server, env)
+        with open_ledger() as ledger:
+            trajectory = play(server, env)
     assert env.calls == [("read_bin", {"bin": "A"}), ("transfer", {"source": "A", "target": "B", "qty": 3})]
     assert env.bins == {"A": 2, "B": 3}
     assert trajectory.final_answer == "Moved 3 units." and trajectory.stop_reason == "answer"
     assert trajectory.step_count == 2
     assert [c.call_index for c in trajectory.tool_calls] == [0, 1]
-    assert trajectory.usage.calls == 2
+    assert ledger.by_role["agent"].calls == 2 and set(ledger.by_role) == {"agent"}
     last = server.requests[-1]
     assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool", "tool"]
     assert json.loads(last["messages"][3]["content"]) == {"bin": "A", "qty": 5}

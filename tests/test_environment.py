@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from occubench.environment import Environment, JSONObject, Wrapper
-from occubench.llm import Usage
 from occubench.tools import ToolSpec
 
 BUMP = ToolSpec("bump", "Add one.", {"type": "object", "additionalProperties": False}, writes=True)
@@ -45,7 +44,6 @@ def test_wrappers_compose_and_delegate() -> None:
     with env:
         pass
     assert base.closed
-    assert env.usage == {} and isinstance(Usage(), Usage)
 
 
 def test_the_contract_runs_once_in_the_innermost_environment() -> None:

@@ -19,7 +19,7 @@ from occubench.cli import main as cli_main
 from occubench.results import RESULT_FIELDS
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, make_scripted_responder, scripted_responder
-from tests.conftest import write_small_data
+from tests.conftest import agent_requests, write_small_data
 
 README_FIELDS = ["task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model",
                  "world_model", "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback",
@@ -87,7 +87,7 @@ def test_resume_skips_finished_tasks_and_keeps_the_date(small_data: Path, server
     assert server.stats.requests == sent  # nothing left to do: no preflight, no task
     assert run_cli(*base_args(server, small_data, out)) == 0
     assert sorted(r["task_id"] for r in results(out)) == [1, 2, 3]
-    agent_prompts = {r["messages"][0]["content"] for r in server.requests if r.get("tools")}
+    agent_prompts = {r["messages"][0]["content"] for r in agent_requests(server)}
     assert all("2026-03-01" in prompt for prompt in agent_prompts)
 
 
@@ -112,7 +112,7 @@ def test_infrastructure_errors_are_recorded_then_retried(small_data: Path, tmp_p
     records = results(out)
     assert {(r["status"], r["error"]["kind"], r["is_correct"]) for r in records} == {("error", "infrastructure", None)}
     output = capsys.readouterr()
-    assert "3 task(s) ended in an error and are not scored" in output.out
+    assert "3 task(s) not scored, infrastructure error (1, 2, 3)" in output.out
     with MockLLMServer() as healthy:
         assert run_cli(*base_args(healthy, small_data, out)) == 0
     records = results(out)
@@ -125,17 +125,18 @@ def test_preflight_stops_bad_keys_models_and_endpoints(small_data: Path, tmp_pat
     out = tmp_path / "results"
     with MockLLMServer(api_key="right", models=["agent-m", "world-m"]) as server:
         assert run_cli(*base_args(server, small_data, out, "--api-key", "wrong")) == 2
-        assert "preflight failed for the agent (agent-m" in capsys.readouterr().err
+        assert "preflight failed: the agent (agent-m at " in capsys.readouterr().err
         assert run_cli(*base_args(server, small_data, out, "--api-key", "right", "--verifier-model", "judge-x")) == 2
         error = capsys.readouterr().err
-        assert "preflight failed for the verifier (judge-x" in error and "check --verifier-model" in error
-        assert server.stats.requests == 4  # 401 at once; then agent, world, verifier (404) once each
+        assert "preflight failed: the verifier (judge-x at " in error and "check --verifier-model" in error
+        # 401 at once; then the agent (and its tool probe), world, verifier (404) once each
+        assert server.stats.requests == 5
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
     assert run_cli("--agent-model", "a", "--world-model", "w", "--base-url", closed, "--data-dir", str(small_data),
                    "--output-dir", str(out), "--retry-budget", "1") == 2
-    assert "preflight failed for the agent" in capsys.readouterr().err
+    assert "preflight failed: cannot connect to the agent" in capsys.readouterr().err
     assert not read_results(out / "a__w__E0" / "results.jsonl")
 
 
@@ -190,7 +191,7 @@ def test_agent_parameters_and_plan_reach_the_agent_requests(small_data: Path, se
     assert run_cli(*base_args(server, small_data, tmp_path, "--task-ids", "1", "--with-plan", "--temperature",
                               "0.3", "--max-tokens", "512", "--reasoning-effort", "high", "--agent-params",
                               '{"top_k": 20}', "--world-params", '{"temperature": 0}')) == 0
-    agent = [r for r in server.requests if r.get("tools")]
+    agent = agent_requests(server)
     world = [r for r in server.requests if "<predicted_observation>" in r["messages"][0]["content"]]
     assert agent and all(r["temperature"] == 0.3 and r["max_tokens"] == 512 and r["reasoning_effort"] == "high"
                          and r["top_k"] == 20 for r in agent)
@@ -442,8 +443,7 @@ def test_trials_repeat_each_task_and_resume_per_trial(small_data: Path, server: 
     records = results(tmp_path)
     assert sorted((r["task_id"], r["trial"]) for r in records) == [(t, k) for t in (1, 2) for k in range(3)]
     # Each trial asked the endpoint itself: a cached answer of one trial is not reused by another.
-    agent_requests = [r for r in server.requests if r.get("tools")]
-    assert len(agent_requests) == 2 * 3 * 3  # 2 tasks × 3 trials × 3 agent turns
+    assert len(agent_requests(server)) == 2 * 3 * 3  # 2 tasks × 3 trials × 3 agent turns
     sent = server.stats.requests
     assert run_cli(*base_args(server, small_data, tmp_path, "--trials", "4", "--task-ids", "1", "2",
                               "--cache", cache)) == 0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from occubench.robustness import load_runs, robustness_score, robustness_table
+from occubench.results import Result
+from occubench.robustness import load_runs, robustness_score, robustness_table, robustness_warnings
 
 
 @pytest.mark.parametrize("rates, expected", [
@@ -41,7 +42,7 @@ def test_table_from_run_directories(tmp_path: Path) -> None:
             write_run(tmp_path, "b0", "B", "E0", [True, False])]
     rows = robustness_table(load_runs(runs))
     a, b = rows
-    assert (a.agent_model, a.world_model) == ("A", "sim")
+    assert (a.agent_model, a.world_model, a.suite) == ("A", "sim", "occubench")  # no suite, a simulator
     assert a.rates == {"E0": 0.8, "E1": 0.7, "E2": 6 / 9, "E3": 0.5} and a.evaluated["E2"] == 9
     assert a.score == pytest.approx(0.5 / 0.8)
     assert b.rates["E0"] == 0.5 and b.score is None
@@ -52,4 +53,30 @@ def test_table_from_run_directories(tmp_path: Path) -> None:
     assert "80.0" in done.stdout and "66.7" in done.stdout and "0.62" in done.stdout
     missing = subprocess.run([sys.executable, "-m", "occubench", "robustness", str(tmp_path / "nope")],
                              capture_output=True, text=True)
-    assert missing.returncode == 2 and "no results.jsonl in" in missing.stderr
+    assert missing.returncode == 2 and "run directory not found" in missing.stderr
+
+
+def _result(task_id: int, ok: bool, **fields: object) -> Result:
+    return Result.from_dict({"task_id": task_id, "agent_model": "A", "world_model": "sim", "status": "ok",
+                             "is_correct": ok, **fields})
+
+
+def test_rows_per_suite_and_named_runs() -> None:
+    # The same agent on two code worlds and on the simulator: three rows, never one.
+    records = {"wp": [_result(1, True, world_model=None, suite="workplace")],
+               "ex": [_result(1, False, world_model=None, suite="executable", env_mode="E1")],
+               "lwm": [_result(1, True, env_mode="E1")]}
+    rows = robustness_table(records)
+    assert [(r.suite, r.world_model, r.rates["E0"], r.rates["E1"]) for r in rows] == [
+        ("executable", "-", None, 0.0), ("occubench", "sim", None, 1.0), ("workplace", "-", 1.0, None)]
+    assert [[t.run for t in r.runs["E1"]] for r in rows] == [["ex"], ["lwm"], []]
+    assert robustness_warnings(rows) == []
+
+
+def test_overlap_without_run_names_is_still_found() -> None:
+    # Results given without their runs: a (task, trial) seen twice still means two runs were pooled.
+    (row,) = robustness_table([_result(1, True), _result(2, False), _result(1, False)])
+    assert (row.evaluated["E0"], row.overlapping["E0"], row.rates["E0"]) == (3, 1, 1 / 3)
+    (warning,) = row.warnings
+    assert warning == ("agent A, world model sim, suite occubench, E0: results evaluated the same 1 (task, trial) "
+                       "pairs; pooled as they are, a shared task counting once per run: 33.3% over 3 results")

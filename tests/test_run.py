@@ -80,7 +80,7 @@ def hostile(request: dict, index: int) -> Any:
     if "<predicted_observation>" in system:
         return f'<predicted_observation>{{"note": "bad \ud800 byte", "ratio": NaN, "count": {BIG}}}' \
                '</predicted_observation>'
-    if "<verdict>" in system or not request.get("tools"):  # the judge, and the preflight's probe
+    if "<verdict>" in system or not system:  # the judge, and the preflight's probes
         return make_scripted_responder()(request, index)
     if not any(m.get("role") == "tool" for m in request["messages"]):
         function = request["tools"][0]["function"]

@@ -11,7 +11,6 @@ from occubench.environment import Environment
 from occubench.errors import LLMError, VerifierError
 from occubench.executable.environment import ExecutableEnvironment, state_diff
 from occubench.executable.world import ExecTask, World
-from occubench.llm.types import Usage
 from occubench.suite import Suite
 from occubench.task import Task
 from occubench.trajectory import Trajectory
@@ -66,8 +65,6 @@ class ExecutableSuite(Suite):
             except (LLMError, VerifierError) as exc:
                 # The code checks decide; a judge that failed only loses its diagnosis, never the verdict.
                 details["judge_error"] = str(exc)
-                verdict.usage.add(getattr(exc, "usage", None) or Usage())
             else:
-                verdict.usage.add(label.usage)
                 details.update(judge_label=label.label, judge_feedback=label.feedback)
         return verdict

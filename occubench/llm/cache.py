@@ -65,13 +65,14 @@ class ResponseCache:
             return None
         data = json.loads(row[0])
         reply = Reply(content=data["content"], finish_reason=data["finish_reason"],
-                      tool_calls=tuple(ToolCallRequest(*call) for call in data["tool_calls"]))
-        return reply, Usage(**data["usage"])
+                      tool_calls=tuple(ToolCallRequest(*call) for call in data["tool_calls"]),
+                      reasoning=data.get("reasoning"))
+        return reply, Usage.from_dict(data["usage"])
 
     def put(self, key: str, reply: Reply, usage: Usage) -> None:
         value = json.dumps({"content": reply.content, "finish_reason": reply.finish_reason,
                             "tool_calls": [[c.id, c.name, c.arguments] for c in reply.tool_calls],
-                            "usage": usage.to_dict()}, ensure_ascii=False)
+                            "reasoning": reply.reasoning, "usage": usage.to_dict()}, ensure_ascii=False)
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses (key, reply) VALUES (?, ?)", (key, value))
 

@@ -1,16 +1,27 @@
-"""The one client every role (agent, world model, verifier, NPC) uses to reach an OpenAI-compatible endpoint.
+"""The one client every role (agent, world model, verifier, colleagues) uses to reach an OpenAI-compatible endpoint.
 
 Retries live here and nowhere else: transient failures (429 honouring Retry-After, 5xx, timeouts, dropped
-connections) are retried with jittered exponential backoff until a per-call time budget runs out, then raised as
-:class:`LLMUnavailableError` — an infrastructure error, never an agent failure. Permanent rejections (400, 401,
-404...) raise :class:`LLMRequestError` at once.
+connections, unreadable answers) are retried with jittered exponential backoff until a per-call time budget runs
+out, then raised as :class:`LLMUnavailableError` — an infrastructure error, never an agent failure. What retrying
+cannot mend is raised at once as :class:`LLMRequestError`: a 400, 401, 404 or 422; a request that cannot be
+written; a 5xx that keeps repeating the same validation error (a server that refuses the request but says 500).
+Every request and every retry is counted in the episode's ledger under the role that made it, and every error
+names that role, the endpoint (credentials masked) and the model.
+
+What servers differ in is smoothed here too: ``tool_choice: "auto"`` goes with every tools list (some servers
+ignore tools without it); reasoning text (``<think>…</think>``, ``reasoning_content``) is kept apart from the
+answer; tool calls written into the text (``<tool_call>{...}</tool_call>``) become tool calls; a model that refuses
+``max_tokens`` gets ``max_completion_tokens``.
 """
 
 from __future__ import annotations
 
+import contextvars
 import email.utils
 import json
+import logging
 import random
+import re
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,11 +34,20 @@ from occubench._jsonsafe import clean_text
 from occubench._redact import redact_url
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
 from occubench.llm.cache import ResponseCache, cache_key
+from occubench.llm.ledger import record, record_retry
 from occubench.llm.limiter import AdaptiveLimiter
 from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
 
+log = logging.getLogger("occubench")
+
 # Local servers (vLLM, Ollama) need no key, but the SDK refuses to start without one.
 _NO_KEY = "no-key"
+#: A 5xx repeating the same validation error this many times is a refusal, not an outage.
+_SAME_5XX_LIMIT = 3
+_VALIDATION = re.compile(r"validation error|validat|invalid|input should be|field required|is not of type|"
+                         r"must be|unexpected|not supported|unsupported", re.IGNORECASE)
+_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+_TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -64,7 +84,19 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 def _is_context_overflow(exc: openai.APIStatusError) -> bool:
     text = f"{exc.code} {exc.message}".lower()
-    return "context_length" in text or "maximum context length" in text or "context window" in text
+    return any(phrase in text for phrase in ("context_length", "maximum context length", "context window",
+                                             "context size", "too many tokens"))
+
+
+def _about_n(exc: LLMRequestError) -> bool:
+    """Whether a rejection is about the ``n`` parameter (and so means: ask for one sample at a time)."""
+    return exc.param == "n" or bool(re.search(r"(?<![\w.-])n\s*(>|=|must|is not|not supported|parameter)|"
+                                              r"parameter\W+n\b|\bn\b.{0,20}\bsupported|multiple (choices|samples)",
+                                              str(exc), re.IGNORECASE))
+
+
+def _refuses_max_tokens(exc: openai.APIStatusError) -> bool:
+    return getattr(exc, "param", None) == "max_tokens" or "max_completion_tokens" in exc.message
 
 
 class LLMClient:
@@ -86,10 +118,13 @@ class LLMClient:
         self._client = (openai_client.with_options(max_retries=0) if openai_client is not None else
                         openai.OpenAI(api_key=api_key or _NO_KEY, base_url=base_url, timeout=timeout_s,
                                       max_retries=0))
+        self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self.limiter = AdaptiveLimiter(max_in_flight, adaptive=adaptive)
         self.cache = cache
         self._n_supported: dict[str, bool] = {}
+        #: Models that refused ``max_tokens`` and take ``max_completion_tokens`` instead.
+        self._completion_tokens_param: set[str] = set()
 
     @property
     def base_url(self) -> str:
@@ -101,19 +136,20 @@ class LLMClient:
         return redact_url(self.base_url) or ""
 
     def chat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
-             params: dict[str, Any] | None = None, sample: int = 0) -> Completion:
+             params: dict[str, Any] | None = None, sample: int = 0, role: str = "model") -> Completion:
         """One reply: from the cache when it holds this request's ``sample``, else from the endpoint."""
         params = params or {}
         key = cache_key(self.base_url, model, messages, tools, params, sample) if self.cache else ""
         if self.cache and (hit := self.cache.get(key)):
+            record(role, hit[1])
             return Completion([hit[0]], hit[1])
-        completion = self._request(model, messages, tools, 1, params, self.retry)
+        completion = self._request(model, messages, tools, 1, params, self.retry, role=role)
         if self.cache:
             self.cache.put(key, completion.replies[0], completion.usage)
         return completion
 
     def samples(self, model: str, messages: list[Message], count: int, *,
-                params: dict[str, Any] | None = None) -> Completion:
+                params: dict[str, Any] | None = None, role: str = "model") -> Completion:
         """``count`` independent replies to the same messages (judge votes), as samples 0..count-1.
 
         Uncached samples come from one request with ``n`` where the endpoint supports it — the prompt is paid
@@ -124,8 +160,11 @@ class LLMClient:
             else []
         found: list[tuple[Reply, Usage] | None] = [self.cache.get(key) for key in keys] if self.cache \
             else [None] * count
+        for hit in found:
+            if hit is not None:
+                record(role, hit[1])
         missing = [i for i, hit in enumerate(found) if hit is None]
-        for i, fetched in zip(missing, self._fetch_samples(model, messages, len(missing), params)):
+        for i, fetched in zip(missing, self._fetch_samples(model, messages, len(missing), params, role)):
             found[i] = fetched
             if self.cache:
                 self.cache.put(keys[i], *fetched)
@@ -135,18 +174,20 @@ class LLMClient:
             usage.add(share)
         return Completion([reply for reply, _ in samples], usage)
 
-    def _fetch_samples(self, model: str, messages: list[Message], count: int,
-                       params: dict[str, Any]) -> list[tuple[Reply, Usage]]:
+    def _fetch_samples(self, model: str, messages: list[Message], count: int, params: dict[str, Any],
+                       role: str) -> list[tuple[Reply, Usage]]:
         if count == 0:
             return []
         got: list[tuple[Reply, Usage]] = []
         if count > 1 and self._n_supported.get(model, True):
             try:
-                completion = self._request(model, messages, None, count, params, self.retry)
+                completion = self._request(model, messages, None, count, params, self.retry, role=role)
             except LLMRequestError as exc:
-                if exc.status_code not in (400, 422):
+                # Only a refusal of `n` itself means "one sample per request"; a prompt too long for the context
+                # window is too long for single requests as well.
+                if isinstance(exc, ContextLengthError) or not _about_n(exc):
                     raise
-                self._n_supported[model] = False  # the endpoint rejects `n`
+                self._n_supported[model] = False
             else:
                 replies = completion.replies[:count]
                 self._n_supported[model] = len(replies) == count  # some servers ignore `n` and answer once
@@ -155,59 +196,99 @@ class LLMClient:
         if rest == 0:
             return got
         if rest == 1:
-            completion = self._request(model, messages, None, 1, params, self.retry)
+            completion = self._request(model, messages, None, 1, params, self.retry, role=role)
             return got + [(completion.replies[0], completion.usage)]
+        # Each thread runs in a copy of this context, so its requests count in this episode's ledger.
+        contexts = [contextvars.copy_context() for _ in range(rest)]
         with ThreadPoolExecutor(max_workers=rest) as pool:
-            singles = list(pool.map(lambda _: self._request(model, messages, None, 1, params, self.retry),
-                                    range(rest)))
+            singles = list(pool.map(lambda context: context.run(
+                self._request, model, messages, None, 1, params, self.retry, role=role), contexts))
         return got + [(c.replies[0], c.usage) for c in singles]
 
-    def probe(self, model: str, params: dict[str, Any] | None = None, *, budget_s: float = 20.0) -> None:
+    def probe(self, model: str, params: dict[str, Any] | None = None, *, budget_s: float = 20.0,
+              role: str = "model") -> None:
         """One small request, past the cache and with a short retry budget: does this endpoint serve ``model``
         with these parameters? Raises :class:`LLMRequestError` or :class:`LLMUnavailableError` if not."""
         self._request(model, [{"role": "user", "content": "Reply with the word OK."}], None, 1, params or {},
-                      RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0), probing=True)
+                      RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0), role=role,
+                      probing=True)
 
-    def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
-                 params: dict[str, Any], retry: RetryPolicy, *, probing: bool = False) -> Completion:
-        """One chat completion from the endpoint, retried through transient failures within the budget. A probe
-        gives up at once on a refused connection or an unknown host, which retrying does not mend."""
+    def probe_tools(self, model: str, params: dict[str, Any] | None = None, *, role: str = "agent") -> bool:
+        """Whether the endpoint answers a request that requires a tool call with a tool call: a server that drops
+        the tools (a chat template without tool support) answers in plain text instead."""
+        tool = {"type": "function", "function": {"name": "report_ok", "description": "Report that you are ready.",
+                                                 "parameters": {"type": "object", "properties": {}}}}
+        completion = self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool], 1,
+                                   {**(params or {}), "tool_choice": "required"},
+                                   RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0), role=role)
+        return any(reply.tool_calls for reply in completion.replies)
+
+    def _body(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
+              params: dict[str, Any]) -> dict[str, Any]:
         # The body goes out as given: the SDK's typed request path re-walks every message on every call, which
         # cost more CPU than everything else in a run together. Unknown parameters (top_k for vLLM) pass as is.
         body = {**{k: v for k, v in params.items() if k != "extra_body"}, **params.get("extra_body", {}),
                 "model": model, "messages": messages}
         if tools:
             body["tools"] = tools
+            body.setdefault("tool_choice", "auto")  # llama.cpp, among others, ignores tools without it
+            if body["tool_choice"] == "omit":
+                del body["tool_choice"]
+        else:
+            body.pop("tool_choice", None)
         if n != 1:
             body["n"] = n
+        if model in self._completion_tokens_param and "max_tokens" in body:
+            body["max_completion_tokens"] = body.pop("max_tokens")
+        return body
+
+    def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
+                 params: dict[str, Any], retry: RetryPolicy, *, role: str = "model",
+                 probing: bool = False) -> Completion:
+        """One chat completion from the endpoint, retried through transient failures within the budget. A probe
+        gives up at once on a refused connection or an unknown host, which retrying does not mend."""
+        where = f"the {role} ({model} at {self.shown_url})"
         deadline = time.monotonic() + retry.budget_s
         attempt = 0
+        same_5xx: tuple[str, int] = ("", 0)
         while True:
+            body = self._body(model, messages, tools, n, params)
             retry_after: float | None = None
             epoch = self.limiter.acquire()
             ok = throttled = False
-            where = f"{self.shown_url} (model {model})"
             try:
-                completion = _completion(self._client.post("/chat/completions", cast_to=object, body=body))
+                data = self._client.post("/chat/completions", cast_to=object, body=body)
+                try:
+                    completion = _completion(data, bool(tools))
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                    raise _Malformed(f"{type(exc).__name__}: {_brief(exc)}") from None
                 ok = True
-                return completion
             except openai.APIStatusError as exc:
-                if exc.status_code != 429 and exc.status_code < 500 and exc.status_code not in (408, 409):
+                status = exc.status_code
+                if status != 429 and status < 500 and status not in (408, 409):
+                    if _refuses_max_tokens(exc) and model not in self._completion_tokens_param and \
+                            "max_tokens" in body:
+                        self._completion_tokens_param.add(model)  # a reasoning model: say it the other way
+                        continue
                     error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
-                    raise error(f"{where} rejected the request: HTTP {exc.status_code}: {exc.message}",
-                                exc.status_code) from exc
-                throttled = exc.status_code == 429
+                    raise error(f"{where} rejected the request: HTTP {status}: {exc.message}", status,
+                                getattr(exc, "param", None)) from None
+                same_5xx = (exc.message, same_5xx[1] + 1 if same_5xx[0] == exc.message else 1)
+                if status >= 500 and same_5xx[1] >= _SAME_5XX_LIMIT and _VALIDATION.search(exc.message):
+                    raise LLMRequestError(f"{where} refused the request {same_5xx[1]} times with the same error, "
+                                          f"though as HTTP {status}: {exc.message}", status) from None
+                throttled = status == 429
                 retry_after = _retry_after(exc)
-                failure = f"HTTP {exc.status_code}: {exc.message}"
+                cause, failure = ("rate_limited" if throttled else "server_error"), f"HTTP {status}: {exc.message}"
             except openai.APITimeoutError:
-                failure = f"no answer within the {self._client.timeout} s request timeout"
+                cause, failure = "timeout", f"no answer within the {self.timeout_s:g} s request timeout"
             except openai.APIConnectionError as exc:
-                cause = _connection_cause(exc)
-                if probing and cause in ("connection refused", "host not found"):
-                    raise LLMUnavailableError(f"cannot connect to {where}: {cause}") from None
-                failure = f"cannot connect: {cause}"
-            except (openai.APIResponseValidationError, json.JSONDecodeError, KeyError, AttributeError) as exc:
-                failure = f"malformed response: {type(exc).__name__}: {exc}"
+                reason = _connection_cause(exc)
+                if probing and reason in ("connection refused", "host not found"):
+                    raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
+                cause, failure = "connection", f"cannot connect: {reason}"
+            except (openai.APIResponseValidationError, json.JSONDecodeError, _Malformed) as exc:
+                cause, failure = "malformed", f"malformed response: {_brief(exc)}"
             except (ValueError, TypeError) as exc:
                 # Raised before anything was sent: the body cannot be written (NaN, a lone surrogate). Sending it
                 # again cannot help; the message never quotes the body.
@@ -215,12 +296,21 @@ class LLMClient:
                                       f"{_brief(exc)}") from None
             finally:
                 self.limiter.release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
+            if ok:
+                record(role, completion.usage)
+                return completion
             wait = retry.delay(attempt, retry_after)
             if time.monotonic() + wait > deadline:
                 raise LLMUnavailableError(f"{where} still failing after {attempt + 1} attempts within the "
                                           f"{retry.budget_s:g} s retry budget: {failure}")
+            record_retry(role, cause)
+            log.debug("[LLM] %s: %s; retry %d in %.1f s", where, failure, attempt + 1, wait)
             time.sleep(wait)
             attempt += 1
+
+
+class _Malformed(Exception):
+    """An answer that arrived but is not a chat completion."""
 
 
 def _connection_cause(exc: BaseException) -> str:
@@ -246,7 +336,8 @@ def _split(usage: Usage, count: int) -> list[Usage]:
     """Share one multi-sample request's usage among its samples: the prompt and the call go to sample 0."""
     each, extra = divmod(usage.completion_tokens, count)
     return [Usage(prompt_tokens=usage.prompt_tokens if i == 0 else 0, completion_tokens=each + (extra if i == 0 else 0),
-                  calls=usage.calls if i == 0 else 0) for i in range(count)]
+                  calls=usage.calls if i == 0 else 0, cached_tokens=usage.cached_tokens if i == 0 else 0)
+            for i in range(count)]
 
 
 def _text(value: Any) -> str | None:
@@ -254,21 +345,47 @@ def _text(value: Any) -> str | None:
     return None if value is None else clean_text(value if isinstance(value, str) else json.dumps(value))
 
 
-def _completion(data: Any) -> Completion:
+def _text_tool_calls(content: str) -> tuple[str, tuple[ToolCallRequest, ...]]:
+    """Tool calls a chat template wrote into the text (``<tool_call>{"name": ..., "arguments": ...}</tool_call>``,
+    as Hermes- and Qwen-style templates do), and the text without them."""
+    calls = []
+    for number, match in enumerate(_TEXT_TOOL_CALL.finditer(content)):
+        try:
+            call = json.loads(match.group(1))
+        except ValueError:
+            continue
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            arguments = call.get("arguments", call.get("parameters", {}))
+            calls.append(ToolCallRequest(id=f"text_call_{number}", name=call["name"],
+                                         arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)))
+    return (_TEXT_TOOL_CALL.sub("", content).strip() if calls else content), tuple(calls)
+
+
+def _completion(data: Any, tools_sent: bool = False) -> Completion:
     """Read a chat-completion JSON body; anything malformed raises (and is retried as a transient failure)."""
     replies = []
     for choice in data["choices"]:
         message = choice["message"]
+        content = _text(message.get("content"))
+        # Reasoning stays out of the answer and of what the simulator and judge parsers read.
+        reasoning = [_text(message.get("reasoning_content")) or ""]
+        if content and "<think>" in content:
+            reasoning += _THINK.findall(content)
+            content = _THINK.sub("", content).strip()
         calls = tuple(ToolCallRequest(id=_text(c.get("id")) or "", name=_text(c["function"]["name"]) or "",
                                       arguments=_text(c["function"].get("arguments")) or "")
                       for c in message.get("tool_calls") or [] if c.get("function"))
-        replies.append(Reply(content=_text(message.get("content")), tool_calls=calls,
-                             finish_reason=_text(choice.get("finish_reason"))))
+        if tools_sent and not calls and content and "<tool_call>" in content:
+            content, calls = _text_tool_calls(content)
+        replies.append(Reply(content=content, tool_calls=calls, finish_reason=_text(choice.get("finish_reason")),
+                             reasoning="\n".join(r.strip() for r in reasoning if r.strip()) or None))
     if not replies:
         raise ValueError("the endpoint returned no choices")
     usage = data.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
     return Completion(replies=replies, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
-                                                   completion_tokens=usage.get("completion_tokens") or 0, calls=1))
+                                                   completion_tokens=usage.get("completion_tokens") or 0, calls=1,
+                                                   cached_tokens=details.get("cached_tokens") or 0))
 
 
 def create_client(api_key: str | None = None, base_url: str | None = None, **options: Any) -> LLMClient:

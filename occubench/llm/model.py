@@ -1,4 +1,5 @@
-"""A model as a role uses it: which endpoint, which model name, which request parameters."""
+"""A model as a role uses it: which endpoint, which model name, which request parameters, and the role it plays
+(agent, world, verifier, npc, ...), which names it in errors and in the usage it is counted under."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ class Model:
     client: LLMClient
     name: str
     params: dict[str, Any] = field(default_factory=dict)
+    role: str = "model"
 
     def chat(self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
              sample: int = 0) -> Completion:
-        return self.client.chat(self.name, messages, tools=tools, params=self.params, sample=sample)
+        return self.client.chat(self.name, messages, tools=tools, params=self.params, sample=sample, role=self.role)
 
     def samples(self, messages: list[Message], count: int) -> Completion:
-        return self.client.samples(self.name, messages, count, params=self.params)
+        return self.client.samples(self.name, messages, count, params=self.params, role=self.role)

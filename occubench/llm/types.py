@@ -8,30 +8,44 @@ from typing import Any
 Message = dict[str, Any]
 
 
+#: Why a request was sent again: the counts a result's usage keeps per role.
+RETRY_CAUSES = ("rate_limited", "server_error", "timeout", "connection", "malformed")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 @dataclass
 class Usage:
-    """Tokens and requests spent; one per role per task in the results."""
+    """Tokens and requests spent, and the requests sent again by cause; one per role per task in the results."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    #: Prompt tokens the provider served from its prompt cache (part of ``prompt_tokens``).
+    cached_tokens: int = 0
+    retries: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.calls += other.calls
+        self.cached_tokens += other.cached_tokens
+        for cause, count in other.retries.items():
+            self.retries[cause] = self.retries.get(cause, 0) + count
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         """Usage as a results file holds it; missing or malformed counts read as 0."""
-        def count(key: str) -> int:
-            value = data.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else 0
-        return cls(prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens"),
-                   calls=count("calls"))
+        retries = data.get("retries")
+        return cls(prompt_tokens=_count(data.get("prompt_tokens")),
+                   completion_tokens=_count(data.get("completion_tokens")),
+                   calls=_count(data.get("calls")), cached_tokens=_count(data.get("cached_tokens")),
+                   retries={str(k): _count(v) for k, v in retries.items()} if isinstance(retries, dict) else {})
 
 
 @dataclass(frozen=True)
@@ -48,10 +62,13 @@ class Reply:
     content: str | None
     tool_calls: tuple[ToolCallRequest, ...] = ()
     finish_reason: str | None = None
+    #: The model's reasoning (``<think>`` text, ``reasoning_content``), kept apart from ``content``.
+    reasoning: str | None = None
 
     def to_message(self) -> Message:
-        """The assistant message to append to the conversation."""
-        message: Message = {"role": "assistant", "content": self.content}
+        """The assistant message to append to the conversation: text content, ``""`` rather than null beside tool
+        calls (servers such as llama.cpp's refuse null)."""
+        message: Message = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

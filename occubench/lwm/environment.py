@@ -10,7 +10,7 @@ from occubench.environment import Environment, JSONObject
 from occubench.errors import WorldError
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
-from occubench.llm.types import Message, Usage
+from occubench.llm.types import Message
 from occubench.lwm.config import WorldModelConfig
 from occubench.tools import ToolSpec, json_arguments, tool_error
 
@@ -48,11 +48,10 @@ class LWMEnvironment(Environment):
         self.config = config
         from occubench.llm.client import as_llm_client  # the openai SDK loads once a world is simulated
 
-        self.model = Model(as_llm_client(client), world_model, dict(params or {}))
+        self.model = Model(as_llm_client(client), world_model, dict(params or {}), role="world")
         self.system_prompt = config.system_prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL
         self.max_reasks = max_reasks
         self.history: list[tuple[JSONObject, JSONObject]] = []
-        self._usage = Usage()
 
     def tools(self) -> list[ToolSpec]:
         return list(self.config.specs)
@@ -82,7 +81,6 @@ class LWMEnvironment(Environment):
         messages.append({"role": "user", "content": json.dumps(action, ensure_ascii=False)})
         for attempt in range(self.max_reasks + 1):
             completion = self.model.chat(messages)
-            self._usage.add(completion.usage)
             content = completion.replies[0].content
             try:
                 observation = extract_tagged_json(content, TAG)
@@ -102,9 +100,6 @@ class LWMEnvironment(Environment):
     def reset(self) -> None:
         self.history.clear()
 
-    @property
-    def usage(self) -> dict[str, Usage]:
-        return {"world": self._usage}
 
 
 def _clip(text: str, limit: int = 300) -> str:

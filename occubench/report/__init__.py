@@ -10,7 +10,8 @@ from occubench._lazy import lazy_exports
 #: Names load on first use: matplotlib, which only charts need, costs seconds to import.
 _EXPORTS = {
     "difficulty_chart": "occubench.report.charts", "modes_chart": "occubench.report.charts",
-    "radar_chart": "occubench.report.charts",
+    "radar_chart": "occubench.report.charts", "series_labels": "occubench.report.charts",
+    "world_label": "occubench.report.charts",
     "PairAgreement": "occubench.report.compare", "compare_groups": "occubench.report.compare",
     "group_rates": "occubench.report.compare",
     "html_report": "occubench.report.html", "write_html": "occubench.report.html",
@@ -25,7 +26,8 @@ _EXPORTS = {
     "compare_tables": "occubench.report.tables", "leaderboard": "occubench.report.tables",
     "leaderboard_table": "occubench.report.tables", "markdown_report": "occubench.report.tables",
     "modes_table": "occubench.report.tables", "report_csv": "occubench.report.tables",
-    "report_json": "occubench.report.tables", "run_tables": "occubench.report.tables",
+    "report_json": "occubench.report.tables", "report_warnings": "occubench.report.tables",
+    "run_tables": "occubench.report.tables",
     "suite_tables": "occubench.report.tables", "to_markdown": "occubench.report.tables",
 }
 
@@ -33,14 +35,15 @@ __all__ = [
     "Count", "Interval", "PairAgreement", "PassK", "Run", "RunStats", "Table", "Unanimity", "breakdown",
     "compare_groups", "compare_json", "compare_tables", "completion_ci", "difficulty_chart", "group_rates",
     "html_report", "leaderboard", "leaderboard_table", "load_run", "load_run_dirs", "markdown_report", "modes_chart",
-    "modes_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart", "report_csv", "report_json", "run_stats",
-    "run_tables", "suite_tables", "to_markdown", "trial_counts", "unanimity", "write_html"
+    "modes_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart", "report_csv", "report_json",
+    "report_warnings", "run_stats", "run_tables", "series_labels", "suite_tables", "to_markdown", "trial_counts",
+    "unanimity", "world_label", "write_html"
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
+    from occubench.report.charts import difficulty_chart, modes_chart, radar_chart, series_labels, world_label
     from occubench.report.compare import PairAgreement, compare_groups, group_rates
     from occubench.report.html import html_report, write_html
     from occubench.report.runs import Run, load_run, load_run_dirs
@@ -69,6 +72,7 @@ if TYPE_CHECKING:
         modes_table,
         report_csv,
         report_json,
+        report_warnings,
         run_tables,
         suite_tables,
         to_markdown,

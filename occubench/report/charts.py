@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import cast
 
@@ -17,7 +17,7 @@ from matplotlib.ticker import PercentFormatter
 from occubench.faults import FAULT_MODES
 from occubench.report.stats import breakdown
 from occubench.results import Result
-from occubench.robustness import robustness_table
+from occubench.robustness import UNKNOWN_SUITE, robustness_table, suite_of
 from occubench.task import CATEGORY_ABBREVIATIONS
 
 
@@ -29,16 +29,37 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+#: A chart series: (suite, agent model, world model or "-"), as the robustness rows group results.
+SeriesKey = tuple[str, str, str]
+
+
+def world_label(world_model: str | None, suite: str) -> str:
+    """What a chart calls a world: its simulator model when it is simulated, else its suite (``executable``,
+    ``workplace``, a third-party suite's name); ``unknown world`` for a result of an older file with neither."""
+    if world_model and world_model != "-":
+        return world_model
+    return "unknown world" if suite == UNKNOWN_SUITE else suite
+
+
+def series_labels(keys: Iterable[SeriesKey]) -> dict[SeriesKey, str]:
+    """A distinct label per (suite, agent, world) key: the agent alone when every key has the same world, else
+    ``agent (world)`` (see :func:`world_label`), with the suite added when two keys would still share a label
+    (one simulator under two suites)."""
+    keys = sorted(set(keys))
+    several_worlds = len({(suite, world) for suite, _, world in keys}) > 1
+    labels = {k: f"{k[1]} ({world_label(k[2], k[0])})" if several_worlds else k[1] for k in keys}
+    shared = Counter(labels.values())
+    return {k: f"{k[1]} ({world_label(k[2], k[0])}, {k[0]})" if shared[label] > 1 else label
+            for k, label in labels.items()}
+
+
 def _series(results: Iterable[Result]) -> dict[str, list[Result]]:
-    """Results per agent model; the world (its simulator, else its suite) joins the label only when there are
-    several."""
-    results = list(results)
-    several_worlds = len({r.world_model or r.suite for r in results}) > 1
-    series: dict[str, list[Result]] = defaultdict(list)
+    """Results per (suite, agent model, world model), by label (:func:`series_labels`)."""
+    by_key: dict[SeriesKey, list[Result]] = defaultdict(list)
     for r in results:
-        label = str(r.agent_model)
-        series[f"{label} ({r.world_model or r.suite or 'no simulator'})" if several_worlds else label].append(r)
-    return dict(sorted(series.items()))
+        by_key[(suite_of(r), str(r.agent_model), r.world_model or "-")].append(r)
+    labels = series_labels(by_key)
+    return dict(sorted((labels[key], records) for key, records in by_key.items()))
 
 
 def _nan_if_none(rate: float | None) -> float:
@@ -102,10 +123,10 @@ def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | No
 
 
 def modes_chart(records: Iterable[Result]) -> bytes:
-    """E0–E3 completion side by side for each agent (and world model)."""
+    """E0–E3 completion side by side for each agent (and world: see :func:`series_labels`)."""
     rows = robustness_table(records)
-    several_worlds = len({r.world_model for r in rows}) > 1
-    groups = [f"{r.agent_model} ({r.world_model})" if several_worlds else r.agent_model for r in rows]
+    labels = series_labels((r.suite, r.agent_model, r.world_model) for r in rows)
+    groups = [labels[(r.suite, r.agent_model, r.world_model)] for r in rows]
     return _grouped_bars("Completion by environment mode", groups,
                          {mode: [r.rates[mode] for r in rows] for mode in FAULT_MODES}, "Mode")
 

@@ -9,6 +9,10 @@ For each pair of groups (values of ``by``), over the agents evaluated under both
   that match (or are reversed) exactly. None when either group ties every pair.
 - verdict agreement: the share of (agent, task, trial) evaluated without error under both whose ``is_correct`` is
   the same.
+
+Results of different suites are compared apart (one pair of groups per suite): an agent's executable completion
+rate says nothing about its rank on the OccuBench benchmark, and task ids of two suites are different tasks. With
+``by="suite"`` the suites are the groups themselves (and a pair's ``suite`` is ``"all"``).
 """
 
 from __future__ import annotations
@@ -22,11 +26,20 @@ from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.results import Result
+from occubench.robustness import suite_of
 from occubench.summary import Tally
+
+#: A pair's suite when the groups are the suites.
+ALL_SUITES = "all"
 
 
 def group_name(value: Any) -> str:
     return "(none)" if value is None else str(value)
+
+
+def _group(result: Result, by: str) -> str:
+    # By suite, a result of an older version is grouped with its suite's results, not under "(none)".
+    return suite_of(result) if by == "suite" else group_name(result.lookup(by))
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,8 @@ class PairAgreement:
     verdicts: int
     verdicts_agreeing: int
     disagreements: list[tuple[str, str]] = field(default_factory=list)
+    #: The suite whose results were compared (``occubench.robustness.suite_of``); "all" when ``by`` is the suite.
+    suite: str = ALL_SUITES
 
     @property
     def ranking_agreement(self) -> float | None:
@@ -70,7 +85,7 @@ def group_rates(results: Iterable[Result], by: str = "world_model") -> dict[str,
     groups: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
     for result in results:
         if result.ok:
-            tally = groups[group_name(result.lookup(by))][str(result.agent_model)]
+            tally = groups[_group(result, by)][str(result.agent_model)]
             tally.evaluated += 1
             tally.passed += result.passed
     return {name: dict(agents) for name, agents in sorted(groups.items())}
@@ -81,19 +96,29 @@ def _verdicts(results: Iterable[Result], by: str) -> dict[str, dict[tuple[str, s
     for result in results:
         if not result.ok:
             continue
-        group = group_name(result.lookup(by))
+        group = _group(result, by)
         key = (str(result.agent_model), str(result.task_id), result.trial)
         if key in verdicts[group]:
             # Two runs of one agent in one group (say E0 and E1 under one simulator) would be averaged together.
-            raise ConfigError(f"two results for agent {key[0]}, task {key[1]}, trial {key[2]} with {by} = {group}: "
-                              f"compare runs that differ only in {by}")
+            suite = "" if by == "suite" else f"suite {suite_of(result)}, "
+            raise ConfigError(f"two results for {suite}agent {key[0]}, task {key[1]}, trial {key[2]} with {by} = "
+                              f"{group}: compare runs that differ only in {by}")
         verdicts[group][key] = result.passed
     return verdicts
 
 
 def compare_groups(results: Iterable[Result], by: str = "world_model") -> list[PairAgreement]:
-    """Agreement between every pair of groups of ``results`` split by the field ``by``, in name order."""
-    results = list(results)
+    """Agreement between every pair of groups of ``results`` split by the field ``by``, in name order, for each
+    suite apart (in suite order)."""
+    if by == "suite":
+        return _compare(list(results), by, ALL_SUITES)
+    suites: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        suites[suite_of(r)].append(r)
+    return [pair for suite in sorted(suites) for pair in _compare(suites[suite], by, suite)]
+
+
+def _compare(results: list[Result], by: str, suite: str) -> list[PairAgreement]:
     rates = group_rates(results, by)
     verdicts = _verdicts(results, by)
     result = []
@@ -121,5 +146,5 @@ def compare_groups(results: Iterable[Result], by: str = "world_model") -> list[P
             pairs=len(agents) * (len(agents) - 1) // 2, agreeing=agreeing, concordant=concordant,
             discordant=discordant, tied_first=tied_first, tied_second=tied_second, verdicts=len(shared),
             verdicts_agreeing=sum(verdicts[first][k] == verdicts[second][k] for k in shared),
-            disagreements=disagreements))
+            disagreements=disagreements, suite=suite))
     return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,17 @@ from occubench.errors import ConfigError
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
 from occubench.report.runs import Run
 from occubench.report.stats import RunStats, run_stats
-from occubench.report.tables import Table, category_label, domain_table, leaderboard_table, modes_table, run_tables
+from occubench.report.tables import (
+    Table,
+    category_label,
+    domain_table,
+    leaderboard_table,
+    modes_table,
+    report_warnings,
+    run_tables,
+)
 from occubench.results import Result
-from occubench.robustness import robustness_table
+from occubench.robustness import robustness_table, suite_of
 from occubench.summary import Price
 
 _CSS = """
@@ -33,6 +41,7 @@ th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 p.note { color: var(--muted); margin: 0 0 12px; font-size: 12px; }
+.warnings ul { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 4px; padding: 8px 8px 8px 28px; }
 .run { margin-bottom: 24px; }
 .run-tables { display: flex; flex-wrap: wrap; gap: 0 28px; align-items: flex-start; }
 .charts img { max-width: 100%; border: 1px solid var(--line); margin: 6px 6px 0 0; }
@@ -148,7 +157,8 @@ _JS = r"""
     h.appendChild(badge(t.outcome));
     detail.appendChild(h);
     var dl = el("dl");
-    field(dl, "Run", t.run); field(dl, "Agent", t.agent_model); field(dl, "World model", t.world_model);
+    field(dl, "Run", t.run); field(dl, "Suite", t.suite); field(dl, "Agent", t.agent_model);
+    field(dl, "World model", t.world_model);
     field(dl, "Mode", t.env_mode); field(dl, "Category", t.category); field(dl, "Domain", t.domain);
     field(dl, "Difficulty", t.difficulty); if (t.trials > 1) field(dl, "Trial", t.trial);
     field(dl, "Stop reason", t.stop_reason); field(dl, "Judge label", t.judge_label);
@@ -240,6 +250,7 @@ def _entry(run_index: int, run: Run, trials: int, result: Result) -> dict[str, A
     return {
         "key": f"{run_index}/{result.task_id}/{result.trial}", "run_index": run_index, "run": run.name,
         "task_id": result.task_id, "trial": result.trial, "trials": trials, "outcome": _outcome(result),
+        "suite": suite_of(result),
         "scenario": result.task_scenario_name, "category": category,
         "category_label": category_label(category), "domain": result.domain,
         "difficulty": result.difficulty_level,
@@ -273,11 +284,22 @@ def _image(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 
 
+def _warnings_html(warnings: list[str]) -> str:
+    if not warnings:
+        return ""
+    items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
+    return f'<section id="warnings" class="warnings"><h2>Warnings</h2><ul>{items}</ul></section>'
+
+
 def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
-                prices: Mapping[str, Price] | None = None, title: str = "OccuBench report") -> str:
-    """The whole report as one HTML document; ``stats`` defaults to ``run_stats`` of each run."""
+                prices: Mapping[str, Price] | None = None, title: str = "OccuBench report",
+                notes: Iterable[str] = ()) -> str:
+    """The whole report as one HTML document; ``stats`` defaults to ``run_stats`` of each run. ``notes`` are
+    warnings to show beside the robustness rows' own (say, the directories skipped while loading)."""
     stats = stats if stats is not None else [run_stats(run, prices) for run in runs]
     records = [r for run in runs for r in run.results]
+    modes = robustness_table({run.name: run.results for run in runs})
+    warnings = report_warnings(modes, notes)
     run_sections = []
     for i, s in enumerate(stats):
         main = "".join(_table_html(t) for t in run_tables(s, by_domain=False))
@@ -302,12 +324,13 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
 <h1>{html.escape(title)}</h1>
 <p>{len(runs)} run(s), {len(records)} result(s). Completion = passed / evaluated; errors are counted apart and not
 scored. Confidence intervals: percentile bootstrap over tasks.</p>
-<nav><a href="#leaderboard">Leaderboard</a><a href="#modes">Modes</a><a href="#charts">Charts</a>
+<nav>{'<a href="#warnings">Warnings</a>' if warnings else ""}<a href="#leaderboard">Leaderboard</a><a href="#modes">Modes</a><a href="#charts">Charts</a>
 <a href="#runs">Runs</a><a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
+{_warnings_html(warnings)}
 <section id="leaderboard"><h2>Leaderboard</h2>{_table_html(leaderboard_table(stats))}</section>
-<section id="modes"><h2>Environment modes and robustness</h2>{_table_html(modes_table(robustness_table(records)))}</section>
+<section id="modes"><h2>Environment modes and robustness</h2>{_table_html(modes_table(modes))}</section>
 <section id="charts" class="charts"><h2>Charts</h2>{"".join(charts)}</section>
 <section id="runs"><h2>Runs</h2>{"".join(run_sections)}</section>
 <section id="trajectories"><h2>Trajectories</h2>
@@ -335,8 +358,8 @@ scored. Confidence intervals: percentile bootstrap over tasks.</p>
 
 
 def write_html(path: Path, runs: list[Run], stats: list[RunStats] | None = None, *,
-               prices: Mapping[str, Price] | None = None) -> Path:
-    text = html_report(runs, stats, prices=prices)
+               prices: Mapping[str, Price] | None = None, notes: Iterable[str] = ()) -> Path:
+    text = html_report(runs, stats, prices=prices, notes=notes)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from occubench.errors import ConfigError
 from occubench.results import Result
-from occubench.robustness import load_runs
+from occubench.robustness import load_run_results, run_dirs_with_results, warn
 
 
 @dataclass
@@ -19,19 +18,26 @@ class Run:
     results: list[Result]
 
 
-def load_run(path: Path, name: str | None = None) -> Run:
+def load_run(path: Path, name: str | None = None, warnings: list[str] | None = None) -> Run:
+    """One run directory; an error if it is not one or holds no results file. A directory that mixes
+    configurations is warned about on stderr (and in ``warnings``, when given)."""
     if not path.is_dir():
         raise ConfigError(f"run directory not found: {path}")
-    run = Run(name or path.name, path, load_runs([path]))
+    run = Run(name or path.name, path, load_run_results(path))
     hashes = {result.config_hash for result in run.results if result.config_hash}
     if len(hashes) > 1:
-        print(f"warning: {path} holds results of {len(hashes)} different configurations (config_hash "
-              f"{', '.join(sorted(hashes))}): they are reported together", file=sys.stderr)
+        warn(f"{path} holds results of {len(hashes)} different configurations (config_hash "
+             f"{', '.join(sorted(hashes))}): they are reported together", warnings)
     return run
 
 
-def load_run_dirs(paths: Iterable[Path | str]) -> list[Run]:
-    """One Run per directory, named after it (the whole path when two directories share a name)."""
-    dirs = [Path(p) for p in paths]
+def load_run_dirs(paths: Iterable[Path | str], warnings: list[str] | None = None) -> list[Run]:
+    """One Run per directory that holds results, named after it (the whole path when two directories share a name).
+
+    A directory without a results file (an older version's failed preflight left only ``args.json``) is skipped
+    with a warning on stderr; a path that does not exist, or a list in which no directory holds results, is a
+    :class:`ConfigError`. Every warning is also appended to ``warnings`` when given, for the report to show.
+    """
+    dirs = run_dirs_with_results(paths, warnings)
     names = [d.name for d in dirs]
-    return [load_run(d, d.name if names.count(d.name) == 1 else str(d)) for d in dirs]
+    return [load_run(d, d.name if names.count(d.name) == 1 else str(d), warnings) for d in dirs]

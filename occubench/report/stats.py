@@ -16,6 +16,7 @@ from typing import Any
 
 from occubench.report.runs import Run
 from occubench.results import Result
+from occubench.robustness import suite_of
 from occubench.summary import Price, Summary, Tally, summarize
 
 
@@ -170,6 +171,10 @@ def _distinct(results: list[Result], field: str) -> str:
     return ", ".join(sorted(values)) or "-"
 
 
+def _suites(results: list[Result]) -> str:
+    return ", ".join(sorted({suite_of(r) for r in results})) or "-"
+
+
 @dataclass
 class RunStats:
     name: str
@@ -188,6 +193,8 @@ class RunStats:
     pass_k: list[PassK]
     #: Tokens and cost per role (errors included: their tokens were spent).
     summary: Summary
+    #: The run's suite(s) (``occubench.robustness.suite_of``), comma-separated if it mixes several.
+    suite: str = "-"
 
 
 def run_stats(run: Run, prices: Mapping[str, Price] | None = None, *, resamples: int = 2000,
@@ -201,5 +208,6 @@ def run_stats(run: Run, prices: Mapping[str, Price] | None = None, *, resamples:
         completion=completion_ci(results, resamples=resamples, seed=seed), errors=len(summary.errors),
         by_category=breakdown(results, "category"), by_difficulty=breakdown(results, "difficulty_level"),
         by_domain=breakdown(results, "domain"), unanimity=unanimity(results),
-        pass_k=[pass_k(results, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary)
+        pass_k=[pass_k(results, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary,
+        suite=_suites(results))
 

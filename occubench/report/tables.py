@@ -14,7 +14,7 @@ from occubench.plugins import load_suite
 from occubench.report.compare import PairAgreement
 from occubench.report.runs import Run
 from occubench.report.stats import Count, RunStats
-from occubench.robustness import RobustnessRow
+from occubench.robustness import RobustnessRow, robustness_warnings
 from occubench.summary import ordered_roles, usage_row
 from occubench.tables import Table, percent
 from occubench.task import CATEGORY_ABBREVIATIONS
@@ -35,7 +35,8 @@ def _count_rows(counts: dict[str, Count], label: Callable[[str], str] = str) -> 
 def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
     """Summary, by category, by difficulty, [by domain], [pass@k], [usage and cost] of one run."""
     c, u = stats.completion, stats.unanimity
-    summary = [["Agent", stats.agent_model], ["World model", stats.world_model], ["Mode", stats.env_mode],
+    summary = [["Agent", stats.agent_model], ["World model", stats.world_model], ["Suite", stats.suite],
+               ["Mode", stats.env_mode],
                ["Completion", percent(c.rate)],
                [f"{100 * c.level:.0f}% CI (bootstrap over tasks)", ci_text(c.low, c.high)],
                ["Passed / evaluated", f"{c.passed}/{c.evaluated}"],
@@ -84,51 +85,56 @@ def _usage_table(stats: RunStats) -> Table:
 def leaderboard_table(runs: list[RunStats]) -> Table:
     """Runs by completion rate, best first (runs with nothing evaluated last)."""
     priced = any(s.summary.priced for s in runs)
-    columns = ["Rank", "Run", "Agent", "World model", "Mode", "Completion", "95% CI", "Passed", "Evaluated",
+    columns = ["Rank", "Run", "Suite", "Agent", "World model", "Mode", "Completion", "95% CI", "Passed", "Evaluated",
                "Errors"] + (["Cost (USD)"] if priced else [])
     rows = []
     for rank, s in enumerate(leaderboard(runs), start=1):
         c = s.completion
-        row = [str(rank), s.name, s.agent_model, s.world_model, s.env_mode, percent(c.rate), ci_text(c.low, c.high),
-               str(c.passed), str(c.evaluated), str(s.errors)]
+        row = [str(rank), s.name, s.suite, s.agent_model, s.world_model, s.env_mode, percent(c.rate),
+               ci_text(c.low, c.high), str(c.passed), str(c.evaluated), str(s.errors)]
         rows.append(row + ([f"{s.summary.cost_total:,.4f}"] if priced else []))
-    return Table("Leaderboard", columns, rows, text_columns=5)
+    return Table("Leaderboard", columns, rows, text_columns=6)
 
 
 def leaderboard(runs: Iterable[RunStats]) -> list[RunStats]:
     return sorted(runs, key=lambda s: (s.completion.rate is None, -(s.completion.rate or 0.0), s.name))
 
 
+MODES_TITLE = "Completion by environment mode; R = min(E1, E2, E3) / E0"
+
+
 def modes_table(rows: list[RobustnessRow]) -> Table:
-    return Table("Completion by environment mode; R = min(E1, E2, E3) / E0",
-                 ["Agent", "World model", *FAULT_MODES, "R"],
-                 [[r.agent_model, r.world_model, *(percent(r.rates[m]) for m in FAULT_MODES),
-                   "-" if r.score is None else f"{r.score:.2f}"] for r in rows], text_columns=2)
+    """One row per (suite, agent, world model). What the rates hide (modes over different tasks, runs pooled over
+    the same tasks) is in the rows' warnings, which the report shows in its Warnings section."""
+    return Table(MODES_TITLE, ["Suite", "Agent", "World model", *FAULT_MODES, "R"],
+                 [[r.suite, r.agent_model, r.world_model, *(percent(r.rates[m]) for m in FAULT_MODES),
+                   "-" if r.score is None else f"{r.score:.2f}"] for r in rows], text_columns=3)
 
 
 def compare_tables(pairs: list[PairAgreement]) -> list[Table]:
     """One agreement table over every pair of groups, then each pair's completion rates side by side."""
     by = pairs[0].by if pairs else "group"
     summary = Table(f"Agreement between {by} groups",
-                    ["First", "Second", "Agents", "Agent pairs agreeing", "Kendall tau-b", "Task verdicts agreeing"],
-                    [[p.first, p.second, str(len(p.agents)),
+                    ["Suite", "First", "Second", "Agents", "Agent pairs agreeing", "Kendall tau-b",
+                     "Task verdicts agreeing"],
+                    [[p.suite, p.first, p.second, str(len(p.agents)),
                       f"{p.agreeing}/{p.pairs} ({percent(p.ranking_agreement)})",
                       "-" if p.kendall_tau_b is None else f"{p.kendall_tau_b:.3f}",
                       f"{p.verdicts_agreeing}/{p.verdicts} ({percent(p.verdict_agreement)})"] for p in pairs],
-                    text_columns=2,
+                    text_columns=3,
                     note="A pair of agents agrees when both groups order it the same way; a tie agrees only with a "
-                         "tie.")
+                         "tie. Each suite's results are compared apart.")
     tables = [summary]
     for p in pairs:
         swapped = ", ".join(f"{a} / {b}" for a, b in p.disagreements)
-        tables.append(Table(f"Completion: {p.first} vs {p.second}", ["Agent", p.first, p.second],
-                            [[a, percent(x), percent(y)] for a, (x, y) in p.rates.items()],
+        tables.append(Table(f"Completion: {p.first} vs {p.second} ({p.suite})", ["Suite", "Agent", p.first, p.second],
+                            [[p.suite, a, percent(x), percent(y)] for a, (x, y) in p.rates.items()], text_columns=2,
                             note=f"Pairs ordered differently: {swapped}" if swapped else ""))
     return tables
 
 
 def compare_json(pairs: list[PairAgreement]) -> list[dict[str, Any]]:
-    return [{"by": p.by, "first": p.first, "second": p.second, "agents": p.agents,
+    return [{"by": p.by, "suite": p.suite, "first": p.first, "second": p.second, "agents": p.agents,
              "rates": {a: {p.first: x, p.second: y} for a, (x, y) in p.rates.items()},
              "pairs": p.pairs, "agreeing": p.agreeing, "ranking_agreement": p.ranking_agreement,
              "concordant": p.concordant, "discordant": p.discordant, "tied_first": p.tied_first,
@@ -167,9 +173,23 @@ def suite_tables(runs: list[Run]) -> dict[str, list[Table]]:
     return tables
 
 
+def report_warnings(modes: list[RobustnessRow], notes: Iterable[str] = ()) -> list[str]:
+    """What a reader of the report must know: ``notes`` (say, the directories skipped while loading), then the
+    warnings of the robustness rows."""
+    return [*notes, *robustness_warnings(modes)]
+
+
+def warnings_markdown(warnings: list[str]) -> str:
+    return "".join(["## Warnings\n\n", *(f"- {_md_cell(w)}\n" for w in warnings)]) if warnings else ""
+
+
 def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
-                    extra: dict[str, list[Table]] | None = None) -> str:
-    parts = ["# OccuBench report\n", to_markdown(leaderboard_table(runs), 2), to_markdown(modes_table(modes), 2)]
+                    extra: dict[str, list[Table]] | None = None, notes: Iterable[str] = ()) -> str:
+    """The whole report in Markdown; ``notes`` are warnings to show beside the robustness rows' own (see
+    :func:`report_warnings`), in a Warnings section after the title."""
+    warnings = warnings_markdown(report_warnings(modes, notes))
+    parts = ["# OccuBench report\n", *([warnings] if warnings else []), to_markdown(leaderboard_table(runs), 2),
+             to_markdown(modes_table(modes), 2)]
     for stats in runs:
         parts.append(f"## Run {stats.name}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
@@ -185,7 +205,7 @@ def _counts_json(counts: dict[str, Count], category: bool = False) -> dict[str, 
 def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
     c, u, summary = stats.completion, stats.unanimity, stats.summary
     data: dict[str, Any] = {
-        "name": stats.name, "agent_model": stats.agent_model, "world_model": stats.world_model,
+        "name": stats.name, "suite": stats.suite, "agent_model": stats.agent_model, "world_model": stats.world_model,
         "env_mode": stats.env_mode, "trials": stats.trials,
         "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
                        "ci_high": c.high, "ci_level": c.level},
@@ -205,15 +225,21 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
     return data
 
 
-def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True) -> dict[str, Any]:
+def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
+                notes: Iterable[str] = ()) -> dict[str, Any]:
     return {"runs": [run_json(s, by_domain=by_domain) for s in runs],
             "leaderboard": [s.name for s in leaderboard(runs)],
-            "robustness": [{"agent_model": r.agent_model, "world_model": r.world_model, "rates": r.rates,
-                            "evaluated": r.evaluated, "score": r.score} for r in modes]}
+            "robustness": [{"suite": r.suite, "agent_model": r.agent_model, "world_model": r.world_model,
+                            "rates": r.rates, "evaluated": r.evaluated,
+                            "tasks": {m: len(tasks) for m, tasks in r.tasks.items()},
+                            "runs": {m: [t.run for t in tallies] for m, tallies in r.runs.items()},
+                            "score": r.score} for r in modes],
+            "warnings": report_warnings(modes, notes)}
 
 
-CSV_COLUMNS = ["run", "agent_model", "world_model", "env_mode", "breakdown", "key", "passed", "evaluated", "errors",
-               "rate", "ci_low", "ci_high", "unanimous", "judged", "prompt_tokens", "completion_tokens", "cost_usd"]
+CSV_COLUMNS = ["run", "suite", "agent_model", "world_model", "env_mode", "breakdown", "key", "passed", "evaluated",
+               "errors", "rate", "ci_low", "ci_high", "unanimous", "judged", "prompt_tokens", "completion_tokens",
+               "cost_usd"]
 
 
 def report_csv(runs: list[RunStats], *, by_domain: bool = True) -> str:
@@ -223,7 +249,7 @@ def report_csv(runs: list[RunStats], *, by_domain: bool = True) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for s in runs:
-        head = [s.name, s.agent_model, s.world_model, s.env_mode]
+        head = [s.name, s.suite, s.agent_model, s.world_model, s.env_mode]
         c, summary = s.completion, s.summary
         total = Usage()
         for usage in summary.usage.values():

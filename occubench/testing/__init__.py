@@ -5,9 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from occubench.testing.server import MockLLMServer, ServerStats, make_scripted_responder, scripted_responder
+    from occubench.testing.server import (
+        MockLLMServer,
+        RequestTiming,
+        ServerStats,
+        make_scripted_responder,
+        scripted_responder,
+    )
 
-__all__ = ["MockLLMServer", "ServerStats", "make_scripted_responder", "scripted_responder"]
+__all__ = ["MockLLMServer", "RequestTiming", "ServerStats", "make_scripted_responder", "scripted_responder"]
 
 
 def __getattr__(name: str) -> Any:

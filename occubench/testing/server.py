@@ -8,11 +8,35 @@ harness's retry and concurrency logic can be exercised without network access.
         client = openai.OpenAI(base_url=server.base_url, api_key="k")
 
 Run ``python -m occubench.testing.server --port 8000`` to serve the scripted responder in the foreground.
+
+Opt-in modes reproduce what real servers do that a well-behaved mock would hide (constructor keyword, then flag):
+
+- ``reject_null_content`` (``--reject-null-content``): an assistant message with ``"content": null`` gets HTTP 500
+  with llama-cpp-python's pydantic validation error, the same body every time.
+- ``tools_need_choice`` (``--tools-need-choice``): ``tools`` are ignored unless ``tool_choice`` is set and not
+  ``"none"``, as llama.cpp's chatml-function-calling handler does, so the scripted agent answers in plain text.
+- ``context_window`` (``--context-window N``): prompt tokens plus ``max_tokens`` above N get HTTP 400
+  ``context_length_exceeded`` (llama.cpp's "Requested tokens (..) exceed context window of N" and OpenAI's
+  wording), whatever ``n`` is.
+- ``serial`` (``--serial``): one slot, like llama.cpp: requests wait their turn (never refused), and one whose
+  client gave up still holds the slot until it is done. ``ServerStats.timeline`` records each request's times.
+- ``reasoning`` (``--reasoning``): replies start with ``<think>..</think>`` and carry ``reasoning_content``, as
+  DeepSeek/Qwen servers do; the thoughts hold draft ``<verdict>``/``<predicted_observation>``/``<label>`` blocks
+  (is_correct false, status error, label incomplete) that a parser taking the first block would wrongly use.
+- ``text_tool_calls`` (``--text-tool-calls``): tool calls come as ``<tool_call>{"name": .., "arguments": {..}}
+  </tool_call>`` blocks in the content (Hermes/Qwen templates without a server-side parser), finish_reason "stop".
+- ``refuse_max_tokens`` (``--refuse-max-tokens``): ``max_tokens`` gets OpenAI reasoning models' HTTP 400
+  ``unsupported_parameter``; ``max_completion_tokens`` is accepted.
+- ``prompt_cache`` (``--prompt-cache``): usage reports ``prompt_tokens_details.cached_tokens``, the tokens of the
+  longest message prefix an earlier request sent too.
+
+``retry_after_s`` (``--retry-after``, the Retry-After of 429 answers) is 1 s by default, as real APIs send.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import random
@@ -26,13 +50,25 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MockLLMServer", "Responder", "ServerStats", "make_scripted_responder", "scripted_responder"]
+__all__ = ["MockLLMServer", "RequestTiming", "Responder", "ServerStats", "make_scripted_responder",
+           "scripted_responder"]
 
 Responder = Callable[[dict, int], "str | dict"]
 """(request JSON body, choice index) -> assistant content, or ``{"content": ..., "tool_calls": [...]}``."""
 
 _ERROR_STATUSES = (500, 502, 503)
 _MALFORMED_REPLY = "Sorry, I cannot format that."
+# Thoughts with draft answers that differ from the scripted ones, so a parser that does not skip them is caught.
+_REASONING = (
+    "The tempting answer is FALSE, so a first draft would be "
+    '<verdict>{"feedback": "draft", "is_correct": false}</verdict> or '
+    '<predicted_observation>{"tool": null, "status": "error", "error": "draft"}</predicted_observation> or '
+    '<label>{"feedback": "draft", "label": "incomplete"}</label>. But maybe FALSE is wrong; let me check again.'
+)
+_NULL_CONTENT_ERROR = (
+    "1 validation error for ChatCompletionRequestAssistantMessage\ncontent\n"
+    "  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]"
+)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -53,6 +89,16 @@ def _text(content: Any) -> str:
 
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _decoded(arguments: Any) -> Any:
+    """Tool-call arguments as an object when they are OpenAI-style JSON text, else as given."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            pass
+    return arguments
 
 
 def _find_action(text: str) -> dict | None:
@@ -78,12 +124,7 @@ def _world_reply(messages: list[dict]) -> str:
     if action is None:
         observation: dict[str, Any] = {"tool": None, "status": "error", "error": "no action found"}
     else:
-        name, args = str(action["name"]), action["arguments"]
-        if isinstance(args, str):  # OpenAI-style JSON-encoded arguments
-            try:
-                args = json.loads(args)
-            except ValueError:
-                pass
+        name, args = str(action["name"]), _decoded(action["arguments"])
         digest = hashlib.sha256((name + _canonical(args)).encode()).hexdigest()
         observation = {"tool": name, "status": "ok", "result_id": int(digest, 16) % 10000}
     return f"<predicted_observation>{json.dumps(observation)}</predicted_observation>"
@@ -156,10 +197,11 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0) -> Respo
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
         if "<predicted_observation>" in system:
             return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
-        if any("<verdict>" in _text(m.get("content")) for m in messages):
-            return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
         if "<label>" in system:
             return _MALFORMED_REPLY if _malformed() else _label_reply(messages)
+        # Only the prompt's own messages: replies sent back (e.g. with reasoning drafts) must not change the role.
+        if any("<verdict>" in _text(m.get("content")) for m in messages if m.get("role") in ("system", "user")):
+            return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
         return _agent_reply(request)
 
     return respond
@@ -173,6 +215,15 @@ scripted_responder: Responder = make_scripted_responder()
 # --------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class RequestTiming:
+    """``time.monotonic()`` stamps of one admitted chat request: arrival, getting its slot, answer (or drop)."""
+
+    received: float
+    started: float
+    finished: float
+
+
 @dataclass
 class ServerStats:
     """Counters for chat requests. Updated under a lock; read them after the requests of interest finish."""
@@ -184,6 +235,7 @@ class ServerStats:
     total_prompt_tokens: int = 0
     total_completion_tokens: int = 0
     in_flight: int = 0  # admitted chat requests not yet answered
+    timeline: list[RequestTiming] = field(default_factory=list)  # in order of finishing; not in snapshot()
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def snapshot(self) -> dict[str, Any]:
@@ -204,6 +256,10 @@ def _error_body(message: str, type_: str, *, param: str | None = None, code: str
 
 def _approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
+
+
+def _prompt_tokens(request: dict) -> int:
+    return _approx_tokens(json.dumps(request["messages"]) + json.dumps(request.get("tools") or []))
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -301,9 +357,11 @@ class MockLLMServer:
     """An OpenAI-compatible chat-completions server on 127.0.0.1, with optional fault injection.
 
     Checks run in this order per chat request: malformed body (400), bad API key (401), unknown model
-    (404), unsupported ``n``/``stream`` (400), more than ``max_concurrent`` requests in flight (429),
-    ``error_rate`` (500/502/503 in rotation), ``drop_rate`` (connection closed without a response); otherwise it
-    sleeps ``latency_s`` and answers with ``responder``. Random faults come from ``random.Random(seed)``.
+    (404), unsupported ``n``/``stream``/``max_tokens`` (400), more than ``max_concurrent`` requests in flight
+    (429); then, holding the slot (one at a time with ``serial``): null assistant content (500), context window
+    (400), ``error_rate`` (500/502/503 in rotation), ``drop_rate`` (connection closed without a response);
+    otherwise it sleeps ``latency_s`` and answers with ``responder``. Random faults come from
+    ``random.Random(seed)``. The quirk modes are described in the module docstring.
     """
 
     def __init__(
@@ -312,13 +370,21 @@ class MockLLMServer:
         *,
         latency_s: float = 0.0,
         max_concurrent: int | None = None,
-        retry_after_s: float = 0.0,
+        retry_after_s: float = 1.0,
         error_rate: float = 0.0,
         drop_rate: float = 0.0,
         seed: int = 0,
         api_key: str | None = None,
         models: Sequence[str] | None = None,
         support_n: bool = True,
+        reject_null_content: bool = False,
+        tools_need_choice: bool = False,
+        context_window: int | None = None,
+        serial: bool = False,
+        reasoning: bool = False,
+        text_tool_calls: bool = False,
+        refuse_max_tokens: bool = False,
+        prompt_cache: bool = False,
         port: int = 0,
     ) -> None:
         self.responder: Responder = responder or scripted_responder
@@ -330,6 +396,14 @@ class MockLLMServer:
         self.api_key = api_key
         self.models = list(models) if models is not None else None
         self.support_n = support_n
+        self.reject_null_content = reject_null_content
+        self.tools_need_choice = tools_need_choice
+        self.context_window = context_window
+        self.serial = serial
+        self.reasoning = reasoning
+        self.text_tool_calls = text_tool_calls
+        self.refuse_max_tokens = refuse_max_tokens
+        self.prompt_cache = prompt_cache
         self.stats = ServerStats()
         self.requests: list[dict] = []
         self._port = port
@@ -337,6 +411,8 @@ class MockLLMServer:
         self._lock = threading.Lock()  # guards the rng and the counters below
         self._error_count = 0
         self._call_count = 0
+        self._prefixes: set[str] = set()  # hashes of every message prefix answered so far (prompt_cache)
+        self._slot = threading.Lock()  # the single slot of serial mode
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -407,15 +483,22 @@ class MockLLMServer:
 
     def _handle_chat(self, handler: _Handler, raw: bytes) -> int | None:
         """Answer one chat request; return the status sent, or None if the connection was dropped."""
+        received = time.monotonic()
+        started: float | None = None  # when the request got its slot
         admitted = False
 
-        def sent(status: int) -> None:
+        def release() -> None:  # with stats._lock held
             nonlocal admitted
+            if admitted:
+                self.stats.in_flight -= 1
+                admitted = False
+                if started is not None:
+                    self.stats.timeline.append(RequestTiming(received, started, time.monotonic()))
+
+        def sent(status: int) -> None:
             with self.stats._lock:
                 self.stats.responses_by_status[status] = self.stats.responses_by_status.get(status, 0) + 1
-                if admitted:
-                    self.stats.in_flight -= 1
-                    admitted = False
+                release()
 
         handler.on_send = sent
         with self.stats._lock:
@@ -453,6 +536,15 @@ class MockLLMServer:
             message = "Streaming is not supported by the mock server."
             handler._send_json(400, _error_body(message, "invalid_request_error", param="stream"))
             return 400
+        if self.refuse_max_tokens and "max_tokens" in request:
+            message = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                       "Use 'max_completion_tokens' instead.")
+            handler._send_json(400, _error_body(message, "invalid_request_error", param="max_tokens",
+                                                code="unsupported_parameter"))
+            return 400
+        if self.tools_need_choice and request.get("tool_choice") in (None, "none"):
+            # llama.cpp's chatml-function-calling handler renders no tools into the prompt without a tool_choice.
+            request = {key: value for key, value in request.items() if key != "tools"}
 
         with self.stats._lock:
             admitted = self.max_concurrent is None or self.stats.in_flight < self.max_concurrent
@@ -468,14 +560,37 @@ class MockLLMServer:
             handler._send_json(429, _error_body(message, "requests", code="rate_limit_exceeded"), headers)
             return 429
         try:
-            return self._admitted(handler, request, n)
+            # llama.cpp has one slot: later requests queue, and one whose client hung up still runs to the end.
+            with self._slot if self.serial else contextlib.nullcontext():
+                started = time.monotonic()
+                return self._admitted(handler, request, n)
         finally:
             with self.stats._lock:
-                if admitted:  # dropped: nothing was sent
-                    self.stats.in_flight -= 1
-                    admitted = False
+                release()  # dropped: nothing was sent
 
     def _admitted(self, handler: _Handler, request: dict, n: int) -> int | None:
+        if self.reject_null_content and any(
+            isinstance(m, dict) and m.get("role") == "assistant" and m.get("content", "") is None
+            for m in request["messages"]
+        ):
+            handler._send_json(500, _error_body(_NULL_CONTENT_ERROR, "server_error"))
+            return 500
+        if self.context_window is not None:
+            prompt_tokens = _prompt_tokens(request)
+            limit = request.get("max_tokens", request.get("max_completion_tokens"))
+            completion_tokens = limit if isinstance(limit, int) else 0
+            requested = prompt_tokens + completion_tokens
+            if requested > self.context_window:
+                # llama-cpp-python's wording, which also carries OpenAI's phrase and code.
+                message = (
+                    f"Requested tokens ({requested}) exceed context window of {self.context_window}. "
+                    f"This model's maximum context length is {self.context_window} tokens. However, you requested "
+                    f"{requested} tokens ({prompt_tokens} in the messages, {completion_tokens} in the completion). "
+                    "Please reduce the length of the messages or completion."
+                )
+                handler._send_json(400, _error_body(message, "invalid_request_error", param="messages",
+                                                    code="context_length_exceeded"))
+                return 400
         if self._roll(self.error_rate):
             with self._lock:
                 status = _ERROR_STATUSES[self._error_count % len(_ERROR_STATUSES)]
@@ -489,7 +604,6 @@ class MockLLMServer:
             with self.stats._lock:
                 self.stats.dropped += 1
             return None
-
 
         if self.latency_s > 0:
             time.sleep(self.latency_s)
@@ -510,7 +624,7 @@ class MockLLMServer:
             completion_text += message["content"] or ""
             for call in message.get("tool_calls", []):
                 completion_text += call["function"]["name"] + call["function"]["arguments"]
-        prompt_tokens = _approx_tokens(json.dumps(request["messages"]) + json.dumps(request.get("tools") or []))
+        prompt_tokens = _prompt_tokens(request)
         completion_tokens = _approx_tokens(completion_text)
         with self.stats._lock:
             self.stats.total_prompt_tokens += prompt_tokens
@@ -518,43 +632,66 @@ class MockLLMServer:
         with self._lock:
             self._call_count += 1
             completion_id = f"chatcmpl-mock-{self._call_count}"
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if self.prompt_cache:
+            usage["prompt_tokens_details"] = {"cached_tokens": self._cached_tokens(request["messages"])}
         return {
             "id": completion_id,
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model") or "mock",
             "choices": choices,
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": usage,
         }
+
+    def _cached_tokens(self, messages: list) -> int:
+        """Tokens of the longest message prefix an earlier request also sent; remembers this request's prefixes."""
+        digests, digest = [], ""
+        for message in messages:  # chained, so each digest stands for the whole prefix up to that message
+            digest = hashlib.sha256((digest + _canonical(message)).encode()).hexdigest()
+            digests.append(digest)
+        with self._lock:
+            shared = sum(1 for d in digests if d in self._prefixes)  # a seen prefix implies its own prefixes seen
+            self._prefixes.update(digests)
+        return _approx_tokens(json.dumps(messages[:shared])) if shared else 0
 
     def _message(self, reply: str | dict) -> tuple[dict, str]:
         if isinstance(reply, str):
-            return {"role": "assistant", "content": reply}, "stop"
+            reply = {"content": reply}
         if not isinstance(reply, dict):
             raise TypeError(f"responder returned {type(reply).__name__}, expected str or dict")
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        finish_reason = "stop"
         calls = reply.get("tool_calls") or []
-        if not calls:
-            return message, "stop"
-        message["tool_calls"] = []
-        for call in calls:
-            arguments = call.get("arguments", {})
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments)
-            with self._lock:
-                self._call_count += 1
-                call_id = f"call_{self._call_count}"
-            message["tool_calls"].append(
-                {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": arguments}}
-            )
-        return message, "tool_calls"
+        if calls and self.text_tool_calls:
+            # What a Hermes/Qwen chat template emits when the server has no tool-call parser.
+            texts = (json.dumps({"name": c["name"], "arguments": _decoded(c.get("arguments", {}))}) for c in calls)
+            blocks = [f"<tool_call>\n{text}\n</tool_call>" for text in texts]
+            message["content"] = "\n".join([message["content"], *blocks] if message["content"] else blocks)
+        elif calls:
+            message["tool_calls"] = []
+            for call in calls:
+                arguments = call.get("arguments", {})
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments)
+                with self._lock:
+                    self._call_count += 1
+                    call_id = f"call_{self._call_count}"
+                message["tool_calls"].append(
+                    {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": arguments}}
+                )
+            finish_reason = "tool_calls"
+        if self.reasoning:
+            message["content"] = f"<think>\n{_REASONING}\n</think>\n\n{message['content'] or ''}"
+            message["reasoning_content"] = _REASONING
+        return message, finish_reason
 
 
-def _main(argv: Sequence[str] | None = None) -> None:
+def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
     parser = argparse.ArgumentParser(
         prog="python -m occubench.testing.server",
         description="Serve the scripted OpenAI-compatible mock LLM on 127.0.0.1 until interrupted.",
@@ -562,24 +699,53 @@ def _main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8100, help="default: 8100")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each answer")
     parser.add_argument("--max-concurrent", type=int, default=None, help="answer 429 beyond this many in flight")
+    parser.add_argument("--retry-after", type=float, default=1.0, help="Retry-After seconds of a 429 (default: 1)")
     parser.add_argument("--error-rate", type=float, default=0.0, help="probability of a 5xx answer")
     parser.add_argument("--drop-rate", type=float, default=0.0, help="probability of closing without an answer")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-n", action="store_true", help="refuse requests with n > 1, as some servers do")
     parser.add_argument("--api-key", help="accept only this key (others get 401, as real APIs answer)")
     parser.add_argument("--models", help="comma-separated model names to serve (others get 404); default: any")
+    parser.add_argument("--reject-null-content", action="store_true",
+                        help='answer 500 to an assistant message with "content": null, as llama-cpp-python does')
+    parser.add_argument("--tools-need-choice", action="store_true",
+                        help="ignore tools unless tool_choice is set, as llama.cpp's chatml-function-calling does")
+    parser.add_argument("--context-window", type=int, default=None,
+                        help="answer 400 context_length_exceeded when prompt plus max_tokens exceed this")
+    parser.add_argument("--serial", action="store_true", help="one request at a time, the rest queued (llama.cpp)")
+    parser.add_argument("--reasoning", action="store_true",
+                        help="prefix replies with <think>..</think> and add reasoning_content")
+    parser.add_argument("--text-tool-calls", action="store_true",
+                        help="return tool calls as <tool_call> blocks in the content, not as tool_calls")
+    parser.add_argument("--refuse-max-tokens", action="store_true",
+                        help="answer 400 to max_tokens (max_completion_tokens is fine), as OpenAI reasoning models")
+    parser.add_argument("--prompt-cache", action="store_true",
+                        help="report usage.prompt_tokens_details.cached_tokens for message prefixes seen before")
     args = parser.parse_args(argv)
-    server = MockLLMServer(
+    return MockLLMServer(
         latency_s=args.latency,
         max_concurrent=args.max_concurrent,
+        retry_after_s=args.retry_after,
         error_rate=args.error_rate,
         drop_rate=args.drop_rate,
         seed=args.seed,
         support_n=not args.no_n,
         api_key=args.api_key,
         models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None,
+        reject_null_content=args.reject_null_content,
+        tools_need_choice=args.tools_need_choice,
+        context_window=args.context_window,
+        serial=args.serial,
+        reasoning=args.reasoning,
+        text_tool_calls=args.text_tool_calls,
+        refuse_max_tokens=args.refuse_max_tokens,
+        prompt_cache=args.prompt_cache,
         port=args.port,
-    ).start()
+    )
+
+
+def _main(argv: Sequence[str] | None = None) -> None:
+    server = _server_from_args(argv).start()
     print(server.base_url, flush=True)  # benchmarks read the URL from the first line of output
     # Scripts stop a background server with SIGTERM; exit through `finally` so the stats still print.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from occubench.environment import Environment, JSONObject
-from occubench.llm import Usage
 from occubench.tools import TOOL_TIME_LIMIT, ToolError, ToolSpec, spec_of
 from occubench.workplace.model import Colleague, Day, clock, minutes
 from occubench.workplace.scoring import checkpoint_met
@@ -36,12 +35,11 @@ class Responder(Protocol):
 
 
 class KeywordResponder:
-    """Offline colleagues: a clue is released when the message meets every group of its trigger words."""
+    """Offline colleagues: a clue is released when the message meets every group of its triggers, as whole words
+    (:meth:`Clue.asked_by`), so a request for everything asks for nothing in particular."""
 
     def reply(self, colleague: Colleague, message: str, history: list[tuple[str, str]]) -> str:
-        text = message.lower()
-        released = [clue.text for clue in colleague.clues
-                    if all(any(word in text for word in group) for group in clue.trigger)]
+        released = [clue.text for clue in colleague.clues if clue.asked_by(message)]
         if released:
             return " ".join(released)
         return (f"Hi, this is {colleague.name} ({colleague.role}, {colleague.department}). I'm not sure what you "
@@ -116,11 +114,10 @@ class WorkplaceEnvironment(Environment):
     seconds when the colleagues are code; colleagues played by a model wait on requests with their own timeouts
     and retries, which an interrupt would cut short, so then calls have no limit."""
 
-    def __init__(self, day: Day, responder: Responder | None = None, usage: Usage | None = None, *,
+    def __init__(self, day: Day, responder: Responder | None = None, *,
                  time_limit: float | None = TOOL_TIME_LIMIT) -> None:
         self.day = day
         self.responder = responder or KeywordResponder()
-        self._npc_usage = usage
         self.time_limit = time_limit if isinstance(self.responder, KeywordResponder) else None
         self.reset()
 
@@ -364,10 +361,6 @@ class WorkplaceEnvironment(Environment):
 
     def info(self) -> dict[str, Any]:
         return {"finished_at": clock(self.now), "day_notes": self.notes}
-
-    @property
-    def usage(self) -> dict[str, Usage]:
-        return {"npc": self._npc_usage} if self._npc_usage is not None else {}
 
 
 def _inside(path: str) -> str:

@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from occubench.errors import ConfigError
 from occubench.workplace.environment import COSTS
 from occubench.workplace.model import Day, clock, minutes
 from occubench.workplace.templates import FAMILIES
@@ -140,4 +141,38 @@ def write_days(days: list[Day], out: Path) -> list[Path]:
 
 
 def read_days(folder: Path) -> list[Day]:
-    return [Day.from_json(json.loads(path.read_text(encoding="utf-8"))) for path in sorted(folder.glob("*.json"))]
+    """The days in ``folder``'s JSON files, by file name. A file that is not a day raises :class:`ConfigError`
+    naming it and what is wrong: where the JSON breaks, or which key is missing or wrongly typed."""
+    if not folder.is_dir():
+        raise ConfigError(f"{folder}: {'not a directory' if folder.exists() else 'no such directory'}")
+    days: list[Day] = []
+    files: dict[str, Path] = {}
+    for path in sorted(folder.glob("*.json")):
+        day = _read_day(path)
+        if day.id in files:  # results are stored by day id: two days under one id would be one
+            raise ConfigError(f"{path}: day id {day.id!r} is taken by {files[day.id]}")
+        files[day.id] = path
+        days.append(day)
+    return days
+
+
+def _read_day(path: Path) -> Day:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        day = Day.from_json(data)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # not the shape of a day (Day.from_json), or a number too long to read
+        raise ConfigError(f"{path}: {exc}") from None
+    if not any("category" in task for task in data["tasks"]):
+        # Written before tasks had categories, and before triggers matched whole words, when "cost cent" asked
+        # for cost centres: give each task its family's category, and let each trigger match the start of a word.
+        for task in (task for task in day.tasks if task.family in FAMILIES):
+            task.category = FAMILIES[task.family].category
+        for clue in (clue for colleague in day.colleagues for clue in colleague.clues):
+            clue.trigger = [[word + "*" for word in group] for group in clue.trigger]
+    return day

@@ -54,11 +54,11 @@ def _phase(config: RunConfig, console: Console, days: list[Day], carried_over: d
 
 
 def listing() -> tuple[list[Table], Any]:
-    families = [{"name": f.name, "kind": f.kind, "difficulty": f.difficulty}
+    families = [{"name": f.name, "kind": f.kind, "difficulty": f.difficulty, "category": f.category}
                 for f in sorted(FAMILIES.values(), key=lambda f: f.name)]
     table = Table(f"Suite {WORKPLACE_SUITE}: task families of the generated days (run with --suite "
-                  f"{WORKPLACE_SUITE} --days N --seed S)", ["Family", "Kind of work", "Difficulty"],
-                  [[f["name"], f["kind"], f["difficulty"]] for f in families], text_columns=3)
+                  f"{WORKPLACE_SUITE} --days N --seed S)", ["Family", "Kind of work", "Difficulty", "Category"],
+                  [[f["name"], f["kind"], f["difficulty"], f["category"]] for f in families], text_columns=4)
     return [table], {"families": families}
 
 

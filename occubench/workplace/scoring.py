@@ -58,6 +58,7 @@ def checkpoint_met(check: dict[str, Any], env: WorkplaceEnvironment, deadline: s
 class TaskScore:
     task_id: str
     family: str
+    category: str
     difficulty: str
     score: float
     success: bool
@@ -75,5 +76,6 @@ def score_day(day: Day, env: WorkplaceEnvironment) -> list[TaskScore]:
             result["late"] = not result["passed"] and checkpoint_met(checkpoint.check, env, day.end)
         total = sum(c.weight for c in task.checkpoints)
         passed = sum(r["weight"] for r in results if r["passed"])
-        scores.append(TaskScore(task.id, task.family, task.difficulty, passed / total, passed == total, results))
+        scores.append(TaskScore(task.id, task.family, task.category, task.difficulty, passed / total, passed == total,
+                                results))
     return scores

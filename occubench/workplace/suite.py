@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 
 from occubench.agent import ScriptedAgent
 from occubench.environment import Environment
-from occubench.llm import Message, Model, Usage
+from occubench.llm import Message, Model
 from occubench.suite import Suite
 from occubench.task import Task
 from occubench.trajectory import Trajectory
@@ -43,26 +44,35 @@ def feedback(scores: Sequence[TaskScore | dict], notes: str | None = None) -> st
     return "Mentor's feedback:\n" + "\n".join(lines)
 
 
+def day_category(day: Day) -> str:
+    """The most common category among the day's tasks; of those tied, the one met first in task order."""
+    counts = Counter(task.category for task in day.tasks)
+    return max(counts, key=counts.__getitem__)  # max keeps the first of equals; a Counter keeps first-seen order
+
+
 class LLMColleague:
     """A colleague played by a model: converses naturally, shares a clue only when its condition is met."""
 
-    def __init__(self, model: Model, usage: Usage) -> None:
+    def __init__(self, model: Model) -> None:
         self.model = model
-        self.usage = usage
 
     def reply(self, colleague: Colleague, message: str, history: list[tuple[str, str]]) -> str:
-        facts = "\n".join(f"- {clue.text} (share this only when asked about: "
-                          f"{'; and '.join(' or '.join(group) for group in clue.trigger)})" for clue in colleague.clues)
+        # The condition the offline colleagues apply (Clue.asked_by), in words: the message must name the subject.
+        facts = "\n".join(f"- {clue.text} (share this only when the message asks about " +
+                          "; and about ".join(" or ".join(f'"{t}"' for t in group) for group in clue.trigger) + ")"
+                          for clue in colleague.clues)
         system = (f"You are {colleague.name}, {colleague.role} in {colleague.department}, answering a new "
                   f"colleague's chat message. Reply in one to three sentences. What you know:\n"
-                  f"{facts or '- nothing specific to their work'}\nShare a fact only when the message asks for it; "
-                  "never invent facts, numbers or names beyond these.")
+                  f"{facts or '- nothing specific to their work'}\nShare a fact only when the message itself asks "
+                  "about it in one of those words or phrases (a plural counts; a * stands for any ending). A request "
+                  "for everything, for the answers or the ground truth, or for help does not ask about anything in "
+                  "particular: share nothing then, and ask what they need. Never invent facts, numbers or names "
+                  "beyond these.")
         messages: list[Message] = [{"role": "system", "content": system}]
         for asked, answered in history:
             messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": answered}]
         messages.append({"role": "user", "content": message})
         completion = self.model.chat(messages)
-        self.usage.add(completion.usage)
         return completion.replies[0].content or ""
 
 
@@ -73,7 +83,7 @@ class WorkplaceSuite(Suite):
         self.npc = npc
         self._tasks = [
             Task(task_id=day.id, instruction=instruction(day, (carried_over or {}).get(day.id, "")),
-                 scenario="Workplace day", category="Business & Enterprise", domain="Office work",
+                 scenario="Workplace day", category=day_category(day), domain="Office work",
                  difficulty=1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), env_name=day.id,
                  metadata={"day": day})
             for day in days
@@ -86,8 +96,7 @@ class WorkplaceSuite(Suite):
         day = self.days[task.env_name]
         if self.npc is None:
             return WorkplaceEnvironment(day)
-        usage = Usage()
-        return WorkplaceEnvironment(day, LLMColleague(self.npc, usage), usage)
+        return WorkplaceEnvironment(day, LLMColleague(self.npc))
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         day, instance = self.days[task.env_name], env.unwrapped

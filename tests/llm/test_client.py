@@ -35,7 +35,7 @@ def test_reply_usage_and_tool_calls(server: MockLLMServer) -> None:
 
 
 def test_rate_limits_are_retried_until_answered() -> None:
-    with MockLLMServer(lambda request, index: "fine", max_concurrent=1, latency_s=0.05) as server:
+    with MockLLMServer(lambda request, index: "fine", max_concurrent=1, latency_s=0.05, retry_after_s=0) as server:
         client = LLMClient("k", server.base_url, retry=FAST)
         with ThreadPoolExecutor(4) as pool:
             replies = list(pool.map(lambda _: client.chat("m", HELLO).replies[0].content, range(8)))

@@ -9,6 +9,7 @@ import openai
 import pytest
 
 from occubench.errors import WorldError
+from occubench.llm.ledger import open_ledger
 from occubench.lwm import LWMEnvironment, WorldModelRegistry, create_client
 from occubench.testing import MockLLMServer, make_scripted_responder
 
@@ -34,8 +35,9 @@ def test_readme_snippet_on_the_real_data(shared_data: Path, server: MockLLMServe
 def test_world_model_sees_prompt_history_and_current_action(small_data: Path, server: MockLLMServer) -> None:
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
     env = LWMEnvironment(config, create_client("k", server.base_url), "world")
-    first = env.call("get_prescription", {"rx_id": "RX-100"})
-    env.call("record_refill", {"rx_id": "RX-100", "patient_id": "P-7"})
+    with open_ledger() as ledger:
+        first = env.call("get_prescription", {"rx_id": "RX-100"})
+        env.call("record_refill", {"rx_id": "RX-100", "patient_id": "P-7"})
 
     messages = server.requests[-1]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
@@ -43,7 +45,7 @@ def test_world_model_sees_prompt_history_and_current_action(small_data: Path, se
     assert json.loads(messages[1]["content"]) == {"name": "get_prescription", "arguments": {"rx_id": "RX-100"}}
     assert messages[2]["content"] == f"<predicted_observation>{json.dumps(first)}</predicted_observation>"
     assert json.loads(messages[3]["content"])["name"] == "record_refill"
-    assert env.usage["world"].calls == 2
+    assert ledger.by_role["world"].calls == 2
 
     env.reset()
     env.call("get_prescription", {"rx_id": "RX-100"})

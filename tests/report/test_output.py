@@ -37,8 +37,10 @@ def test_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     leaderboard = out.split("## Leaderboard", 1)[1].split("##", 1)[0]
     # Best first: B 100 %, then A E0 66.7 %, then A E1 33.3 %.
     assert leaderboard.index("B__sim__E0") < leaderboard.index("A__sim__E0") < leaderboard.index("A__sim__E1")
-    assert "| 1 | B__sim__E0 | B | sim | E0 | 100.0% | 100.0–100.0% | 2 | 2 | 0 |" in out
-    assert "| A | sim | 66.7% | 33.3% | - | - | - |" in out  # the E0–E3 table; no R without E2 and E3
+    # No suite in these files, but a simulator: the OccuBench benchmark's results.
+    assert "| 1 | B__sim__E0 | occubench | B | sim | E0 | 100.0% | 100.0–100.0% | 2 | 2 | 0 |" in out
+    assert "| occubench | A | sim | 66.7% | 33.3% | - | - | - |" in out  # the E0–E3 table; no R without E2 and E3
+    assert "| Suite | occubench |" in out  # each run's summary
     assert "| Completion | 66.7% |" in out and "| Passed / evaluated | 2/3 |" in out
     assert "| Errors (not scored) | 1 |" in out and "| Judge unanimity | 100.0% (3/3 with 2+ parsable votes) |" in out
     assert "| Hlth | 1 | 2 | 0 | 50.0% |" in out and "| Trans | 1 | 1 | 1 | 100.0% |" in out
@@ -101,4 +103,6 @@ def test_bad_run_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert f"run directory not found: {missing}" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty")]) == 2
-    assert "no results.jsonl in" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"warning: skipped {tmp_path / 'empty'}: no results.jsonl" in err
+    assert f"occubench: error: no results.jsonl in any of {tmp_path / 'empty'}: nothing to report" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ import pytest
 from occubench.cli import main
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, ServerStats, make_scripted_responder, scripted_responder
+from occubench.testing.server import _server_from_args
 
 USER = [{"role": "user", "content": "hi"}]
 TOOLS = [
@@ -230,6 +232,193 @@ def test_stop_closes_idle_keep_alive_connections() -> None:
         conn.request("POST", "/v1/chat/completions", body=json.dumps({"model": "m", "messages": USER}))
         conn.getresponse()
     conn.close()
+
+
+def test_retry_after_defaults_to_one_second() -> None:
+    with MockLLMServer(max_concurrent=0) as srv:
+        with pytest.raises(openai.RateLimitError) as info:
+            _client(srv).chat.completions.create(model="m", messages=USER)
+    assert info.value.response.headers["retry-after"] == "1"
+    assert info.value.response.headers["retry-after-ms"] == "1000"
+
+
+# --- modes that reproduce real servers ---------------------------------------------------------------
+
+
+def _approx(obj: object) -> int:
+    return (len(json.dumps(obj)) + 3) // 4  # the server's own estimate: 4 characters a token
+
+
+def test_reject_null_content_answers_llama_cpp_validation_error() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history = [*USER, {"role": "assistant", "content": None, "tool_calls": [call]},
+               {"role": "tool", "tool_call_id": "c1", "content": "{}"}]
+    with MockLLMServer(reject_null_content=True) as srv:
+        client = _client(srv)
+        bodies = []
+        for _ in range(2):
+            with pytest.raises(openai.InternalServerError) as info:
+                client.chat.completions.create(model="m", messages=history)
+            assert info.value.status_code == 500
+            bodies.append(info.value.body)
+        assert client.chat.completions.create(model="m", messages=[*USER, {**history[1], "content": ""}, history[2]])
+    assert bodies[0] == bodies[1]
+    assert isinstance(bodies[0], dict) and bodies[0]["type"] == "server_error"
+    assert bodies[0]["message"].startswith("1 validation error for ChatCompletionRequestAssistantMessage\ncontent\n")
+    assert "input_value=None, input_type=NoneType" in bodies[0]["message"]
+    assert srv.stats.responses_by_status == {500: 2, 200: 1}
+
+
+def test_tools_need_choice_ignores_tools_without_tool_choice() -> None:
+    with MockLLMServer(tools_need_choice=True) as srv:
+        client = _client(srv)
+        for extra in ({}, {"tool_choice": "none"}):
+            choice = client.chat.completions.create(model="m", messages=USER, tools=TOOLS, **extra).choices[0]
+            assert (choice.message.content, choice.message.tool_calls, choice.finish_reason) == ("ok", None, "stop")
+        choice = client.chat.completions.create(model="m", messages=USER, tools=TOOLS, tool_choice="auto").choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.tool_calls
+    assert choice.message.tool_calls[0].function.name == "lookup_patient"
+    assert srv.requests[0]["tools"] == TOOLS  # recorded as sent
+
+
+def test_context_window_exceeded_is_400_even_with_n() -> None:
+    long = [{"role": "user", "content": "x" * 2000}]
+    with MockLLMServer(context_window=100) as srv:
+        client = _client(srv)
+        fits = client.chat.completions.create(model="m", messages=USER, n=3)
+        errors = []
+        for messages, extra in ((long, {"n": 3}), (USER, {"max_tokens": 100})):
+            with pytest.raises(openai.BadRequestError) as info:
+                client.chat.completions.create(model="m", messages=messages, **extra)
+            errors.append(info.value)
+    assert len(fits.choices) == 3 and fits.usage is not None
+    found = re.search(r"Requested tokens \((\d+)\) exceed context window of 100\b", errors[0].message)
+    assert found and int(found.group(1)) > 500
+    assert "This model's maximum context length is 100 tokens" in errors[0].message
+    assert all(e.code == "context_length_exceeded" and e.param == "messages" for e in errors)
+    prompt = fits.usage.prompt_tokens
+    assert f"Requested tokens ({prompt + 100}) exceed" in errors[1].message
+    assert f"({prompt} in the messages, 100 in the completion)" in errors[1].message
+    assert srv.stats.responses_by_status == {200: 1, 400: 2}
+
+
+def test_serial_slot_is_held_by_a_request_its_client_abandoned() -> None:
+    def responder(request: dict, index: int) -> str:
+        # The first request keeps working until its client has given up and sent the request again.
+        while len(srv.requests) < 2:
+            time.sleep(0.01)
+        return "done"
+
+    with MockLLMServer(responder, serial=True) as srv:
+        client = _client(srv)
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(model="m", messages=USER, timeout=0.2)
+        assert client.chat.completions.create(model="m", messages=USER).choices[0].message.content == "done"
+    abandoned, resent = sorted(srv.stats.timeline, key=lambda t: t.received)
+    assert resent.received < abandoned.finished  # re-sent while the abandoned one was still being worked on ...
+    assert abandoned.finished <= resent.started  # ... which it had to wait for: queued, not refused
+    assert srv.stats.responses_by_status == {200: 2} and srv.stats.max_in_flight == 2
+
+
+def test_reasoning_precedes_replies_with_misleading_drafts() -> None:
+    verifier = {"role": "user", "content": VERIFIER_PROMPT}
+    with MockLLMServer(reasoning=True) as srv:
+        client = _client(srv)
+        message = client.chat.completions.create(model="m", messages=[verifier]).choices[0].message
+        # Replies sent back with their thoughts leave the agent an agent (not taken for a verifier).
+        messages: list[dict] = [{"role": "user", "content": "do the task"}]
+        for _ in range(2):
+            agent = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
+            assert agent.tool_calls and agent.content and agent.content.startswith("<think>")
+            messages.append(agent.model_dump(exclude_none=True))
+            messages.append({"role": "tool", "tool_call_id": agent.tool_calls[0].id, "content": "{}"})
+    assert message.content is not None and message.model_extra is not None
+    reasoning = message.model_extra["reasoning_content"]
+    assert "maybe FALSE" in reasoning and "<verdict>" in reasoning and "<predicted_observation>" in reasoning
+    thought, answer = message.content.split("</think>")
+    assert thought == f"<think>\n{reasoning}\n"
+    assert answer.strip() == scripted_responder({"messages": [verifier]}, 0)
+    assert [m["tool_calls"][0]["function"]["name"] for m in messages if m.get("tool_calls")] == [
+        "lookup_patient", "schedule"]
+    assert "<verdict>" in messages[1]["content"] and "reasoning_content" in messages[1]  # sent back as received
+
+
+def test_text_tool_calls_come_as_tagged_blocks_in_the_content() -> None:
+    def responder(request: dict, index: int) -> dict:
+        return {"content": "Calling.", "tool_calls": [{"name": "a", "arguments": {"x": 1}},
+                                                      {"name": "b", "arguments": '{"y": [2]}'}]}
+
+    with MockLLMServer(responder, text_tool_calls=True) as srv:
+        choice = _client(srv).chat.completions.create(model="m", messages=USER).choices[0]
+    assert choice.finish_reason == "stop" and choice.message.tool_calls is None
+    assert choice.message.content == ('Calling.\n<tool_call>\n{"name": "a", "arguments": {"x": 1}}\n</tool_call>\n'
+                                      '<tool_call>\n{"name": "b", "arguments": {"y": [2]}}\n</tool_call>')
+    with MockLLMServer(text_tool_calls=True) as srv:
+        content = _client(srv).chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message.content
+    assert content is not None and content.startswith("<tool_call>\n") and content.endswith("\n</tool_call>")
+    assert json.loads(content.removeprefix("<tool_call>").removesuffix("</tool_call>")) == {
+        "name": "lookup_patient", "arguments": {"patient_id": "X-1", "ward": "ICU", "limit": 1}}
+
+
+def test_refuse_max_tokens_accepts_max_completion_tokens() -> None:
+    with MockLLMServer(refuse_max_tokens=True) as srv:
+        client = _client(srv)
+        with pytest.raises(openai.BadRequestError) as info:
+            client.chat.completions.create(model="m", messages=USER, max_tokens=10)
+        assert client.chat.completions.create(model="m", messages=USER, max_completion_tokens=10).choices
+    assert info.value.body == {
+        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                   "Use 'max_completion_tokens' instead.",
+        "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}
+
+
+def test_prompt_cache_reports_the_longest_shared_message_prefix() -> None:
+    system = {"role": "system", "content": "You are helpful." * 10}
+    first = [system, {"role": "user", "content": "first question"}]
+    follow_up = [*first, {"role": "assistant", "content": "answer"}, {"role": "user", "content": "more"}]
+    other = [system, {"role": "user", "content": "another question"}]
+    with MockLLMServer(prompt_cache=True) as srv:
+        client = _client(srv)
+        usages = [client.chat.completions.create(model="m", messages=m).usage
+                  for m in (first, follow_up, other, follow_up)]
+    cached = [u.prompt_tokens_details.cached_tokens for u in usages if u and u.prompt_tokens_details]
+    assert cached == [0, _approx(first), _approx([system]), _approx(follow_up)]
+    assert usages[3] is not None and cached[3] <= usages[3].prompt_tokens
+    with MockLLMServer() as srv:  # off by default
+        usage = _client(srv).chat.completions.create(model="m", messages=first).usage
+    assert usage is not None and usage.prompt_tokens_details is None
+
+
+def test_command_line_flags_set_the_modes() -> None:
+    default = _server_from_args([])
+    assert (default.retry_after_s, default.context_window) == (1.0, None)
+    assert not any((default.reject_null_content, default.tools_need_choice, default.serial, default.reasoning,
+                    default.text_tool_calls, default.refuse_max_tokens, default.prompt_cache))
+    server = _server_from_args(["--reject-null-content", "--tools-need-choice", "--context-window", "4096", "--serial",
+                                "--reasoning", "--text-tool-calls", "--refuse-max-tokens", "--prompt-cache",
+                                "--retry-after", "2.5"])
+    assert (server.retry_after_s, server.context_window) == (2.5, 4096)
+    assert all((server.reject_null_content, server.tools_need_choice, server.serial, server.reasoning,
+                server.text_tool_calls, server.refuse_max_tokens, server.prompt_cache))
+
+
+def test_command_line_server_with_modes() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "occubench.testing.server", "--port", "0", "--refuse-max-tokens",
+                                "--tools-need-choice", "--text-tool-calls", "--reasoning"],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        client = openai.OpenAI(base_url=process.stdout.readline().strip(), api_key="k", max_retries=0, timeout=5)
+        with pytest.raises(openai.BadRequestError, match="max_completion_tokens"):
+            client.chat.completions.create(model="m", messages=USER, max_tokens=5)
+        plain = client.chat.completions.create(model="m", messages=USER, tools=TOOLS).choices[0].message.content
+        text = client.chat.completions.create(model="m", messages=USER, tools=TOOLS,
+                                              tool_choice="auto").choices[0].message.content
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert plain is not None and plain.startswith("<think>") and plain.endswith("</think>\n\nok")
+    assert text is not None and text.startswith("<think>") and '<tool_call>\n{"name": "lookup_patient"' in text
 
 
 # --- scripted responder -------------------------------------------------------------------------

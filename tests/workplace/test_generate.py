@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from occubench.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.generate import generate_day, generate_days, read_days, write_days
+from occubench.workplace.model import Day
+from occubench.workplace.plugin import listing
+from occubench.workplace.suite import WorkplaceSuite, day_category
+from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day
 
 
@@ -50,3 +56,30 @@ def test_generate_command(tmp_path: Path) -> None:
                                "--seed", "21", "--out", str(tmp_path / out)], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
     assert _files(tmp_path / "x") == _files(tmp_path / "y") and len(_files(tmp_path / "x")) == 5
+
+
+def test_each_family_has_its_own_industry_category() -> None:
+    categories = {name: family.category for name, family in FAMILIES.items()}
+    assert set(categories.values()) <= set(CATEGORY_ABBREVIATIONS) and len(set(categories.values())) >= 5
+    assert categories["service_health"] == "Technology & IT"
+    for day in generate_days(2, 20):
+        assert all(task.category == categories[task.family] for task in day.tasks)
+    tables, data = listing()
+    assert tables[0].columns[-1] == "Category"
+    assert {f["name"]: f["category"] for f in data["families"]} == categories
+    assert {row[0]: row[-1] for row in tables[0].rows} == categories
+
+
+def test_a_day_takes_the_most_common_category_of_its_tasks() -> None:
+    day = generate_day(4, 3)
+    template = day.tasks[0]
+
+    def day_of(*categories: str) -> Day:
+        tasks = [replace(template, id=f"t{i}", category=c) for i, c in enumerate(categories)]
+        return replace(day, id="-".join(categories), tasks=tasks)
+    cases = {("Agri",): "Agri", ("Agri", "Tech", "Tech"): "Tech", ("Tech", "Agri", "Agri", "Tech"): "Tech",
+             ("Agri", "Tech", "Sci", "Tech", "Sci"): "Tech", ("Agri", "Sci", "Tech"): "Agri"}  # ties: first task's
+    for categories, expected in cases.items():
+        assert day_category(day_of(*categories)) == expected, categories
+    suite = WorkplaceSuite([day_of(*c) for c in cases])
+    assert [task.category for task in suite.tasks()] == list(cases.values())

@@ -68,6 +68,8 @@ class Family:
     name: str
     kind: str  # synthesis, scheduling, inquiry, optimisation
     difficulty: str  # easy or hard
+    #: The industry it belongs to: one of OccuBench's ten categories (``occubench.task.CATEGORY_ABBREVIATIONS``).
+    category: str
     build: Template
 
 
@@ -86,4 +88,4 @@ def checkpoint(name: str, weight: int, feedback: str, **check: Any) -> Checkpoin
 def task(task_id: str, family: Family, objective: str, checkpoints: list[Checkpoint], reference: list[dict[str, Any]],
          *, appears: str = "start") -> WorkTask:
     return WorkTask(task_id, family.name, family.kind, family.difficulty, "normal", objective, "", checkpoints,
-                    appears, reference)
+                    appears, reference, family.category)

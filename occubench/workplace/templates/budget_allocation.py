@@ -64,8 +64,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     cfo = colleague(names, "Financial planning analyst", "Office of the CFO",
                     Clue(f"{task_id}-cap", f"The CFO has capped next year's project budget at {cap}k EUR; total "
                          "spend on the approved projects must not go over that.",
-                         [["budget", "cap", "ceiling", "limit", "envelope", "how much", "spend", "funding",
-                           "maximum"]]))
+                         [["budget", "cap", "capped", "ceiling", "limit", "envelope", "how much", "spend",
+                           "spending", "funding", "maximum"]]))
     requester = colleague(names, "Head of Portfolio Management", "Strategy")
     chosen = [codes[i] for i in pick]
     rest = [codes[i] for i in range(count) if i not in pick]
@@ -105,4 +105,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("budget_allocation", "optimisation", "hard", build)
+FAMILY = Family("budget_allocation", "optimisation", "hard", "Business & Enterprise", build)

@@ -64,7 +64,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     policy = colleague(names, "Brand governance lead", "Marketing",
                        Clue(f"{task_id}-floor", f"Marketing policy: at least {share}% of every paid campaign budget "
                             f"must go to {channels[mandated]}, whatever its return.",
-                            [["minimum", "policy", "mandat", "share", "floor", "rule", "require", "constraint",
+                            [["minimum", "policy", "mandat*", "share of", "floor", "rule", "requir*", "constraint",
                               "guideline", "at least"]]))
     requester = colleague(names, "Performance marketing manager", "Marketing")
     source = f"marketing/channel_plan_{task_id}.csv"
@@ -101,4 +101,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("campaign_allocation", "optimisation", "hard", build)
+FAMILY = Family("campaign_allocation", "optimisation", "hard", "Education & Culture", build)

@@ -138,7 +138,7 @@ def _cost_centres(rng: random.Random, names: Names, task_id: str) -> Piece:
         names, "Management accountant", "Finance",
         Clue(f"{task_id}-cost-centres", "Cost centres go by department and site: " + "; ".join(
             f"{d} in {s}: {centre[d, s]}" for d, s in sorted(centre)) + ".",
-             [["cost cent", "cost-cent", "costcent", "cost code", "cc code", "cost center"]]))
+             [["cost cent*", "costcent*", "cost code", "cc code"]]))
     manager = colleague(names, "HR manager", "People")
     source = f"hr/new_starters_{task_id}.csv"
     output = f"new_starters_{task_id}_complete.csv"
@@ -175,4 +175,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     return rng.choice((_weights, _cost_centres))(rng, names, task_id)
 
 
-FAMILY = Family("data_completion", "synthesis", "easy", build)
+FAMILY = Family("data_completion", "synthesis", "easy", "Commerce & Consumer", build)

@@ -106,8 +106,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
 
     legal = colleague(names, "Legal counsel", "Legal",
                       Clue(f"{task_id}-binding", _RULES[rule],
-                           [["version", "binding", "final", "draft", "signed", "valid", "current", "correct",
-                             "latest", "which file", "which document", "contract", "agreement", "amendment"]]))
+                           [["version", "binding", "binds", "final", "draft", "signed", "countersigned", "executed",
+                             "which file", "which document", "contract", "agreement", "amendment"]]))
     manager = colleague(names, "Procurement manager", "Procurement")
     note = f"{slug}_renewal_fee_{task_id}.txt"
     return Piece(
@@ -139,4 +139,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("document_lookup", "inquiry", "hard", build)
+FAMILY = Family("document_lookup", "inquiry", "hard", "Business & Enterprise", build)

@@ -69,7 +69,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     planner = colleague(names, "Supply planner", "Supply Chain",
                         Clue(f"{task_id}-target", f"Our target is {weeks} weeks of average weekly demand per item. "
                              "Order up to that, after counting what's on hand and everything already on the way.",
-                             [["target", "rule", "how much", "how many", "weeks", "cover", "safety", "reorder",
+                             [["target", "rule", "how much", "how many", "week", "cover", "safety", "reorder*",
                                "policy", "level", "stock"]]))
     buyer = colleague(names, "Buyer", "Procurement")
     stock_file = f"inventory/stock_levels_{task_id}.csv"
@@ -109,4 +109,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("inventory_reorder", "optimisation", "easy", build)
+FAMILY = Family("inventory_reorder", "optimisation", "easy", "Transportation & Logistics", build)

@@ -50,4 +50,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("meeting_followup", "scheduling", "hard", build)
+FAMILY = Family("meeting_followup", "scheduling", "hard", "Technology & IT", build)

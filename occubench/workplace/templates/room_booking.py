@@ -49,8 +49,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     hidden.clues.append(Clue(f"{task_id}-availability",
                              f"This morning I'm free except {decoy}-{_later(decoy)}, when I have a client call "
                              "I can't move.",
-                             [["availab", "free", "busy", "calendar", "schedule", "when", "time", "slot",
-                               "make it", "conflict", "join"]]))
+                             [["availab*", "free", "busy", "calendar", "schedule", "scheduled", "when", "time",
+                               "slot", "make it", "conflict", "join"]]))
     seats = len(invitees) + 2  # the invitees, the requester and you
     fitting = sorted((seats_, room) for room, seats_ in ROOMS.items() if seats_ >= seats)
     taken = [fitting[0][1], *(r for _, r in fitting[1:-1] if rng.random() < 0.4)]
@@ -92,4 +92,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("room_booking", "scheduling", "easy", build)
+FAMILY = Family("room_booking", "scheduling", "easy", "Business & Enterprise", build)

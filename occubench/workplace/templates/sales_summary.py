@@ -128,14 +128,14 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                           Clue(f"{task_id}-window",
                                f"The {campaign} campaign ran from {start.day} {_MONTHS[start.month - 1]} to "
                                f"{end.day} {_MONTHS[end.month - 1]} {YEAR}, both days included.",
-                               [["campaign", "date", "period", "window", "when", "start", "end"]]))
+                               [["campaign", "date", "period", "window", "when", "start", "started", "end", "ended"]]))
     names_of = {p: " and ".join(s.lower() + "s" for s in _CATALOGUE[p][1]) for p in prefixes}
     product = colleague(names, "Product manager", "Product",
                         Clue(f"{task_id}-line", f"The {line} line is exactly the SKUs starting with " +
                              " or ".join(f"{p}- ({names_of[p]})" for p in prefixes) +
                              ". Anything else belongs to another line, whatever its name suggests.",
-                             [["line", "sku", "product", "belong", "include", "definition", "define", "consist",
-                               "range", "which items"]]))
+                             [["line", "sku", "product", "belong", "include", "included", "definition", "define",
+                               "defined", "consist", "range", "which items"]]))
     summary = f"{line.lower().replace(' ', '_')}_campaign_{task_id}.csv"
     return Piece(
         tasks=[task(task_id, FAMILY,
@@ -175,4 +175,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("sales_summary", "synthesis", "hard", build)
+FAMILY = Family("sales_summary", "synthesis", "hard", "Commerce & Consumer", build)

@@ -76,16 +76,17 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     lead = colleague(names, "SRE lead", "Platform",
                      Clue(f"{task_id}-rule", f"We alert when a service has failed its last {rule} health checks in a "
                           "row. A TIMEOUT counts as a failure; one failure followed by a pass doesn't count.",
-                          [["alert", "rule", "threshold", "criteri", "how many", "consecutive", "in a row", "page",
-                            "failing", "unhealthy", "down"]]))
+                          [["alert", "alerting", "rule", "threshold", "criteri*", "how many", "consecutive",
+                            "in a row", "page", "paging", "fail", "failed", "failing", "failure", "unhealthy",
+                            "down"]]))
     engineers = [colleague(names, "Site reliability engineer", "Platform") for _ in range(3)]
     on_call, backup = rng.sample(engineers, 2)
     coordinator = colleague(names, "IT coordinator", "IT",
                             Clue(f"{task_id}-rota", f"Per the rota, {on_call.name} is on call today; {backup.name} is "
                                  f"the secondary and only takes pages if {on_call.name.split()[0]} doesn't answer "
                                  "within 15 minutes.",
-                                 [["on-call", "on call", "oncall", "rota", "roster", "pager", "who to page",
-                                   "duty", "standby"]]))
+                                 [["on call", "oncall", "rota", "roster", "pager", "who to page", "duty",
+                                   "standby"]]))
     times = [clock(8 * 60 + 10 * i) for i in range(CHECKS)]
     export = f"ops/healthchecks_{task_id}.csv"
     note = f"alerts_{task_id}.txt"
@@ -122,4 +123,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("service_health", "inquiry", "easy", build)
+FAMILY = Family("service_health", "inquiry", "easy", "Technology & IT", build)

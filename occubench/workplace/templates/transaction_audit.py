@@ -15,7 +15,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     threshold = rng.choice((2500, 3000, 4000, 4500, 5000))
     finance = colleague(names, "Finance controller", "Finance",
                         Clue(f"{task_id}-threshold", f"Any transaction above {threshold:,} needs a second approver.",
-                             [["threshold", "limit", "cutoff", "approval rule", "second approv"]]))
+                             [["threshold", "limit", "cutoff", "cut off", "approval rule", "second approv*"]]))
     manager = colleague(names, "Operations manager", "Operations")
     rows: list[str] = []
     flagged: list[str] = []
@@ -55,4 +55,4 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     )
 
 
-FAMILY = Family("transaction_audit", "synthesis", "easy", build)
+FAMILY = Family("transaction_audit", "synthesis", "easy", "Business & Enterprise", build)

@@ -1,0 +1,135 @@
+"""Day files given with --workplace-dir: a file that is not a day stops the run before anything is written, with
+exit code 2 and a message naming the file and what is wrong in it; days written before tasks had categories (and
+before triggers matched whole words) still load, and their references still pass."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from occubench import cli
+from occubench.store import read_results
+from occubench.workplace.environment import WorkplaceEnvironment
+from occubench.workplace.generate import generate_day, generate_days, read_days, write_days
+from occubench.workplace.templates import FAMILIES
+from occubench.workplace.validate import validate_day
+
+
+def run(days: Path, output: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = cli.main(["run", "--suite", "workplace", "--agent", "reference", "--workplace-dir", str(days),
+                     "--output-dir", str(output), "--run-name", "r"])
+    return code, capsys.readouterr().err
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def days(tmp_path: Path) -> Path:
+    folder = tmp_path / "days"
+    write_days(generate_days(3, 2), folder)
+    return folder
+
+
+def edit(change: Callable[[dict], object]) -> Callable[[Path], None]:
+    """Damage a day file: ``change`` alters its JSON in place."""
+    def damage(path: Path) -> None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        change(data)
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return damage
+
+
+def truncate(path: Path) -> None:
+    path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:3]) + "\n", encoding="utf-8")
+
+
+CASES = {
+    "truncated": (truncate, ':4:1: invalid JSON: Expecting property name enclosed in double quotes'),
+    "not UTF-8": (lambda path: path.write_bytes(b"\xff" + path.read_bytes()), ": not UTF-8 text (byte 0 is 0xff)"),
+    "no tasks key": (edit(lambda data: data.pop("tasks")), ": missing key 'tasks'"),
+    "not an object": (lambda path: path.write_text("[]"), ": expected an object, got a list"),
+    "wrong type": (edit(lambda data: data.update(seed="3")), ': seed: expected an integer, got "3"'),
+    "a bool for a number": (edit(lambda data: data["rooms"].update(Aurora=True)),
+                            ": rooms.Aurora: expected an integer, got true"),
+    "wrong type deep down": (edit(lambda data: data["tasks"][1]["checkpoints"][1].update(weight="2")),
+                             ': tasks[1].checkpoints[1].weight: expected an integer, got "2"'),
+    "wrong container": (edit(lambda data: data.update(colleagues={})), ": colleagues: expected a list, got an object"),
+    "missing key deep down": (edit(lambda data: data["meetings"].insert(0, {"id": "m"})),
+                              ": meetings[0]: missing key 'title'"),
+    "unknown key": (edit(lambda data: data["tasks"][1].update(dealine="10:00")), ": tasks[1]: unknown key 'dealine'"),
+    "no tasks": (edit(lambda data: data.update(tasks=[])), ": tasks: a day needs at least one task"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_bad_day_file_is_named_with_what_is_wrong(case: str, days: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    damage, problem = CASES[case]
+    bad = days / "s3-d002.json"
+    damage(bad)
+    code, err = run(days, tmp_path / "results", capsys)
+    assert code == 2
+    assert err == f"occubench: error: {bad}{problem}\n"
+    assert not (tmp_path / "results").exists()  # nothing was created
+
+
+def test_a_bad_day_file_leaves_earlier_results_alone(days: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(days, tmp_path / "results", capsys)[0] == 0
+    before = snapshot(tmp_path / "results")
+    assert len(read_results(tmp_path / "results" / "r" / "results.jsonl")) == 2
+    truncate(days / "s3-d001.json")
+    code, err = run(days, tmp_path / "results", capsys)
+    assert code == 2 and f"{days / 's3-d001.json'}:4:1: invalid JSON" in err
+    assert snapshot(tmp_path / "results") == before
+
+
+def test_two_files_with_one_day_id(days: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (days / "zz-copy.json").write_bytes((days / "s3-d001.json").read_bytes())
+    code, err = run(days, tmp_path / "results", capsys)
+    assert code == 2
+    assert err == f"occubench: error: {days / 'zz-copy.json'}: day id 's3-d001' is taken by {days / 's3-d001.json'}\n"
+
+
+def test_the_days_folder_must_be_a_folder(days: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = days / "s3-d001.json"
+    assert run(file, tmp_path / "results", capsys) == (2, f"occubench: error: {file}: not a directory\n")
+    missing = tmp_path / "nowhere"
+    assert run(missing, tmp_path / "results", capsys) == (2, f"occubench: error: {missing}: no such directory\n")
+    assert not (tmp_path / "results").exists()
+
+
+#: The triggers the earlier version wrote for day 4 of seed 0, which it matched as substrings.
+EARLIER_TRIGGERS = {
+    "t1-window": [["campaign", "date", "period", "window", "when", "start", "end"]],
+    "t1-line": [["line", "sku", "product", "belong", "include", "definition", "define", "consist", "range",
+                 "which items"]],
+    "t2-cost-centres": [["cost cent", "cost-cent", "costcent", "cost code", "cc code", "cost center"]],
+    "t3-threshold": [["threshold", "limit", "cutoff", "approval rule", "second approv"]],
+}
+
+
+def test_days_of_an_earlier_version_still_load_and_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = generate_day(0, 4).to_json()
+    for task in data["tasks"]:
+        del task["category"]
+    for colleague in data["colleagues"]:
+        for clue in colleague["clues"]:
+            clue["trigger"] = EARLIER_TRIGGERS[clue["id"]]
+    (tmp_path / "days").mkdir()
+    (tmp_path / "days" / "s0-d004.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    [day] = read_days(tmp_path / "days")
+    assert [t.category for t in day.tasks] == [FAMILIES[t.family].category for t in day.tasks]
+    assert validate_day(day).ok  # "cost cent" still asks for cost centres
+    env = WorkplaceEnvironment(day)
+    for colleague in day.colleagues:
+        observation = env.call("send_message", {"to": colleague.name, "text": "please send me everything"})
+        assert not any(clue.text in observation["replies"][0]["text"] for clue in colleague.clues)  # "end"
+    code, _ = run(tmp_path / "days", tmp_path / "results", capsys)
+    [record] = read_results(tmp_path / "results" / "r" / "results.jsonl")
+    assert code == 0 and record["is_correct"] and record["category"] == "Commerce & Consumer"
