@@ -295,7 +295,7 @@ class LLMClient:
                 raise LLMRequestError(f"{where}: the request cannot be sent: {type(exc).__name__}: "
                                       f"{_brief(exc)}") from None
             finally:
-                self.limiter.release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
+                self.limiter.release(epoch, ok=ok, throttled=throttled)
             if ok:
                 record(role, completion.usage)
                 return completion

@@ -142,7 +142,8 @@ def test_a_probe_names_a_refused_connection_without_retrying() -> None:
     assert "hunter22" not in str(raised.value) and "<redacted>" in str(raised.value)
     # During a run the same failure may be a restarting server: retried within the budget, its cause named.
     with pytest.raises(LLMUnavailableError, match="cannot connect: connection refused"):
-        LLMClient("k", f"http://127.0.0.1:{_closed_port()}/v1", retry=FAST).chat("m", HELLO)
+        LLMClient("k", f"http://127.0.0.1:{_closed_port()}/v1", retry=RetryPolicy(budget_s=0.3, base_delay_s=0.01,
+                                                                                  max_delay_s=0.05)).chat("m", HELLO)
 
 
 def test_an_unknown_host_is_named() -> None:

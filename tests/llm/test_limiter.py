@@ -1,7 +1,7 @@
-"""The per-endpoint limiter: never above its limit, lowered by 429s, raised slowly, paused by Retry-After.
+"""The per-endpoint limiter: never above its limit, lowered by 429s, raised slowly, the refused level retried rarely.
 
 Every test here is deterministic: the test thread drives acquire and release itself, other threads are sequenced
-with queues and events, and the one thing that depends on time, Retry-After, runs on a fake clock. To see a thread
+with queues and events. To see a thread
 blocked in :meth:`AdaptiveLimiter.acquire` (rather than sleep and hope it got there), the limiter's condition is
 replaced by one that reports each wait: a thread reported waiting with no timeout is waiting for a free slot.
 """
@@ -12,12 +12,11 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from types import SimpleNamespace
 
 import pytest
 
-import occubench.llm.limiter as limiter_module
 from occubench.llm import AdaptiveLimiter, LLMClient, RetryPolicy
+from occubench.llm.limiter import PROBE_AFTER
 from occubench.testing import MockLLMServer
 
 TIMEOUT_S = 10.0  # only ever reached when a test is about to fail; no assertion depends on it
@@ -45,38 +44,6 @@ def reporting(limiter: AdaptiveLimiter) -> ReportingCondition:
     return condition
 
 
-class FakeClock:
-    """``time.monotonic`` for the limiter module; a wait on the limiter's condition moves it forward instead of
-    sleeping, so the test thread can run a pause through on its own."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.waits: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-
-class ClockedCondition(threading.Condition):
-    def __init__(self, clock: FakeClock) -> None:
-        super().__init__()
-        self.clock = clock
-
-    def wait(self, timeout: float | None = None) -> bool:
-        if timeout is None:
-            raise AssertionError("the only thread would wait for a slot forever")
-        self.clock.waits.append(timeout)
-        self.clock.now += timeout
-        return False
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(limiter_module, "time", SimpleNamespace(monotonic=fake.monotonic))
-    return fake
-
-
 @pytest.fixture
 def pool() -> Iterator[ThreadPoolExecutor]:
     with ThreadPoolExecutor(4) as executor:
@@ -93,8 +60,7 @@ def test_never_more_in_flight_than_the_limit(pool: ThreadPoolExecutor) -> None:
     assert condition.next_wait() is None and condition.next_wait() is None   # both asleep for a slot
     assert limiter.in_flight == 3 and not any(f.done() for f in waiting)
 
-    limiter.release(epochs[0], ok=True)                               # one slot: exactly one of them gets it,
-    assert condition.next_wait() is None                              # the other goes back to sleep
+    limiter.release(epochs[0], ok=True)                               # one slot: exactly one of them is woken
     done, not_done = wait(waiting, TIMEOUT_S, return_when=FIRST_COMPLETED)
     (first,), (second,) = done, not_done
     assert limiter.in_flight == 3 and not second.done()
@@ -119,7 +85,7 @@ def test_a_429_lowers_the_limit_once_per_epoch_and_successes_raise_it_slowly() -
     assert 5 < limiter.limit < 6                              # +1/limit per success
     for _ in range(40):
         limiter.release(limiter.acquire(), ok=True)
-    assert limiter.limit == 8                                 # back to the cap, never above
+    assert int(limiter.limit) == 5 and limiter.ceiling == 6  # just under the level the endpoint refused
 
 
 def test_a_429_with_nothing_else_in_flight_keeps_one_slot() -> None:
@@ -142,44 +108,45 @@ def test_a_lowered_limit_holds_back_the_next_request(pool: ThreadPoolExecutor) -
     assert limiter.in_flight == 2
 
 
-def test_retry_after_pauses_new_requests_for_that_long(clock: FakeClock) -> None:
-    limiter = AdaptiveLimiter(4)
-    limiter._cond = ClockedCondition(clock)
-    limiter.release(limiter.acquire(), ok=False, throttled=True, retry_after=30)
-    assert clock.waits == []
-    epoch = limiter.acquire()                                 # a free slot, but the endpoint said wait
-    assert clock.waits == [30] and clock.now == 1030
-    limiter.release(epoch, ok=True)
-    limiter.acquire()                                         # the pause is over
-    assert clock.waits == [30]
-
-
-def test_a_pause_is_only_ever_extended(clock: FakeClock) -> None:
-    limiter = AdaptiveLimiter(4)
-    limiter._cond = ClockedCondition(clock)
-    epochs = [limiter.acquire() for _ in range(2)]
-    limiter.release(epochs[0], ok=False, throttled=True, retry_after=30)
-    limiter.release(epochs[1], ok=False, throttled=True, retry_after=5)   # a shorter one does not cut it short
-    limiter.acquire()
-    assert clock.now == 1030
-
-
-def test_retry_after_holds_back_a_waiting_thread_until_it_is_over(clock: FakeClock,
-                                                                   pool: ThreadPoolExecutor) -> None:
+def test_a_429_holds_back_nothing_under_the_new_limit() -> None:
     limiter = AdaptiveLimiter(4)
     condition = reporting(limiter)
-    limiter.release(limiter.acquire(), ok=False, throttled=True, retry_after=30)
+    epochs = [limiter.acquire() for _ in range(3)]
+    limiter.release(epochs[0], ok=False, throttled=True)      # the endpoint took 2: the limit is 2, nothing paused
+    limiter.release(epochs[1], ok=True)
+    limiter.acquire()                                         # a slot under the new limit is given at once
+    assert condition.waits.empty() and limiter.in_flight == 2
 
-    waiting = pool.submit(limiter.acquire)
-    assert condition.next_wait() == 30 and not waiting.done()
-    clock.now = 1029.5                                        # woken early (here by a notify): sleeps the rest
-    with condition:
-        condition.notify_all()
-    assert condition.next_wait() == 0.5 and not waiting.done()
-    clock.now = 1030
-    with condition:
-        condition.notify_all()
-    assert waiting.result(TIMEOUT_S) == 1 and limiter.in_flight == 1
+
+def _fill_and_refuse(limiter: AdaptiveLimiter, level: int) -> None:
+    """``level`` requests in flight, the last refused: the endpoint takes ``level - 1``."""
+    epochs = [limiter.acquire() for _ in range(level)]
+    limiter.release(epochs[-1], ok=False, throttled=True)
+    for epoch in epochs[:-1]:
+        limiter.release(epoch, ok=True)
+
+
+def _successes_until(limiter: AdaptiveLimiter, level: int) -> int:
+    count = 0
+    while int(limiter.limit) < level:
+        limiter.release(limiter.acquire(), ok=True)
+        count += 1
+    return count
+
+
+def test_the_refused_level_is_tried_again_rarely_and_more_rarely_each_time() -> None:
+    limiter = AdaptiveLimiter(8)
+    _fill_and_refuse(limiter, 5)                              # a hard cap of 4
+    assert (limiter.ceiling, int(limiter.limit)) == (5, 4)
+    first = _successes_until(limiter, 5)
+    assert first >= PROBE_AFTER * 4                           # not after ~4 successes, as a 1/limit climb would
+    _fill_and_refuse(limiter, 5)                              # the probe is refused again
+    second = _successes_until(limiter, 5)
+    assert second >= 2 * PROBE_AFTER * 4 and limiter.ceiling == 5
+    limiter.release(limiter.acquire(), ok=True)               # this time 5 at once went through: the cap rose
+    assert limiter.ceiling is None
+    _successes_until(limiter, 8)
+    assert limiter.limit == 8
 
 
 def test_fixed_limit_does_not_adapt() -> None:
@@ -213,8 +180,8 @@ def _client(server: MockLLMServer, *, adaptive: bool) -> tuple[LLMClient, queue.
     releases: queue.Queue[bool] = queue.Queue()
     release: Callable[..., None] = client.limiter.release
 
-    def reporting_release(epoch: int, *, ok: bool, throttled: bool = False, retry_after: float | None = None) -> None:
-        release(epoch, ok=ok, throttled=throttled, retry_after=retry_after)
+    def reporting_release(epoch: int, *, ok: bool, throttled: bool = False) -> None:
+        release(epoch, ok=ok, throttled=throttled)
         releases.put(throttled)
     client.limiter.release = reporting_release  # type: ignore[method-assign]
     return client, releases
