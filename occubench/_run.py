@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +32,6 @@ from occubench.store import ResultStore, latest_by_task, load_results
 from occubench.summary import Summary, load_prices, summarize
 from occubench.tables import Table
 from occubench.task import Task
-
-log = logging.getLogger("occubench")
 
 if TYPE_CHECKING:
     from occubench.agent import Agent
@@ -83,7 +80,7 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s: float) -> None:
+def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s: float, console: Console) -> None:
     """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once."""
     seen: set[tuple[int, str, str]] = set()
     for role, endpoint in endpoints.items():
@@ -98,9 +95,10 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
         try:
             model.client.probe(model.name, model.params, budget_s=budget_s, role=role)
             if role == "agent" and not model.client.probe_tools(model.name, model.params):
-                log.warning("warning: the agent endpoint answered a request that required a tool call without "
-                            "calling it: it may ignore tools (llama.cpp needs a function-calling chat format, vLLM "
-                            "--enable-auto-tool-choice with a --tool-call-parser; see the README's Real servers)")
+                console.print("[yellow]warning: the agent endpoint answered a request that required a tool call "
+                              "without calling it: it may ignore tools (llama.cpp needs a function-calling chat "
+                              "format, vLLM --enable-auto-tool-choice with a --tool-call-parser; see the README's "
+                              "Real servers)[/yellow]")
         except LLMError as exc:
             hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                     403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
@@ -247,7 +245,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
     # A run directory appears only once the endpoints answered: a failed preflight leaves nothing behind.
     preflown = config.skip_preflight or config.replay or not models
     if not preflown and pending_count(plan.tasks, store, config.trials):
-        preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget)
+        preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
         preflown = True
     lock = DirectoryLock(run_dir).acquire()
     try:
@@ -267,7 +265,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
             console.print(f"Run directory: {run_dir}  ({total} episode(s): {len(phase.tasks)} task(s) × "
                           f"{config.trials} trial(s); {total - len(todo)} already done, {len(todo)} to run)")
             if todo and not preflown:
-                preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget)
+                preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
                 preflown = True
             suite = phase.make(models, fault_rules)
             progress = RunProgress(len(todo), console, live=False if config.debug else None)

@@ -218,8 +218,10 @@ class LLMClient:
         the tools (a chat template without tool support) answers in plain text instead."""
         tool = {"type": "function", "function": {"name": "report_ok", "description": "Report that you are ready.",
                                                  "parameters": {"type": "object", "properties": {}}}}
+        params = params or {}
+        # The run's own tool_choice if it sets one (so "omit" is probed as it will be sent), else "required".
         completion = self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool], 1,
-                                   {**(params or {}), "tool_choice": "required"},
+                                   {**params, "tool_choice": params.get("tool_choice", "required")},
                                    RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0), role=role)
         return any(reply.tool_calls for reply in completion.replies)
 
