@@ -107,8 +107,12 @@ def run(data_dir: Path, task_ids: list[str], workers: int, server_flags: list[st
     stats = stop_server(process)
     assert code == 0 and len(records) == len(task_ids), f"run failed (exit {code}, {len(records)} results)"
     chains = [sum(u["calls"] for u in r["usage"].values()) for r in records]
+    world = [r["usage"]["world"] for r in records]
     return {"wall": wall, "cpu": cpu, "calls": sum(chains), "chains": chains, "stats": stats,
-            "verifier_prompt": sum(r["usage"]["verifier"]["prompt_tokens"] for r in records) / len(records)}
+            "verifier_prompt": sum(r["usage"]["verifier"]["prompt_tokens"] for r in records) / len(records),
+            "verdicts": {r["task_id"]: r["is_correct"] for r in records},
+            "world_prompt": sum(u["prompt_tokens"] for u in world),
+            "world_cached": sum(u.get("cached_tokens", 0) for u in world)}
 
 
 def main() -> None:

@@ -118,7 +118,7 @@ def build_models(config: RunConfig, roles: dict[str, str], cache: ResponseCache 
     for endpoint in set(endpoints.values()):
         clients[endpoint] = llm.LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=config.request_timeout,
                                           retry=llm.RetryPolicy(budget_s=config.retry_budget),
-                                          max_in_flight=config.max_connections,
+                                          max_in_flight=config.max_connections or max(32, config.max_workers),
                                           adaptive=not config.fixed_concurrency, cache=cache)
     named = {"temperature": config.temperature, "max_tokens": config.max_tokens,
              "reasoning_effort": config.reasoning_effort}

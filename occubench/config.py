@@ -101,7 +101,8 @@ class RunConfig(BaseModel):
     max_workers: int = Field(8, ge=1)
     request_timeout: float = Field(300.0, gt=0)
     retry_budget: float = Field(600.0, gt=0)
-    max_connections: int = Field(32, ge=1)
+    #: Requests in flight per endpoint at most; by default 32, and never fewer than ``max_workers``.
+    max_connections: int | None = Field(None, ge=1)
     fixed_concurrency: bool = False
     cache: str | None = None
     replay: bool = False

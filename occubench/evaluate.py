@@ -138,7 +138,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
     run.add_argument("--max-connections", type=_positive_int,
-                     help="requests in flight per endpoint at most (default: 32); lowered on 429 and raised again "
+                     help="requests in flight per endpoint at most (default: 32, or --max-workers if more); lowered "
+                     "on 429 and raised again "
                      "slowly unless --fixed-concurrency")
     run.add_argument("--fixed-concurrency", action="store_true",
                      help="keep --max-connections fixed instead of adapting it to rate limits")

@@ -54,13 +54,18 @@ class Tally:
 
 @dataclass(frozen=True)
 class Price:
-    """USD per 1M tokens."""
+    """USD per 1M tokens; prompt tokens a provider served from its prompt cache cost ``cached_input`` (the input
+    price when none is given)."""
 
     input: float
     output: float
+    cached_input: float | None = None
 
     def cost(self, usage: Usage) -> float:
-        return (usage.prompt_tokens * self.input + usage.completion_tokens * self.output) / 1_000_000
+        cached = min(usage.cached_tokens, usage.prompt_tokens)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return ((usage.prompt_tokens - cached) * self.input + cached * cached_price
+                + usage.completion_tokens * self.output) / 1_000_000
 
 
 @dataclass
@@ -86,7 +91,8 @@ class Summary:
 
 
 def load_prices(path: Path) -> dict[str, Price]:
-    """``{"<model>": {"input": <USD per 1M prompt tokens>, "output": <USD per 1M completion tokens>}, ...}``."""
+    """``{"<model>": {"input": <USD per 1M prompt tokens>, "output": <USD per 1M completion tokens>,
+    "cached_input": <USD per 1M cached prompt tokens, optional>}, ...}``."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -101,9 +107,9 @@ def load_prices(path: Path) -> dict[str, Price]:
         raise ConfigError(f'{path}: expected a JSON object {{"<model>": {{"input": ..., "output": ...}}}}')
     prices: dict[str, Price] = {}
     for model, entry in data.items():
-        if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
-            raise ConfigError(f'{path}: model {model!r}: expected {{"input": ..., "output": ...}} in USD per 1M '
-                              f"tokens, got {json.dumps(entry)}")
+        if not isinstance(entry, dict) or not {"input", "output"} <= set(entry) <= {"input", "output", "cached_input"}:
+            raise ConfigError(f'{path}: model {model!r}: expected {{"input": ..., "output": ...}} (and optionally '
+                              f'"cached_input") in USD per 1M tokens, got {json.dumps(entry)}')
         for key, value in entry.items():
             # json accepts NaN and Infinity, and True is an int to Python; neither is a price.
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -111,7 +117,8 @@ def load_prices(path: Path) -> dict[str, Price]:
                                   f"got {json.dumps(value)}")
             if value < 0:
                 raise ConfigError(f"{path}: model {model!r}: {key!r} must not be negative, got {value}")
-        prices[model] = Price(input=float(entry["input"]), output=float(entry["output"]))
+        prices[model] = Price(input=float(entry["input"]), output=float(entry["output"]),
+                              cached_input=float(entry["cached_input"]) if "cached_input" in entry else None)
     return prices
 
 
@@ -155,8 +162,15 @@ def _percent(tally: Tally) -> str:
     return "-" if tally.rate is None else f"{100 * tally.rate:.1f}%"
 
 
+#: The usage tables' columns after the role (a cost column follows when prices are given).
+USAGE_COLUMNS = ["Requests", "Prompt tokens", "of which cached", "Completion tokens", "Retries"]
+
+
 def usage_row(name: str, usage: Usage, cost: float | None, partial: bool) -> list[str]:
-    cells = [name, f"{usage.calls:,}", f"{usage.prompt_tokens:,}", f"{usage.completion_tokens:,}"]
+    retries = ", ".join(f"{count} {cause.replace('_', ' ')}" for cause, count in sorted(usage.retries.items())
+                        if count) or "0"
+    cells = [name, f"{usage.calls:,}", f"{usage.prompt_tokens:,}", f"{usage.cached_tokens:,}",
+             f"{usage.completion_tokens:,}", retries]
     # A cost that leaves out unpriced tokens is marked, so it is not read as the whole cost.
     return cells if cost is None else [*cells, f"{cost:,.4f}" + (" *" if partial else "")]
 
@@ -164,7 +178,7 @@ def usage_row(name: str, usage: Usage, cost: float | None, partial: bool) -> lis
 def _usage_table(summary: Summary) -> Table:
     table = Table(title="Usage")
     table.add_column("Role")
-    for column in ["Requests", "Prompt tokens", "Completion tokens"] + (["Cost (USD)"] if summary.priced else []):
+    for column in USAGE_COLUMNS + (["Cost (USD)"] if summary.priced else []):
         table.add_column(column, justify="right")
     roles = ordered_roles(summary.usage)
     total = Usage()

@@ -540,3 +540,18 @@ def test_bad_input_is_named_exits_2_and_loses_nothing(small_data: Path, server: 
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (flags, err)
     assert (out / "agent-m__world-m__E0" / "results.jsonl").read_bytes() == saved
+
+
+def test_cached_prompt_tokens_are_recorded_shown_and_priced(small_data: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"world-m": {"input": 2.0, "output": 8.0, "cached_input": 0.5}}))
+    with MockLLMServer(prompt_cache=True) as server:
+        assert run_cli(*base_args(server, small_data, tmp_path / "out", "--prices", str(prices))) == 0
+    records = results(tmp_path / "out")
+    world = [r["usage"]["world"] for r in records]
+    cached, prompt = sum(u["cached_tokens"] for u in world), sum(u["prompt_tokens"] for u in world)
+    assert 0 < cached < prompt  # every simulator request after the first extends the one before it
+    assert all(r["usage"]["world"]["cached_tokens"] > 0 for r in records)
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "cached" in shown and f"{cached:,}" in shown  # rich wraps the header in a narrow terminal

@@ -12,7 +12,7 @@ from rich.console import Console
 from occubench.errors import ConfigError
 from occubench.llm import Usage
 from occubench.results import Result
-from occubench.summary import Price, load_prices, print_summary, summarize
+from occubench.summary import Price, load_prices, print_summary, summarize, usage_row
 
 HEALTH, TRANSPORT = "Healthcare & Life Sciences", "Transportation & Logistics"
 
@@ -94,17 +94,17 @@ def test_print_summary_shows_usage_and_cost() -> None:
     text = _printed(RECORDS, PRICES)
     assert text.index("Completion") < text.index("Usage")  # after the category table
     assert _usage_rows(text) == {
-        "agent": ["14", "160,000", "10,000", "0.5000"],
-        "world": ["13", "80,000", "5,000", "0.1600"],
-        "verifier": ["3", "9,000", "300", "0.0015"],
-        "All": ["30", "249,000", "15,300", "0.6615"],
+        "agent": ["14", "160,000", "0", "10,000", "0", "0.5000"],
+        "world": ["13", "80,000", "0", "5,000", "0", "0.1600"],
+        "verifier": ["3", "9,000", "0", "300", "0", "0.0015"],
+        "All": ["30", "249,000", "0", "15,300", "0", "0.6615"],
     }
     assert "Cost (USD)" in text and "No price" not in text
 
 
 def test_print_summary_without_prices_has_no_cost_column() -> None:
     text = _printed(RECORDS, None)
-    assert _usage_rows(text)["All"] == ["30", "249,000", "15,300"]
+    assert _usage_rows(text)["All"] == ["30", "249,000", "0", "15,300", "0"]
     assert "Cost" not in text
 
 
@@ -142,3 +142,14 @@ def test_bad_price_files_are_named(tmp_path: Path, text: str, message: str) -> N
 def test_missing_price_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"price file not found: .*nope\.json"):
         load_prices(tmp_path / "nope.json")
+
+
+def test_cached_prompt_tokens_and_retries_are_shown_and_priced() -> None:
+    record = Result.from_dict({"task_id": 1, "agent_model": "m", "world_model": "w", "usage": {"world": {
+        "prompt_tokens": 1_000_000, "cached_tokens": 800_000, "completion_tokens": 0, "calls": 10,
+        "retries": {"rate_limited": 2, "timeout": 1}}}})
+    summary = summarize([record], {"w": Price(input=2.0, output=8.0, cached_input=0.5)})
+    assert summary.cost_by_role["world"] == 200_000 * 2.0 / 1e6 + 800_000 * 0.5 / 1e6  # 0.4 + 0.4
+    assert usage_row("world", summary.usage["world"], summary.cost_by_role["world"], False) == [
+        "world", "10", "1,000,000", "800,000", "0", "2 rate limited, 1 timeout", "0.8000"]
+    assert Price(input=2.0, output=8.0).cost(summary.usage["world"]) == 2.0  # no cached price: the input price

@@ -15,7 +15,7 @@ from occubench.report.compare import PairAgreement
 from occubench.report.runs import Run
 from occubench.report.stats import Count, RunStats
 from occubench.robustness import RobustnessRow, robustness_warnings
-from occubench.summary import ordered_roles, usage_row
+from occubench.summary import USAGE_COLUMNS, ordered_roles, usage_row
 from occubench.tables import Table, percent
 from occubench.task import CATEGORY_ABBREVIATIONS
 
@@ -69,7 +69,7 @@ def domain_table(stats: RunStats) -> Table:
 
 def _usage_table(stats: RunStats) -> Table:
     summary = stats.summary
-    columns = ["Role", "Requests", "Prompt tokens", "Completion tokens"] + (["Cost (USD)"] if summary.priced else [])
+    columns = ["Role", *USAGE_COLUMNS] + (["Cost (USD)"] if summary.priced else [])
     rows, total = [], Usage()
     for role in ordered_roles(stats.summary.usage):
         total.add(summary.usage[role])

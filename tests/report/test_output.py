@@ -46,7 +46,7 @@ def test_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "| Hlth | 1 | 2 | 0 | 50.0% |" in out and "| Trans | 1 | 1 | 1 | 100.0% |" in out
     assert "| 2 | 1 | 2 | 0 | 50.0% |" in out and "| 3 | 0 | 0 | 1 | - |" in out
     assert "| Warehousing | 1 | 1 | 1 | 100.0% |" in out  # by domain
-    assert "| agent | 8 | 4,000 | 400 |" in out  # tokens count error lines too: they were spent
+    assert "| agent | 8 | 4,000 | 0 | 400 | 0 |" in out  # tokens count error lines too: they were spent
 
 
 def test_prices_add_costs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,7 +54,7 @@ def test_prices_add_costs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     prices.write_text(json.dumps({"A": {"input": 1.0, "output": 2.0}}))
     assert main(["report", _runs(tmp_path)[0], "--prices", str(prices)]) == 0
     # 4 records × (1000 × $1 + 100 × $2) / 1M = $0.0048.
-    assert "| agent | 8 | 4,000 | 400 | 0.0048 |" in capsys.readouterr().out
+    assert "| agent | 8 | 4,000 | 0 | 400 | 0 | 0.0048 |" in capsys.readouterr().out
 
 
 def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
