@@ -1,4 +1,4 @@
-"""Reading JSON Lines with errors that name the file and line."""
+"""Reading JSON and JSON Lines files with errors that name the file and the line."""
 
 from __future__ import annotations
 
@@ -8,6 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
+
+
+def read_json(path: Path, what: str) -> Any:
+    """The JSON value of the file at ``path``; a file that is missing, unreadable, not UTF-8 or not JSON is a
+    :class:`ConfigError` naming it (and the line and column), ``what`` saying what the file was to be."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # an integer longer than Python reads
+        raise ConfigError(f"{path}: invalid JSON: {exc}") from None
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from occubench._jsonl import read_json
 from occubench.errors import ConfigError
 from occubench.faults import Recovery, recovery
 from occubench.llm import Usage
@@ -93,16 +94,7 @@ class Summary:
 def load_prices(path: Path) -> dict[str, Price]:
     """``{"<model>": {"input": <USD per 1M prompt tokens>, "output": <USD per 1M completion tokens>,
     "cached_input": <USD per 1M cached prompt tokens, optional>}, ...}``."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"price file not found: {path}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the price file ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    data = read_json(path, "price file")
     if not isinstance(data, dict):
         raise ConfigError(f'{path}: expected a JSON object {{"<model>": {{"input": ..., "output": ...}}}}')
     prices: dict[str, Price] = {}

@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from occubench._jsonl import read_json
 from occubench.errors import ConfigError
 from occubench.tools import ToolSpec
 
@@ -91,12 +92,7 @@ class WorldModelRegistry:
             hint = f"; for example {', '.join(known[:3])}" if known else ""
             raise ConfigError(f"unknown environment {env_name!r}: no {env_name}.json in {self.config_dir} "
                               f"({len(known)} environments there{hint})")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
+        data = read_json(path, "world-model config")
         config = WorldModelConfig.from_dict(data, str(path))
         if config.name != env_name:
             raise ConfigError(f"{path}: environment_name is {config.name!r}, expected {env_name!r}")

@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from occubench._jsonl import read_json
 from occubench.errors import ConfigError
 from occubench.workplace.environment import COSTS
 from occubench.workplace.model import Day, clock, minutes
@@ -157,16 +158,10 @@ def read_days(folder: Path) -> list[Day]:
 
 
 def _read_day(path: Path) -> Day:
+    data = read_json(path, "day file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         day = Day.from_json(data)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    except ValueError as exc:  # not the shape of a day (Day.from_json), or a number too long to read
+    except ValueError as exc:  # not the shape of a day
         raise ConfigError(f"{path}: {exc}") from None
     if not any("category" in task for task in data["tasks"]):
         # Written before tasks had categories, and before triggers matched whole words, when "cost cent" asked
