@@ -1,0 +1,125 @@
+"""The synthesis engine both tracks share: a stage asks a model for one JSON object, checks it, asks again with
+what was wrong, and keeps what it accepted.
+
+A :class:`Stage` is a role's instructions, the JSON schema its answer must match and, optionally, a check that
+looks further — a configuration consistent with its tools, or generated code that actually runs (the executable
+track executes every stage's output and feeds the errors back the same way). An answer that fails is asked again
+with the problems listed, at most ``max_asks`` times in all; then the stage fails with them. Every accepted answer
+is stored under a key made of everything that determined it (stage, instructions, schema, inputs, model), so an
+interrupted synthesis run again pays for nothing it already has. Requests are counted in the usage ledger under
+the role ``synth:<stage>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from occubench._jsonsafe import json_safe
+from occubench.errors import OccuBenchError
+from occubench.llm.model import Model
+from occubench.llm.parsing import extract_tagged_json
+from occubench.tools import ToolSpec
+
+TAG = "output"
+
+#: Problems beyond the schema: ``check(answer, inputs)`` returns what is wrong (empty when nothing is).
+Check = Callable[[dict[str, Any], dict[str, Any]], list[str]]
+
+
+class StageFailed(OccuBenchError):
+    """A stage's answers still had problems after its last ask."""
+
+    def __init__(self, stage: str, problems: list[str]) -> None:
+        super().__init__(f"stage {stage}: no acceptable answer: {'; '.join(problems)}")
+        self.stage = stage
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    instructions: str
+    #: The JSON schema of the answer (an object).
+    schema: dict[str, Any]
+    check: Check | None = None
+    max_asks: int = 3
+
+
+@dataclass
+class StageStats:
+    """How a stage fared over a synthesis run (stored answers reused are not asked again, so not counted)."""
+
+    asked: int = 0
+    first_try: int = 0
+    reasked: int = 0
+    failed: int = 0
+    reused: int = 0
+
+    @property
+    def first_try_rate(self) -> float | None:
+        return self.first_try / self.asked if self.asked else None
+
+
+@dataclass
+class Engine:
+    """Runs stages with ``model``, keeping accepted answers in ``store`` (a directory)."""
+
+    model: Model
+    store: Path
+    stats: dict[str, StageStats] = field(default_factory=dict)
+
+    def run(self, stage: Stage, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The stage's accepted answer for ``inputs``: stored, or asked for (and stored)."""
+        stats = self.stats.setdefault(stage.name, StageStats())
+        path = self.store / stage.name / f"{self._key(stage, inputs)}.json"
+        if path.is_file():
+            stats.reused += 1
+            return dict(json.loads(path.read_text(encoding="utf-8"))["answer"])
+        stats.asked += 1
+        answer, asks = self._ask(stage, inputs, stats)
+        stats.first_try += asks == 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"stage": stage.name, "inputs": json_safe(inputs), "answer": answer, "asks": asks},
+                                  ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, path)  # whole or absent: an interrupted run leaves no half answer to reuse
+        return answer
+
+    def _key(self, stage: Stage, inputs: dict[str, Any]) -> str:
+        payload = [stage.name, stage.instructions, stage.schema, json_safe(inputs), self.model.name,
+                   self.model.params]
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+    def _ask(self, stage: Stage, inputs: dict[str, Any], stats: StageStats) -> tuple[dict[str, Any], int]:
+        model = Model(self.model.client, self.model.name, self.model.params, role=f"synth:{stage.name}")
+        spec = ToolSpec(stage.name, "", stage.schema)  # the tool contract's strict schema check, reused
+        messages = [{"role": "system", "content": f"{stage.instructions}\n\nReply with exactly one JSON object "
+                     f"between <{TAG}> and </{TAG}> tags, matching this JSON schema:\n"
+                     f"{json.dumps(stage.schema, ensure_ascii=False)}"},
+                    {"role": "user", "content": json.dumps(json_safe(inputs), ensure_ascii=False, indent=1)}]
+        problems: list[str] = []
+        for ask in range(1, stage.max_asks + 1):
+            content = model.chat(messages).replies[0].content or ""
+            try:
+                answer = extract_tagged_json(content, TAG)
+            except ValueError as exc:
+                problems = [str(exc)]
+            else:
+                problem = spec.check(answer)
+                problems = [problem] if problem else (stage.check(answer, inputs) if stage.check else [])
+                if not problems:
+                    return answer, ask
+            if ask < stage.max_asks:
+                stats.reasked += 1
+                messages += [{"role": "assistant", "content": content},
+                             {"role": "user", "content": "Your answer cannot be used:\n" +
+                              "\n".join(f"- {p}" for p in problems) + f"\nReply again with the whole corrected "
+                              f"object between <{TAG}> and </{TAG}> tags."}]
+        stats.failed += 1
+        raise StageFailed(stage.name, problems)
