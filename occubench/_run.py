@@ -27,7 +27,7 @@ from occubench.faults import FaultInjector, fault_prompt
 from occubench.plugins import AgentContext, SuitePlan, load_agent, load_suite
 from occubench.progress import RunProgress
 from occubench.results import Result
-from occubench.runner import EnvWrapper, pending_tasks, run_tasks
+from occubench.runner import EnvWrapper, pending, pending_tasks, run_tasks
 from occubench.store import ResultStore, latest_by_task, load_results
 from occubench.summary import Summary, load_prices, summarize
 from occubench.tables import Table
@@ -244,7 +244,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
 
     # A run directory appears only once the endpoints answered: a failed preflight leaves nothing behind.
     preflown = config.skip_preflight or config.replay or not models
-    if not preflown and pending_count(plan.tasks, store, config.trials):
+    # Read-only here (no repair, no rewrite): the directory may be another run's until the lock is held.
+    if not preflown and pending(plan.tasks, latest_by_task(load_results(store.path)), config.trials):
         preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
         preflown = True
     lock = DirectoryLock(run_dir).acquire()
@@ -289,9 +290,3 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
                       "meaningless[/yellow]")
     return RunSummary(run_name, run_dir, digest, latest, summarize(latest, prices),
                       definition.report_tables(latest) if definition.report_tables else [])
-
-
-def pending_count(tasks: list[Task], store: ResultStore, trials: int) -> int:
-    """How many (task, trial) pairs have no ``ok`` result yet (read-only: nothing is rewritten)."""
-    done = {key for key, result in latest_by_task(load_results(store.path)).items() if result.ok}
-    return sum((task.task_id, trial) not in done for task in tasks for trial in range(trials))

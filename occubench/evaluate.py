@@ -10,7 +10,6 @@ are skipped, tasks that ended in an error are retried.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import sys
@@ -31,23 +30,6 @@ def _json_object(text: str) -> dict[str, Any]:
         raise argparse.ArgumentTypeError(f"not valid JSON ({exc.msg} at column {exc.colno}): {text}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"must be a JSON object, got: {text}")
-    return value
-
-
-def _iso_date(text: str) -> str:
-    try:
-        return datetime.date.fromisoformat(text).isoformat()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -99,11 +81,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     agent = parser.add_argument_group("agent")
     agent.add_argument("--with-plan", action="store_true", help="give the agent the task's solution plan, if any")
-    agent.add_argument("--max-steps", type=_positive_int, help="agent turns per task (default: 50)")
-    agent.add_argument("--date", type=_iso_date,
+    agent.add_argument("--max-steps", type=int, help="agent turns per task (default: 50)")
+    agent.add_argument("--date",
                        help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")
-    agent.add_argument("--max-tokens", type=_positive_int, help="agent completion token limit")
+    agent.add_argument("--max-tokens", type=int, help="agent completion token limit")
     agent.add_argument("--reasoning-effort", help="agent reasoning effort (for models that support it)")
     agent.add_argument("--agent-params", type=_json_object,
                        help="other agent request parameters as a JSON object, e.g. '{\"top_p\": 0.9}'")
@@ -113,12 +95,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                        help="verifier request parameters as a JSON object")
     agent.add_argument("--npc-params", type=_json_object,
                        help="colleague-model request parameters as a JSON object (workplace suite)")
-    agent.add_argument("--trials", type=_positive_int,
+    agent.add_argument("--trials", type=int,
                        help="episodes per task, for pass^k and pass@k in reports (default: 1)")
-    agent.add_argument("--num-votes", type=_positive_int, help="verifier votes per task (default: 3)")
+    agent.add_argument("--num-votes", type=int, help="verifier votes per task (default: 3)")
 
     work = parser.add_argument_group("workplace suite")
-    work.add_argument("--days", type=_positive_int, help="days to generate from --seed (default: 10)")
+    work.add_argument("--days", type=int, help="days to generate from --seed (default: 10)")
     work.add_argument("--workplace-dir", help="run the days written by `occubench workplace generate` instead")
     work.add_argument("--learning", action="store_true",
                       help="after each day, a second day with the same kinds of tasks and new parameters; the agent "
@@ -131,13 +113,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", help="where run directories go (default: ./results)")
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
-    run.add_argument("--max-workers", type=_positive_int, help="tasks run at once (default: 8)")
+    run.add_argument("--max-workers", type=int, help="tasks run at once (default: 8)")
     run.add_argument("--request-timeout", type=float,
                      help="seconds one model request may take (default: 300)")
     run.add_argument("--retry-budget", type=float,
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
-    run.add_argument("--max-connections", type=_positive_int,
+    run.add_argument("--max-connections", type=int,
                      help="requests in flight per endpoint at most (default: 32, or --max-workers if more); lowered "
                      "on 429 and raised again "
                      "slowly unless --fixed-concurrency")

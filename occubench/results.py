@@ -29,9 +29,6 @@ _LEGACY_SECTIONS = {
     **dict.fromkeys(("finished_at", "day_notes"), "env_info"),
 }
 
-ERROR_KINDS = ("infrastructure", "request_rejected", "cache_miss", "environment", "verifier", "internal")
-
-
 @dataclass
 class ErrorInfo:
     """Why a task could not be evaluated; never the agent's failure."""

@@ -94,17 +94,21 @@ def _finish(env: Environment, result: Result) -> None:
         env.close()
 
 
+def pending(tasks: Iterable[Task], latest: dict[tuple[Any, int], Result], trials: int) -> list[tuple[Task, int]]:
+    """The (task, trial) pairs of ``tasks`` without an ``ok`` result in ``latest``."""
+    return [(task, trial) for task in tasks for trial in range(trials)
+            if not ((key := (task.task_id, trial)) in latest and latest[key].ok)]
+
+
 def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) -> list[tuple[Task, int]]:
     """The (task, trial) pairs without an ``ok`` result; their old error records are removed, so each pair
     appears once in the file."""
     latest = latest_by_task(store.load())
-    pending = [(task, trial) for task in tasks for trial in range(trials)
-               if not ((key := (task.task_id, trial)) in latest and latest[key].ok)]
-    stale = {key for task, trial in pending if (key := (task.task_id, trial)) in latest}
+    todo = pending(tasks, latest, trials)
+    stale = {key for task, trial in todo if (key := (task.task_id, trial)) in latest}
     if stale:  # error records about to be retried; rewriting the file is needed only then
         store.drop(stale)
-    return pending
-
+    return todo
 
 def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
               run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,

@@ -25,7 +25,7 @@ import re
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import openai
@@ -63,6 +63,10 @@ class RetryPolicy:
             # The server said when; a little jitter keeps many workers from returning in lockstep.
             return retry_after * (1 + 0.1 * random.random())
         return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
+
+
+#: A preflight probe's retries: short, so a wrong endpoint is reported within seconds.
+_PROBE_RETRY = RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0)
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -210,8 +214,7 @@ class LLMClient:
         """One small request, past the cache and with a short retry budget: does this endpoint serve ``model``
         with these parameters? Raises :class:`LLMRequestError` or :class:`LLMUnavailableError` if not."""
         self._request(model, [{"role": "user", "content": "Reply with the word OK."}], None, 1, params or {},
-                      RetryPolicy(budget_s=min(budget_s, 20.0), base_delay_s=0.5, max_delay_s=5.0), role=role,
-                      probing=True)
+                      replace(_PROBE_RETRY, budget_s=min(budget_s, _PROBE_RETRY.budget_s)), role=role, probing=True)
 
     def probe_tools(self, model: str, params: dict[str, Any] | None = None, *, role: str = "agent") -> bool:
         """Whether the endpoint answers a request that requires a tool call with a tool call: a server that drops
@@ -222,7 +225,7 @@ class LLMClient:
         # The run's own tool_choice if it sets one (so "omit" is probed as it will be sent), else "required".
         completion = self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool], 1,
                                    {**params, "tool_choice": params.get("tool_choice", "required")},
-                                   RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0), role=role)
+                                   _PROBE_RETRY, role=role)
         return any(reply.tool_calls for reply in completion.replies)
 
     def _body(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,

@@ -8,10 +8,6 @@ from typing import Any
 Message = dict[str, Any]
 
 
-#: Why a request was sent again: the counts a result's usage keeps per role.
-RETRY_CAUSES = ("rate_limited", "server_error", "timeout", "connection", "malformed")
-
-
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -25,6 +21,7 @@ class Usage:
     calls: int = 0
     #: Prompt tokens the provider served from its prompt cache (part of ``prompt_tokens``).
     cached_tokens: int = 0
+    #: Requests sent again, by cause: rate_limited, server_error, timeout, connection, malformed.
     retries: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: Usage) -> None:

@@ -61,10 +61,6 @@ class StageStats:
     failed: int = 0
     reused: int = 0
 
-    @property
-    def first_try_rate(self) -> float | None:
-        return self.first_try / self.asked if self.asked else None
-
 
 @dataclass
 class Engine:
