@@ -20,7 +20,7 @@ from occubench import __version__
 from occubench._lock import DirectoryLock
 from occubench._log import setup_logging
 from occubench._redact import Redactor
-from occubench.config import Endpoint, RunConfig
+from occubench.config import Endpoint, RunConfig, Settings
 from occubench.environment import Environment
 from occubench.errors import ConfigError, LLMError, OccuBenchError
 from occubench.faults import FaultInjector, fault_prompt
@@ -108,28 +108,32 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             raise ConfigError(f"preflight failed: {exc} ({hint})") from None
 
 
-def build_models(config: RunConfig, roles: dict[str, str], cache: ResponseCache | None = None) -> dict[str, Model]:
-    """The model of each role in ``roles`` (role → model name); roles on the same endpoint and key share one
-    client, its connections and its limiter."""
+def build_models(settings: Settings, roles: dict[str, str], params: dict[str, dict[str, Any]],
+                 cache: ResponseCache | None = None) -> dict[str, Model]:
+    """The model of each role in ``roles`` (role → model name, called with ``params[role]``); roles on the same
+    endpoint and key share one client, its connections and its limiter."""
     from occubench import llm  # the openai SDK loads only for runs that call models
 
-    endpoints = {role: config.endpoint(role) for role in roles}
+    endpoints = {role: settings.endpoint(role) for role in roles}
     clients: dict[Endpoint, llm.LLMClient] = {}
     for endpoint in set(endpoints.values()):
-        clients[endpoint] = llm.LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=config.request_timeout,
-                                          retry=llm.RetryPolicy(budget_s=config.retry_budget),
-                                          max_in_flight=config.max_connections or max(32, config.max_workers),
-                                          adaptive=not config.fixed_concurrency, cache=cache)
+        clients[endpoint] = llm.LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=settings.request_timeout,
+                                          retry=llm.RetryPolicy(budget_s=settings.retry_budget),
+                                          max_in_flight=settings.max_connections or max(32, settings.max_workers),
+                                          adaptive=not settings.fixed_concurrency, cache=cache)
+    return {role: llm.Model(clients[endpoints[role]], name, params.get(role, {}), role)
+            for role, name in roles.items()}
+
+
+def role_params(config: RunConfig) -> dict[str, dict[str, Any]]:
     named = {"temperature": config.temperature, "max_tokens": config.max_tokens,
              "reasoning_effort": config.reasoning_effort}
     # Every role but the agent under test gets an output cap by default: a judge or a colleague that rambles for
     # thousands of tokens costs minutes on a one-slot server (override with --<role>-params '{"max_tokens": N}').
-    params = {"agent": {**{k: v for k, v in named.items() if v is not None}, **config.agent_params},
-              "world": {"max_tokens": 4096, **config.world_params},
-              "verifier": {"max_tokens": 2048, **config.verifier_params},
-              "npc": {"max_tokens": 512, **config.npc_params}}
-    return {role: llm.Model(clients[endpoints[role]], name, params.get(role, {}), role)
-            for role, name in roles.items()}
+    return {"agent": {**{k: v for k, v in named.items() if v is not None}, **config.agent_params},
+            "world": {"max_tokens": 4096, **config.world_params},
+            "verifier": {"max_tokens": 2048, **config.verifier_params},
+            "npc": {"max_tokens": 512, **config.npc_params}}
 
 
 def _agent(config: RunConfig, models: dict[str, Model], date: str, plan: SuitePlan) -> Agent:
@@ -229,7 +233,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
         cache = ResponseCache(config.cache, replay=config.replay)
     scripted = config.agent in ("reference", "noop")
     roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}), **plan.roles}
-    models = build_models(config, roles, cache)
+    models = build_models(config, roles, role_params(config), cache)
     agent = _agent(config, models, date, plan)
     run_fields: dict[str, Any] = {
         "agent_model": agent_label, "world_model": plan.world_label, "env_mode": config.env_mode,

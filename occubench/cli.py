@@ -15,6 +15,8 @@ from rich.table import Table
 from occubench import __version__, evaluate
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FAULT_MODES
+from occubench.synth.executable import command as executable_command
+from occubench.synth.lwm import command as lwm_command
 
 if TYPE_CHECKING:
     from occubench import report
@@ -31,8 +33,8 @@ def _data_download(args: argparse.Namespace) -> int:
 def _data_verify(args: argparse.Namespace) -> int:
     from occubench import data
 
-    data.verify_data(Path(args.dir))
-    print(f"{args.dir}: every file matches the pinned checksums")
+    manifest = data.verify_data(Path(args.dir))
+    print(f"{args.dir}: every file matches {manifest}")
     return 0
 
 
@@ -218,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: world_model)")
     compare.add_argument("--format", choices=("md", "json"), default="md", help="printed format (default: md)")
     compare.set_defaults(func=_compare)
+
+    synth = sub.add_parser("synth", help="make new worlds and tasks from scenarios: lwm (LLM-simulated, calibrated "
+                           "for solvability) or executable (SQLite, every stage executed)")
+    synth_sub = synth.add_subparsers(dest="synth_command", required=True, metavar="TRACK")
+    for track in (lwm_command, executable_command):
+        track.add_parser(synth_sub)
 
     data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
     data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")

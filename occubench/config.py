@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -39,10 +39,88 @@ class Endpoint:
     api_key: str | None
 
 
-class RunConfig(BaseModel):
-    """Everything ``occubench.run`` needs; defaults are the command line's."""
+_S = TypeVar("_S", bound="Settings")
+
+
+class Settings(BaseModel):
+    """Typed settings whose models each have a role: ``<role>_api_key`` and ``<role>_base_url`` fields, falling back
+    to ``api_key`` and ``base_url``. A run and each synthesis track are one."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+    #: The roles whose endpoint fields the settings have.
+    roles: ClassVar[tuple[str, ...]] = ()
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    # How the models are called, and what is kept.
+    max_workers: int = Field(8, ge=1)
+    request_timeout: float = Field(300.0, gt=0)
+    retry_budget: float = Field(600.0, gt=0)
+    #: Requests in flight per endpoint at most; by default 32, and never fewer than ``max_workers``.
+    max_connections: int | None = Field(None, ge=1)
+    fixed_concurrency: bool = False
+    cache: str | None = None
+    replay: bool = False
+    prices: str | None = None
+    skip_preflight: bool = False
+    debug: bool = False
+
+    # -- construction ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls: type[_S], values: Mapping[str, Any], *, source: str | None = None) -> _S:
+        """A config from ``values``; a bad value raises :class:`ConfigError` naming its key and ``source`` (a file
+        name; without one, keys are named as command-line flags)."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                name = str(error["loc"][0]) if error["loc"] else ""
+                where = f"{source}: {name}" if source else f"--{name.replace('_', '-')}"
+                message = error["msg"].removeprefix("Value error, ")
+                # A rule over several settings (a model validator) names its flags itself.
+                problems.append((f"{where}: " if name else f"{source}: " if source else "") + message +
+                                (" (unknown setting)" if error["type"] == "extra_forbidden" else ""))
+            raise ConfigError("; ".join(problems)) from None
+
+    @classmethod
+    def from_file(cls: type[_S], path: str | Path, **overrides: Any) -> _S:
+        """A config from a TOML file (keys as the fields); ``overrides`` win over the file."""
+        return cls.create({**read_config_file(Path(path)), **overrides}, source=str(path))
+
+    # -- use -------------------------------------------------------------------------------------------------
+
+    def endpoint(self, role: str) -> Endpoint:
+        """The role's own flag, then the shared flag, then the OpenAI environment variables."""
+        key: SecretStr | None = getattr(self, f"{role}_api_key") or self.api_key
+        return Endpoint(
+            base_url=getattr(self, f"{role}_base_url") or self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
+
+    def secrets(self) -> list[str]:
+        """Every key this run may send, and credentials written into its URLs, for redaction."""
+        endpoints = [self.endpoint(role) for role in self.roles]
+        values = [endpoint.api_key for endpoint in endpoints]
+        values += [s.get_secret_value() for name in type(self).model_fields
+                   if isinstance(s := getattr(self, name), SecretStr)]
+        values += [secret for endpoint in endpoints for secret in url_secrets(endpoint.base_url)]
+        return [value for value in values if value]
+
+    def record(self) -> dict[str, Any]:
+        """The settings as ``args.json`` keeps them: keys masked, credentials in URLs masked."""
+        settings = self.model_dump(mode="json")
+        for name, value in settings.items():
+            if isinstance(getattr(self, name), SecretStr):
+                settings[name] = MASK
+            elif name.endswith("base_url"):
+                settings[name] = redact_url(value)
+        return settings
+
+
+class RunConfig(Settings):
+    """Everything ``occubench.run`` needs; defaults are the command line's."""
+
+    roles: ClassVar[tuple[str, ...]] = ROLES
 
     # What to evaluate, and with which models.
     suite: str = "occubench"
@@ -51,8 +129,6 @@ class RunConfig(BaseModel):
     world_model: str | None = None
     verifier_model: str | None = None
     npc_model: str | None = None
-    api_key: SecretStr | None = None
-    base_url: str | None = None
     agent_api_key: SecretStr | None = None
     agent_base_url: str | None = None
     world_api_key: SecretStr | None = None
@@ -98,18 +174,7 @@ class RunConfig(BaseModel):
     # The run.
     output_dir: str = "./results"
     run_name: str | None = None
-    max_workers: int = Field(8, ge=1)
-    request_timeout: float = Field(300.0, gt=0)
-    retry_budget: float = Field(600.0, gt=0)
-    #: Requests in flight per endpoint at most; by default 32, and never fewer than ``max_workers``.
-    max_connections: int | None = Field(None, ge=1)
-    fixed_concurrency: bool = False
-    cache: str | None = None
-    replay: bool = False
     force: bool = False
-    prices: str | None = None
-    skip_preflight: bool = False
-    debug: bool = False
 
     @field_validator("task_ids", "categories", mode="before")
     @classmethod
@@ -146,55 +211,6 @@ class RunConfig(BaseModel):
             raise ValueError(f"must be a plain directory name, got {value!r}")
         return value
 
-    # -- construction ----------------------------------------------------------------------------------------
-
-    @classmethod
-    def create(cls, values: Mapping[str, Any], *, source: str | None = None) -> RunConfig:
-        """A config from ``values``; a bad value raises :class:`ConfigError` naming its key and ``source`` (a file
-        name; without one, keys are named as command-line flags)."""
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            problems = []
-            for error in exc.errors():
-                name = str(error["loc"][0]) if error["loc"] else ""
-                where = f"{source}: {name}" if source else f"--{name.replace('_', '-')}"
-                problems.append(f"{where}: {error['msg']}" + (" (unknown setting)" if error["type"] == "extra_forbidden"
-                                                              else ""))
-            raise ConfigError("; ".join(problems)) from None
-
-    @classmethod
-    def from_file(cls, path: str | Path, **overrides: Any) -> RunConfig:
-        """A config from a TOML file (keys as in :class:`RunConfig`); ``overrides`` win over the file."""
-        return cls.create({**read_config_file(Path(path)), **overrides}, source=str(path))
-
-    # -- use -------------------------------------------------------------------------------------------------
-
-    def endpoint(self, role: str) -> Endpoint:
-        """The role's own flag, then the shared flag, then the OpenAI environment variables."""
-        key: SecretStr | None = getattr(self, f"{role}_api_key") or self.api_key
-        return Endpoint(
-            base_url=getattr(self, f"{role}_base_url") or self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
-
-    def secrets(self) -> list[str]:
-        """Every key this run may send, and credentials written into its URLs, for redaction."""
-        endpoints = [self.endpoint(role) for role in ROLES]
-        values = [endpoint.api_key for endpoint in endpoints]
-        values += [s.get_secret_value() for name in type(self).model_fields
-                   if isinstance(s := getattr(self, name), SecretStr)]
-        values += [secret for endpoint in endpoints for secret in url_secrets(endpoint.base_url)]
-        return [value for value in values if value]
-
-    def record(self) -> dict[str, Any]:
-        """The settings as ``args.json`` keeps them: keys masked, credentials in URLs masked."""
-        settings = self.model_dump(mode="json")
-        for name, value in settings.items():
-            if isinstance(getattr(self, name), SecretStr):
-                settings[name] = MASK
-            elif name.endswith("base_url"):
-                settings[name] = redact_url(value)
-        return settings
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from http.client import HTTPException
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
+from occubench._jsonl import read_json
 from occubench.errors import ConfigError, DataNotFoundError
 
 UPSTREAM_REPO = "GregxmHu/OccuBench"
@@ -112,8 +113,9 @@ def build_manifest(directory: Path, paths: Iterable[str] | None = None) -> dict[
     return {name: _sha256(directory / name) for name in sorted(names)}
 
 
-def verify_data(directory: Path) -> None:
-    """Raise ConfigError unless every file in the manifest is in `directory` with the pinned checksum.
+def verify_data(directory: Path) -> str:
+    """Raise ConfigError unless every file in the manifest is in `directory` with the pinned checksum; returns
+    which manifest that was. A folder written by ``occubench synth`` carries its own ``data_manifest.json``.
 
     Extra files (notes, results) are allowed.
     """
@@ -123,11 +125,20 @@ def verify_data(directory: Path) -> None:
             f"{directory} is not a directory; fetch the data with "
             f"`occubench data download --dest {shlex.quote(str(directory))}`"
         )
+    own = directory / _MANIFEST_NAME
+    if own.is_file():
+        manifest = read_json(own, "data manifest")
+        if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
+            raise ConfigError(f"{own}: expected a JSON object of file → sha256")
+        if problems := _problems(directory, manifest):
+            raise ConfigError(f"{directory}: {problems} (checked against its own {_MANIFEST_NAME})")
+        return f"its own {_MANIFEST_NAME}"
     if problems := _problems(directory):
         raise ConfigError(
             f"{directory}: {problems}; re-download with "
             f"`occubench data download --dest {shlex.quote(str(directory))}`"
         )
+    return "the pinned checksums"
 
 
 def download_data(dest: Path, url: str | None = None) -> Path:
@@ -176,9 +187,10 @@ def _listing(names: list[str]) -> str:
     return shown if len(names) <= _MAX_LISTED else f"{shown} and {len(names) - _MAX_LISTED} more"
 
 
-def _problems(directory: Path) -> str:
-    """Describe missing and mismatched files in one line; empty when the directory matches the manifest."""
-    expected = _load_manifest()
+def _problems(directory: Path, expected: dict[str, str] | None = None) -> str:
+    """Describe missing and mismatched files in one line; empty when the directory matches the manifest (the
+    pinned one by default)."""
+    expected = expected or _load_manifest()
     actual = build_manifest(directory, expected)
     missing = [name for name in expected if name not in actual]
     changed = [name for name, digest in actual.items() if digest != expected[name]]

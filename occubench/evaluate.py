@@ -14,13 +14,16 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from occubench.config import ROLES
 from occubench.errors import OccuBenchError
 from occubench.faults import FAULT_MODES, INJECTION_MODES
+
+if TYPE_CHECKING:
+    from occubench.config import Settings
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -113,6 +116,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", help="where run directories go (default: ./results)")
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
+    run.add_argument("--force", action="store_true",
+                     help="add to a run directory whose results were made with a different configuration")
+    add_model_call_arguments(run)
+
+
+def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
+    """How models are called and what is kept: the flags every command that calls models shares."""
     run.add_argument("--max-workers", type=int, help="tasks run at once (default: 8)")
     run.add_argument("--request-timeout", type=float,
                      help="seconds one model request may take (default: 300)")
@@ -129,13 +139,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                      "from it (resume without paying twice; exact replay)")
     run.add_argument("--replay", action="store_true",
                      help="answer every request from --cache and never call an endpoint; a miss is an error")
-    run.add_argument("--force", action="store_true",
-                     help="add to a run directory whose results were made with a different configuration")
     run.add_argument("--prices", metavar="FILE", help='JSON prices per model to report cost: {"<model>": '
                      '{"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}}')
     run.add_argument("--skip-preflight", action="store_true", help="do not check the endpoints before the run")
-    run.add_argument("--debug", action="store_true", help="log every agent, world-model and verifier step to the "
-                     "terminal and debug.log")
+    run.add_argument("--debug", action="store_true", help="log every model request and step to the terminal and "
+                     "debug.log")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,14 +155,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_run_arguments(parser)
 
 
-def config_from_args(args: argparse.Namespace) -> Any:
-    """The :class:`occubench.RunConfig` of parsed flags, over the ``--config`` file's settings."""
+def config_from_args(args: argparse.Namespace, kind: type[Settings] | None = None) -> Any:
+    """The settings (a :class:`occubench.RunConfig` unless ``kind`` says) of parsed flags, over the ``--config``
+    file's."""
     from occubench.config import RunConfig
 
-    flags = {key: value for key, value in vars(args).items() if key not in ("func", "command", "config")}
+    kind = kind or RunConfig
+    flags = {key: value for key, value in vars(args).items() if key not in ("func", "command", "config")
+             and not key.endswith("_command")}
     if getattr(args, "config", None):
-        return RunConfig.from_file(args.config, **flags)
-    return RunConfig.create(flags)
+        return kind.from_file(args.config, **flags)
+    return kind.create(flags)
 
 
 def run_command(args: argparse.Namespace) -> int:

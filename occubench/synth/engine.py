@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,10 @@ from typing import Any
 
 from occubench._jsonsafe import json_safe
 from occubench.errors import OccuBenchError
+from occubench.llm.ledger import open_ledger, record
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
+from occubench.llm.types import Usage
 from occubench.tools import ToolSpec
 
 TAG = "output"
@@ -60,6 +63,8 @@ class StageStats:
     reasked: int = 0
     failed: int = 0
     reused: int = 0
+    #: What the stage's answers cost, stored ones included (as they cost when first asked), failed asks too.
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass
@@ -68,22 +73,38 @@ class Engine:
 
     model: Model
     store: Path
+    #: Shared by engines of one synthesis (a repair role's engine with the writing one's).
     stats: dict[str, StageStats] = field(default_factory=dict)
+    #: Stages run in parallel threads; counting is under this lock (shared like the stats).
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, stage: Stage, inputs: dict[str, Any]) -> dict[str, Any]:
         """The stage's accepted answer for ``inputs``: stored, or asked for (and stored)."""
-        stats = self.stats.setdefault(stage.name, StageStats())
+        with self.lock:
+            stats = self.stats.setdefault(stage.name, StageStats())
         path = self.store / stage.name / f"{self._key(stage, inputs)}.json"
-        if path.is_file():
-            stats.reused += 1
-            return dict(json.loads(path.read_text(encoding="utf-8"))["answer"])
-        stats.asked += 1
-        answer, asks = self._ask(stage, inputs, stats)
-        stats.first_try += asks == 1
+        if (stored := _stored(path)) is not None:
+            with self.lock:
+                stats.reused += 1
+                stats.usage.add(Usage.from_dict(stored.get("usage") or {}))
+            return dict(stored["answer"])
+        role = f"synth:{stage.name}"
+        with self.lock:
+            stats.asked += 1
+        try:
+            with open_ledger() as ledger:  # what this answer cost, kept with it
+                answer, asks = self._ask(stage, inputs, stats)
+        finally:
+            usage = ledger.by_role.get(role, Usage())
+            record(role, usage)  # and counted in the caller's ledger, if any
+            with self.lock:
+                stats.usage.add(usage)
+        with self.lock:
+            stats.first_try += asks == 1
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"stage": stage.name, "inputs": json_safe(inputs), "answer": answer, "asks": asks},
-                                  ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"stage": stage.name, "inputs": json_safe(inputs), "answer": answer, "asks": asks,
+                                   "usage": usage.to_dict()}, ensure_ascii=False, indent=1), encoding="utf-8")
         os.replace(tmp, path)  # whole or absent: an interrupted run leaves no half answer to reuse
         return answer
 
@@ -95,8 +116,9 @@ class Engine:
     def _ask(self, stage: Stage, inputs: dict[str, Any], stats: StageStats) -> tuple[dict[str, Any], int]:
         model = Model(self.model.client, self.model.name, self.model.params, role=f"synth:{stage.name}")
         spec = ToolSpec(stage.name, "", stage.schema)  # the tool contract's strict schema check, reused
-        messages = [{"role": "system", "content": f"{stage.instructions}\n\nReply with exactly one JSON object "
-                     f"between <{TAG}> and </{TAG}> tags, matching this JSON schema:\n"
+        # The first line names the stage, for logs and for the mock server, which plays every stage.
+        messages = [{"role": "system", "content": f"Stage: {stage.name}\n\n{stage.instructions}\n\nReply with "
+                     f"exactly one JSON object between <{TAG}> and </{TAG}> tags, matching this JSON schema:\n"
                      f"{json.dumps(stage.schema, ensure_ascii=False)}"},
                     {"role": "user", "content": json.dumps(json_safe(inputs), ensure_ascii=False, indent=1)}]
         problems: list[str] = []
@@ -112,10 +134,21 @@ class Engine:
                 if not problems:
                     return answer, ask
             if ask < stage.max_asks:
-                stats.reasked += 1
+                with self.lock:
+                    stats.reasked += 1
                 messages += [{"role": "assistant", "content": content},
                              {"role": "user", "content": "Your answer cannot be used:\n" +
                               "\n".join(f"- {p}" for p in problems) + f"\nReply again with the whole corrected "
                               f"object between <{TAG}> and </{TAG}> tags."}]
-        stats.failed += 1
+        with self.lock:
+            stats.failed += 1
         raise StageFailed(stage.name, problems)
+
+
+def _stored(path: Path) -> dict[str, Any] | None:
+    """A stored answer; one that cannot be read (edited by hand, say) is asked for again."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stored if isinstance(stored, dict) and isinstance(stored.get("answer"), dict) else None

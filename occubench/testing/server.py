@@ -40,6 +40,7 @@ import contextlib
 import hashlib
 import json
 import random
+import re
 import signal
 import socket
 import sys
@@ -48,6 +49,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 __all__ = ["MockLLMServer", "RequestTiming", "Responder", "ServerStats", "make_scripted_responder",
@@ -130,11 +132,21 @@ def _world_reply(messages: list[dict]) -> str:
     return f"<predicted_observation>{json.dumps(observation)}</predicted_observation>"
 
 
+_REQUIRED_CALL = re.compile(r"The agent must call `(\w+)`")
+_CALLED = re.compile(r"\[Agent Action\]: Call tool `(\w+)`")
+_PLAN = "A plan that solves this task:"
+
+
 def _verifier_reply(messages: list[dict], index: int) -> str:
     # The verdict depends only on the original prompt (system and first user message), so every sample and every
-    # re-ask agrees, and about half of prompts pass.
+    # re-ask agrees. A rubric that names the calls the agent must make ("The agent must call `name`", as the mock's
+    # synthesised tasks do) passes exactly the trajectories that made them; any other passes about half of prompts.
     joined = "".join(_text(m.get("content")) for m in messages[:2])
-    is_correct = hashlib.sha256(joined.encode()).digest()[0] < 128
+    required = set(_REQUIRED_CALL.findall(joined))
+    if required:
+        is_correct = required <= set(_CALLED.findall(joined))
+    else:
+        is_correct = hashlib.sha256(joined.encode()).digest()[0] < 128
     verdict = {"feedback": f"Scripted verdict (sample {index}).", "is_correct": is_correct}
     return f"Checked the trajectory.\n<verdict>{json.dumps(verdict)}</verdict>"
 
@@ -164,25 +176,35 @@ def _example_value(schema: dict) -> Any:
 
 
 def _agent_reply(request: dict) -> str | dict:
-    tools = request.get("tools") or []
+    # Calls the first two tools in turn, or, given a solution plan, the tools the plan names in the plan's order.
+    tools = [tool.get("function", tool) for tool in request.get("tools") or []]
     if not tools:
         return "ok"
-    k = sum(1 for m in request.get("messages", []) if m.get("role") == "tool")
-    if k >= min(2, len(tools)):
+    messages = request.get("messages", [])
+    k = sum(1 for m in messages if m.get("role") == "tool")
+    system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+    plan = system.partition(_PLAN)[2]
+    named = sorted((plan.find(f"`{t['name']}`"), i) for i, t in enumerate(tools) if f"`{t['name']}`" in plan)
+    order = [i for _, i in named] if named else list(range(min(2, len(tools))))
+    if k >= len(order):
         return f"Final answer: done after {k} tool calls."
-    function = tools[k].get("function", tools[k])
+    function = tools[order[k]]
     params = function.get("parameters") or {}
     props = params.get("properties") or {}
     arguments = {name: _example_value(props.get(name) or {}) for name in params.get("required") or []}
     return {"content": None, "tool_calls": [{"name": function["name"], "arguments": arguments}]}
 
 
-def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0) -> Responder:
-    """A deterministic responder for all three roles of a run.
+def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
+                            synth: dict[str, Any] | None = None) -> Responder:
+    """A deterministic responder for every role of a run, and for every synthesis stage.
 
     With ``malformed_rate`` > 0, world-model and verifier requests get unparsable text with that
     probability (seeded, thread-safe), to exercise re-asking; agent requests are never affected.
+    ``synth`` scripts the synthesis stages' faults (see :mod:`occubench.testing.synth`).
     """
+    from occubench.testing.synth import stage_of, synth_reply
+
     rng = random.Random(seed)
     lock = threading.Lock()
 
@@ -195,6 +217,8 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0) -> Respo
     def respond(request: dict, index: int) -> str | dict:
         messages = request.get("messages") or []
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+        if (stage := stage_of(system)) is not None:
+            return synth_reply(stage, messages, synth or {})
         if "<predicted_observation>" in system:
             return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
         if "<label>" in system:
@@ -721,8 +745,12 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
                         help="answer 400 to max_tokens (max_completion_tokens is fine), as OpenAI reasoning models")
     parser.add_argument("--prompt-cache", action="store_true",
                         help="report usage.prompt_tokens_details.cached_tokens for message prefixes seen before")
+    parser.add_argument("--synth-script", metavar="FILE",
+                        help="JSON file scripting the synthesis stages' faults (see occubench.testing.synth)")
     args = parser.parse_args(argv)
+    synth = json.loads(Path(args.synth_script).read_text(encoding="utf-8")) if args.synth_script else None
     return MockLLMServer(
+        make_scripted_responder(synth=synth),
         latency_s=args.latency,
         max_concurrent=args.max_concurrent,
         retry_after_s=args.retry_after,

@@ -1,0 +1,134 @@
+"""Calibration: each candidate task run K times with its plan and K times without it, by every calibration agent,
+through ``occubench.run`` itself (the simulator, the majority-vote judge, faults off), then classified."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from occubench._jsonsafe import dumps
+from occubench._run import default_run_name, run
+from occubench.config import RunConfig
+from occubench.results import Result
+from occubench.synth.lwm.config import LWMSynthConfig
+
+if TYPE_CHECKING:
+    from occubench.synth.lwm.pipeline import Candidate
+    from occubench.synth.session import Session
+
+_SHARED = ("api_key", "base_url", "agent_api_key", "agent_base_url", "world_api_key", "world_base_url",
+           "verifier_api_key", "verifier_base_url", "agent_params", "world_params", "verifier_params", "max_steps",
+           "num_votes", "date", "max_workers", "request_timeout", "retry_budget", "max_connections",
+           "fixed_concurrency", "cache", "replay", "debug")
+
+
+@dataclass
+class Rate:
+    """One agent's runs of one task, with or without the plan."""
+
+    passed: int = 0
+    evaluated: int = 0
+    errors: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.evaluated if self.evaluated else None
+
+
+@dataclass
+class Calibration:
+    """One round's runs of one candidate: per calibration agent, with the plan and without it."""
+
+    with_plan: dict[str, Rate] = field(default_factory=dict)
+    without_plan: dict[str, Rate] = field(default_factory=dict)
+    #: Failed runs with the plan, for the repair role: trajectory and the judge's feedback.
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(r.errors for rates in (self.with_plan, self.without_plan) for r in rates.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"with_plan": {agent: vars(r) for agent, r in self.with_plan.items()},
+                "without_plan": {agent: vars(r) for agent, r in self.without_plan.items()}}
+
+
+def env_name(environment: dict[str, Any]) -> str:
+    """The published data's naming: ``env_`` and 12 hex digits, here of the configuration's content."""
+    return "env_" + hashlib.sha256(dumps(environment, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def calibration_id(candidate: Candidate) -> str:
+    """A task id that changes with the artifacts, so a repaired task is run again, never read from old results."""
+    digest = hashlib.sha256(dumps([candidate.environment, candidate.task], sort_keys=True).encode()).hexdigest()
+    return f"{candidate.number}-{digest[:10]}"
+
+
+def write_data(folder: Path, rows: Iterable[tuple[Candidate, dict[str, Any]]], *, plans: bool) -> None:
+    """``rows`` (candidate, task line) as an OccuBench data folder; with ``plans``, lines carry the solution plan."""
+    configs = folder / "world_model_configs"
+    configs.mkdir(parents=True, exist_ok=True)
+    tasks, scenarios = [], {}
+    for candidate, line in rows:
+        name = env_name(candidate.environment)
+        (configs / f"{name}.json").write_text(dumps({"environment_name": name, **candidate.environment}, indent=2),
+                                              encoding="utf-8")
+        # Keys in the published data's order.
+        tasks.append({key: line[key] for key in ("task_id", "difficulty_level", "task_scenario_name",
+                                                 "agent_instruction")}
+                     | {"env_name": name, "verification_plan": line["verification_plan"]}
+                     | ({"solution_plan": candidate.task["solution_plan"]} if plans else {}))
+        scenarios[candidate.scenario.name] = candidate.scenario.line()
+    _write_lines(folder / "eval_benchmark_solvable.jsonl", tasks)
+    _write_lines(folder / "task_scenario_all_pool.jsonl", list(scenarios.values()))
+
+
+def _write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
+    tmp.replace(path)
+
+
+def calibrate(session: Session, config: LWMSynthConfig, candidates: list[Candidate], round_: int) -> None:
+    """Run every candidate ``config.runs`` times per agent, with and without its plan; fills ``calibrations``."""
+    folder = session.work / "calibration"
+    data = folder / f"round{round_}"
+    ids = {calibration_id(c): c for c in candidates}
+    write_data(data, ((c, _task_line(c, task_id)) for task_id, c in ids.items()), plans=True)
+    outcome = {task_id: Calibration() for task_id in ids}
+    for agent in config.agent_model:
+        for with_plan in (True, False):
+            run_config = RunConfig.create({
+                **{key: getattr(config, key) for key in _SHARED}, "suite": "occubench", "agent_model": agent,
+                "world_model": config.world_model, "verifier_model": config.verifier_model, "data_dir": str(data),
+                "with_plan": with_plan, "trials": config.runs, "output_dir": str(folder), "skip_preflight": True,
+                "run_name": default_run_name(agent, "with_plan" if with_plan else "without_plan", "E0", 0, 0)})
+            session.console.print(f"Calibration round {round_ + 1}: {agent}, {'with' if with_plan else 'without'} "
+                                  f"the plan")
+            for result in run(run_config, console=session.console).results:
+                if result.task_id in outcome:
+                    _count(outcome[str(result.task_id)], agent, with_plan, result)
+    for task_id, candidate in ids.items():
+        candidate.calibrations.append(outcome[task_id])
+
+
+def _task_line(candidate: Candidate, task_id: str) -> dict[str, Any]:
+    return {"task_id": task_id, "difficulty_level": candidate.task["difficulty_level"],
+            "task_scenario_name": candidate.scenario.name, "agent_instruction": candidate.task["agent_instruction"],
+            "verification_plan": candidate.task["verification_plan"]}
+
+
+def _count(calibration: Calibration, agent: str, with_plan: bool, result: Result) -> None:
+    rate = (calibration.with_plan if with_plan else calibration.without_plan).setdefault(agent, Rate())
+    if not result.ok:
+        rate.errors += 1
+        return
+    rate.evaluated += 1
+    rate.passed += result.passed
+    if with_plan and not result.passed and len(calibration.failures) < 3:
+        calibration.failures.append({"agent": agent, "trajectory": result.trajectory[-6000:],
+                                     "judge_feedback": [vote.feedback[:1000] for vote in result.votes]})
+

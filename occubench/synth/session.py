@@ -1,0 +1,88 @@
+"""One synthesis, as either track runs it: the models of its roles checked by one tiny request each, the output
+folder locked, the engine storing answers under ``<out>/synthesis/stages``, and no secret in any error message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from occubench._lock import DirectoryLock
+from occubench._log import setup_logging
+from occubench._redact import Redactor
+from occubench.errors import ConfigError, OccuBenchError
+from occubench.llm.ledger import Ledger, open_ledger
+from occubench.summary import Price, load_prices
+from occubench.synth.config import SynthConfig
+from occubench.synth.engine import Engine
+
+if TYPE_CHECKING:
+    from occubench.llm import Model
+
+#: The synthesis's own folder inside the output folder: stored answers, calibration runs, the report.
+WORK_DIR = "synthesis"
+
+
+@dataclass
+class Session:
+    config: SynthConfig
+    console: Console
+    #: Role → model; ``synth`` always.
+    models: dict[str, Model]
+    engine: Engine
+    #: Every request of this synthesis made outside a calibration run, by role.
+    ledger: Ledger
+    prices: dict[str, Price] | None
+    work: Path
+
+
+@contextmanager
+def open_session(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str, Any]],
+                 console: Console) -> Iterator[Session]:
+    """A session for ``roles`` (role → model name; ``synth`` is added from the config)."""
+    redactor = Redactor(config.secrets())
+    try:
+        with _open(config, roles, params, console, redactor) as session:
+            yield session
+    except OccuBenchError as exc:
+        exc.args = (redactor.text(str(exc)),)  # a server may quote the key it refused
+        raise
+
+
+@contextmanager
+def _open(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str, Any]], console: Console,
+          redactor: Redactor) -> Iterator[Session]:
+    from occubench._run import build_models, preflight  # the openai SDK loads only here
+
+    if not config.synth_model:
+        raise ConfigError("--synth-model is required: the model that writes every stage")
+    if config.replay and not config.cache:
+        raise ConfigError("--replay needs --cache PATH: the cache to replay from")
+    out = Path(config.out)
+    if out.is_file():
+        raise ConfigError(f"--out: {out} is a file, not a folder")
+    prices = load_prices(Path(config.prices)) if config.prices else None
+    cache = None
+    if config.cache:
+        from occubench.llm import ResponseCache
+
+        cache = ResponseCache(config.cache, replay=config.replay)
+    try:
+        roles = {"synth": config.synth_model, **roles}
+        models = build_models(config, roles, {"synth": config.synth_params, **params}, cache)
+        if not (config.skip_preflight or config.replay):
+            preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
+        work = out / WORK_DIR
+        with DirectoryLock(work, "synthesis") as lock, open_ledger() as ledger:
+            if lock.taken_over:
+                console.print(f"note: taking over {out} from process {lock.taken_over}, which ended without "
+                              "releasing it")
+            setup_logging(work, debug=config.debug, redactor=redactor, tag_tasks=False)
+            yield Session(config, console, models, Engine(models["synth"], work / "stages"), ledger, prices, work)
+    finally:
+        if cache:
+            cache.close()
