@@ -10,7 +10,8 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("package", ["occubench", "occubench.llm", "occubench.lwm", "occubench.report"])
+@pytest.mark.parametrize("package", ["occubench", "occubench.llm", "occubench.lwm", "occubench.report",
+                                     "occubench.synth.lwm"])
 def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     assert module.__all__ == sorted(module._EXPORTS)
