@@ -24,7 +24,7 @@ def test_file_values_are_typed_and_flags_win(tmp_path: Path) -> None:
     ({"max_steps": 1.0}, "--max-steps: Input should be a valid integer"),
     ({"env_mode": "E9"}, "--env-mode"),
     ({"agent": "gpt"}, "module:Callable"),
-    ({"run_name": "../x"}, "--run-name: Value error, must be a plain directory name"),
+    ({"run_name": "../x"}, "--run-name: must be a plain directory name"),
     ({"date": "tomorrow"}, "YYYY-MM-DD"),
     ({"colour": "blue"}, "--colour: Extra inputs are not permitted (unknown setting)"),
 ])

@@ -133,17 +133,17 @@ def classify(candidate: Candidate, config: LWMSynthConfig) -> None:
         candidate.reason = (f"{latest.errors} calibration run(s) ended in an error (endpoint trouble, not the "
                             "task's fault); run the same command again to retry them")
         return
-    best_with = max(rate.rate or 0.0 for rate in latest.with_plan.values())
+    best_with = max((rate.rate or 0.0 for rate in latest.with_plan.values()), default=0.0)
     weakest = config.agent_model[-1]
-    without = [rate.rate or 0.0 for rate in latest.without_plan.values()]
+    weakest_rate = latest.without_plan[weakest].rate or 0.0 if weakest in latest.without_plan else 0.0
+    without = [rate.rate or 0.0 for rate in latest.without_plan.values()] or [0.0]
     if best_with < config.solvable_threshold:
         candidate.status = "unsolvable"
         candidate.reason = (f"with the plan the best agent passed {best_with:.0%} of runs, below the solvable "
                             f"threshold {config.solvable_threshold:.0%}")
-    elif (latest.without_plan[weakest].rate or 0.0) >= config.trivial_threshold:
+    elif weakest_rate >= config.trivial_threshold:
         candidate.status = "trivial"
-        candidate.reason = (f"the weakest agent ({weakest}) passed {latest.without_plan[weakest].rate:.0%} of runs "
-                            "without the plan")
+        candidate.reason = f"the weakest agent ({weakest}) passed {weakest_rate:.0%} of runs without the plan"
     else:
         mean = sum(without) / len(without)
         candidate.status, candidate.reason = "kept", ""
