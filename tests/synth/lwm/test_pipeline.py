@@ -180,3 +180,15 @@ def test_the_published_data_has_the_keys_and_types_the_output_copies(shared_data
         {tuple(POOL_TYPES.items())}
     for path in sorted((shared_data / "world_model_configs").glob("*.json"))[:50]:
         assert types_of(json.loads(path.read_text(encoding="utf-8"))) == CONFIG_TYPES
+
+
+def test_every_calibration_agent_runs_each_task_and_the_last_is_the_weakest(tmp_path: Path) -> None:
+    with MockLLMServer(make_scripted_responder(synth={"trivial": [1]})) as server:
+        report = synthesize(settings(server, tmp_path / "out", tasks_per_scenario=2, runs=1,
+                                     agent_model=["strong-m", "weak-m"]), console=QUIET)
+        first_stage = next(i for i, r in enumerate(server.requests) if r["messages"][0]["content"].startswith("Stage"))
+        probed = {r["model"] for r in server.requests[:first_stage]}
+    trivial, kept = report.tasks
+    assert set(kept["with_plan"]) == set(kept["without_plan"]) == {"strong-m", "weak-m"}
+    assert trivial["status"] == "trivial" and "the weakest agent (weak-m)" in trivial["reason"]
+    assert {"strong-m", "weak-m"} <= probed  # both checked before anything is paid for
