@@ -116,9 +116,15 @@ def _compare(args: argparse.Namespace) -> int:
 def _suites(args: argparse.Namespace) -> int:
     from occubench.plugins import installed_suites
 
-    suites = installed_suites()
-    listings = {name: definition.listing() if definition.listing else ([], None)
-                for name, definition in sorted(suites.items())}
+    if args.worlds_dir:  # the executable worlds of that folder, alone
+        from occubench.executable import plugin
+
+        suites = {plugin.NAME: plugin.suite}
+        listings = {plugin.NAME: plugin.listing(args.worlds_dir)}
+    else:
+        suites = installed_suites()
+        listings = {name: definition.listing() if definition.listing else ([], None)
+                    for name, definition in sorted(suites.items())}
     if args.json:
         print(json.dumps({name: {"description": suites[name].description, "listing": data}
                           for name, (_, data) in listings.items()}, indent=2, ensure_ascii=False))
@@ -137,14 +143,15 @@ def _validate(args: argparse.Namespace) -> int:
     definition = load_suite(args.suite)
     if definition.validate is None:
         raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
-    return 0 if definition.validate(ValidateOptions(days=args.days, seed=args.seed), Console(highlight=False)) else 1
+    options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir)
+    return 0 if definition.validate(options, Console(highlight=False)) else 1
 
 
 def _serve(args: argparse.Namespace) -> int:
     from occubench.executable import ExecutableEnvironment, load_world
     from occubench.serve import serve  # the MCP SDK loads only for this command
 
-    env = ExecutableEnvironment(load_world(args.env))
+    env = ExecutableEnvironment(load_world(args.env, args.worlds_dir))
     try:
         serve(env, args.env, transport=args.transport, host=args.host, port=args.port)
     finally:
@@ -170,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     suites = sub.add_parser("suites", help="list the installed suites and their environments")
     suites.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    suites.add_argument("--worlds-dir", metavar="DIR", help="list only the executable worlds in DIR (as `occubench "
+                        "synth executable` writes them)")
     suites.set_defaults(func=_suites)
 
     check = sub.add_parser("validate", help="check that every task of a suite is solvable and not trivially passed")
@@ -178,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "suite or package.module:attribute")
     check.add_argument("--days", type=int, default=50, help="workplace: days to generate (default: 50)")
     check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
+    check.add_argument("--worlds-dir", metavar="DIR", help="executable: validate the world folders in DIR instead "
+                       "of the built-in worlds")
 
     workplace = sub.add_parser("workplace", help="workplace scenarios: generate days to disk")
     workplace_sub = workplace.add_subparsers(dest="workplace_command", required=True, metavar="ACTION")
@@ -191,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve an isolated instance of an environment over MCP")
     serve.add_argument("--env", required=True, help="environment name (see `occubench suites`)")
+    serve.add_argument("--worlds-dir", metavar="DIR", help="serve a world of DIR (as `occubench synth executable` "
+                       "writes them) instead of a built-in one")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     serve.add_argument("--host", default="127.0.0.1", help="http transport: address to bind (default: 127.0.0.1)")
     # 8000 is vLLM's default and 8100 the mock server's: the three can run side by side.

@@ -168,6 +168,8 @@ class RunConfig(Settings):
     days: int = Field(10, ge=1)
     workplace_dir: str | None = None
     learning: bool = False
+    #: Executable suite: the world folders to run instead of the built-in ones.
+    worlds_dir: str | None = None
     with_notes: bool = False
     #: Settings of a third-party suite, which reads them itself.
     suite_options: dict[str, Any] = Field(default_factory=dict)

@@ -77,6 +77,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--config-dir", help="world-model configs (default: <data-dir>/world_model_configs)")
     data.add_argument("--download", action="store_true",
                       help="when the data is missing, download it into the user cache directory")
+    data.add_argument("--worlds-dir", metavar="DIR", help="executable suite: run the world folders in DIR (as "
+                      "`occubench synth executable` writes them) instead of the built-in worlds")
     data.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (space- or comma-separated)")
     data.add_argument("--categories", nargs="+", metavar="CATEGORY",
                       help="only these categories: full names or Agri, Biz, Comm, Edu, Hlth, Ind, Pub, Sci, "

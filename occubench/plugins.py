@@ -57,6 +57,8 @@ class SuitePlan:
 class ValidateOptions:
     days: int = 50
     seed: int = 0
+    #: Executable worlds: validate the world folders in this folder instead of the built-in ones.
+    worlds_dir: str | None = None
 
 
 @dataclass(frozen=True)

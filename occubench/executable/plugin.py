@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 
 from occubench.config import RunConfig
-from occubench.executable.registry import builtin_worlds
+from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import REFERENCE, validate
 from occubench.llm import Model
@@ -20,7 +20,7 @@ NAME = "executable"
 
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
-    worlds = builtin_worlds()
+    worlds = worlds_of(config.worlds_dir)
     tasks = select_tasks(ExecutableSuite(worlds).tasks(), config.task_ids, config.categories, console)
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
@@ -30,8 +30,9 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
                      world_label=None, simulated=False, reference=REFERENCE)
 
 
-def listing() -> tuple[list[Table], Any]:
-    worlds = builtin_worlds()
+def listing(worlds_dir: str | None = None) -> tuple[list[Table], Any]:
+    """The built-in worlds, or those in ``worlds_dir``."""
+    worlds = worlds_of(worlds_dir)
     data = [{"name": w.name, "scenario": w.scenario, "category": w.category, "domain": w.domain,
              "tools": len(w.tools), "tasks": len(w.tasks)} for w in worlds]
     table = Table(f"Suite {NAME}: executable worlds (run with --suite {NAME})",
@@ -42,7 +43,7 @@ def listing() -> tuple[list[Table], Any]:
 
 
 def check(options: ValidateOptions, console: Console) -> bool:
-    world_problems, results = validate(builtin_worlds())
+    world_problems, results = validate(worlds_of(options.worlds_dir))
     mark = {True: "[green]pass[/green]", False: "[red]fail[/red]"}
     table = Table("Reference solution must pass; doing nothing and the wrong solution must fail",
                   ["Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"],

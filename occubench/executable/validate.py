@@ -13,6 +13,7 @@ from occubench.runner import evaluate_task
 from occubench.task import Task
 
 MIN_TOOLS, MIN_ROWS, MIN_TASKS, MIN_CALLS = 5, 15, 3, 4
+NOOP_ANSWER = "I looked at the request and made no changes."
 
 
 def _script(calls: Sequence[Call], answer: str) -> tuple[list[tuple[str, dict]], str]:
@@ -20,7 +21,7 @@ def _script(calls: Sequence[Call], answer: str) -> tuple[list[tuple[str, dict]],
 
 
 REFERENCE = ScriptedAgent(lambda task: _script(exec_task(task).reference, exec_task(task).answer))
-NOOP = ScriptedAgent(lambda task: ([], "I looked at the request and made no changes."))
+NOOP = ScriptedAgent(lambda task: ([], NOOP_ANSWER))
 WRONG = ScriptedAgent(lambda task: _script(exec_task(task).wrong, exec_task(task).wrong_answer))
 
 
