@@ -151,6 +151,8 @@ class RunConfig(Settings):
     download: bool = False
     task_ids: list[str] | None = None
     categories: list[str] | None = None
+    #: Executable suite: the world folders to run instead of the built-in ones.
+    worlds_dir: str | None = None
     # The agent.
     with_plan: bool = False
     max_steps: int = Field(50, ge=1)
@@ -168,8 +170,6 @@ class RunConfig(Settings):
     days: int = Field(10, ge=1)
     workplace_dir: str | None = None
     learning: bool = False
-    #: Executable suite: the world folders to run instead of the built-in ones.
-    worlds_dir: str | None = None
     with_notes: bool = False
     #: Settings of a third-party suite, which reads them itself.
     suite_options: dict[str, Any] = Field(default_factory=dict)

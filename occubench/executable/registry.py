@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import sqlite3
 import sys
 import types
 from pathlib import Path
@@ -80,9 +79,7 @@ def load_world_folder(folder: Path) -> World:
         world = module.__dict__.get("world")
         if not isinstance(world, World):
             raise ConfigError(f"{path} defines no `world = World(...)`")
-        world.tables()  # builds the database now, so that broken SQL is reported here, naming its folder
-    except sqlite3.Error as exc:
-        raise ConfigError(f"{folder}: schema.sql or seed.sql fails: {exc}") from None
+        world.tables()  # builds the database now, so that broken SQL is reported here, naming its file
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - the world's own code failed: say where

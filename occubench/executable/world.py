@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from occubench.errors import ConfigError
 from occubench.task import CATEGORY_ABBREVIATIONS
 from occubench.tools import JSONObject, ToolError, ToolSpec, spec_of, time_is_up
 
@@ -108,9 +109,15 @@ class World:
     def _built(self) -> sqlite3.Connection:
         if self._template is None:
             template = sqlite3.connect(":memory:", check_same_thread=False)
-            template.executescript((self.directory / "schema.sql").read_text(encoding="utf-8"))
-            template.executescript((self.directory / "seed.sql").read_text(encoding="utf-8"))
+            # A world folder from --worlds-dir is not ours: its SQL may not ATTACH a file or change settings either.
+            template.set_authorizer(_authorize)
+            for name in ("schema.sql", "seed.sql"):
+                try:
+                    template.executescript((self.directory / name).read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError, sqlite3.Error) as exc:
+                    raise ConfigError(f"{self.directory / name}: {exc}") from None
             template.commit()
+            template.set_authorizer(None)
             self._template = template
         return self._template
 

@@ -2,9 +2,9 @@
 
 :func:`check_source` is an allow-list over the syntax tree: imports only of a few modules (and of names in them that
 are not modules), builtins only from a safe set (no ``open``, ``eval``, ``exec``, ``__import__``, ``getattr``,
-``globals``...), no name or attribute beginning with ``_`` (dunder tricks, private state), no attributes that reach
-files, frames or the database engine's settings, no ``str.format`` (whose fields read attributes), no classes, no
-``global``, and no strings in annotations (``typing`` would evaluate them as code), except inside ``Literal[...]``.
+``globals``...), no dunder name and no attribute beginning with ``_`` (dunder tricks, private state), no attributes
+that reach files, frames or the database engine's settings, no ``str.format`` (whose fields read attributes), no
+classes, no ``global``, and no strings in annotations (``typing`` would evaluate them as code) outside ``Literal``.
 A world folder loaded with ``--worlds-dir`` passes the same check before its ``__init__.py`` runs.
 
 :func:`run_confined` runs a function in a child interpreter under an address-space limit (``RLIMIT_AS``), a CPU-time
@@ -99,10 +99,10 @@ def check_source(source: str, forbidden_names: frozenset[str] = frozenset()) -> 
 
 
 def _builtins_used(source: str, tree: ast.AST) -> list[Problem]:
-    """The builtins outside the safe set that ``source`` uses: names it reads in a scope where it defines them
-    nowhere (so a parameter named ``type`` is fine, and ``type(x)`` in another function is not)."""
+    """The builtins outside the safe set that ``source`` uses: names it reads at module level or as globals of a
+    function. A function's own local (a parameter named ``type``) never falls back to the builtin; a module-level
+    name may (``for open in []: pass`` binds nothing), so defining one there does not make the builtin safe."""
     module = symtable.symtable(source, "<world>", "exec")
-    defined = {s.get_name() for s in module.get_symbols() if s.is_assigned() or s.is_imported()}
     lines: dict[str, list[int]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -113,8 +113,7 @@ def _builtins_used(source: str, tree: ast.AST) -> list[Problem]:
         tables.extend(table.get_children())
         for symbol in table.get_symbols():
             name = symbol.get_name()
-            builtin = symbol.is_global() or table is module and not symbol.is_assigned() and not symbol.is_imported()
-            if (symbol.is_referenced() and builtin and name not in defined and name in _BUILTINS
+            if (symbol.is_referenced() and (symbol.is_global() or table is module) and name in _BUILTINS
                     and name not in SAFE_BUILTINS and not name.startswith("__")):  # dunders are refused already
                 line = min((n for n in lines.get(name, ()) if n >= table.get_lineno()), default=1)
                 problems.append(Problem(line, f"the builtin {name!r} is not allowed"))
@@ -227,6 +226,8 @@ class _Checker(ast.NodeVisitor):
         elif node.attr in DENIED_ATTRIBUTES:
             self.refuse(node, f"the attribute {node.attr!r} is not allowed")
         elif isinstance(node.value, ast.Name) and node.value.id in self.modules:
+            if not isinstance(node.ctx, ast.Load):  # a module is shared by the whole process: no patching it
+                self.refuse(node, f"{node.value.id}.{node.attr} may be read, not assigned or deleted")
             self.member(node, self.modules[node.value.id], node.attr)
         self.visit(node.value)
 

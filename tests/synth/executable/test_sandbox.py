@@ -33,9 +33,12 @@ REFUSED = {
     "from pathlib import Path\nPath('/etc/passwd')": "Path may be used only as Path(__file__).parent",
     "def f(x: 'os.system(1)'): pass": "an annotation may not hold a string",
     "class A: pass": "classes are not allowed",
+    "import json\njson.dumps = repr": "json.dumps may be read, not assigned or deleted",
     "def f():\n    global world": "global are not allowed",
     "def g():\n    yield frame": "generators are not allowed",
     "def f(type: str) -> str:\n    return type\n\ndef g(x):\n    return type(x)": "line 5: the builtin 'type'",
+    "for open in []:\n    pass\nopen('/etc/passwd')": "line 1: the builtin 'open' is not allowed",
+    "open = print\ndel open\ndef f():\n    return open('/etc/passwd')": "the builtin 'open' is not allowed",
 }
 
 
