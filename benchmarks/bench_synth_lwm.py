@@ -34,7 +34,7 @@ def measure(runs: int, tasks: int) -> tuple[int, dict[str, tuple[int, int]]]:
     for role, usage in report.usage.items():
         part = "stages" if role.startswith("synth:") else "calibration"
         requests, tokens = parts.get(part, (0, 0))
-        parts[part] = (requests + usage.calls, tokens + usage.prompt_tokens + usage.completion_tokens)
+        parts[part] = (requests + usage.calls, tokens + usage.tokens)
     return report.kept, parts
 
 

@@ -1,8 +1,11 @@
-"""Reading JSON and JSON Lines files with errors that name the file and the line."""
+"""Reading JSON and JSON Lines files with errors that name the file and the line; writing a file whole or not at
+all."""
 
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,3 +57,11 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
             yield number, value
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """``data`` (text as UTF-8) into ``path``, whole or not at all: an interrupted write leaves the old file (or
+    none). Writers in other threads or processes each use their own temporary file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(tmp, path)

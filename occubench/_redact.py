@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from occubench.errors import OccuBenchError
 
 MASK = "<redacted>"
 _SECRET_QUERY_KEYS = re.compile(r"key|token|secret|password|signature", re.IGNORECASE)
@@ -23,6 +26,15 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, MASK)
         return text
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Our errors raised inside leave with every secret masked: a server may quote the key it refused."""
+        try:
+            yield
+        except OccuBenchError as exc:
+            exc.args = (self.text(str(exc)),)
+            raise
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value."""

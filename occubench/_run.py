@@ -22,7 +22,7 @@ from occubench._log import setup_logging
 from occubench._redact import Redactor
 from occubench.config import Endpoint, RunConfig, Settings
 from occubench.environment import Environment
-from occubench.errors import ConfigError, LLMError, OccuBenchError
+from occubench.errors import ConfigError, LLMError
 from occubench.faults import FaultInjector, fault_prompt
 from occubench.plugins import AgentContext, SuitePlan, load_agent, load_suite
 from occubench.progress import RunProgress
@@ -191,11 +191,8 @@ def run(config: RunConfig, *, console: Console | None = None) -> RunSummary:
     ``KeyboardInterrupt`` leaves every finished result on disk; the same config resumes.
     """
     redactor = Redactor(config.secrets())
-    try:
+    with redactor.errors():
         return _run(config, console or Console(stderr=True, highlight=False), redactor)
-    except OccuBenchError as exc:
-        exc.args = (redactor.text(str(exc)),)  # a server may quote the key it refused
-        raise
 
 
 def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:

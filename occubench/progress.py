@@ -41,7 +41,7 @@ class RunProgress:
 
     def add(self, result: Result) -> None:
         ok, passed = result.ok, result.passed
-        tokens = sum(u.prompt_tokens + u.completion_tokens for u in result.usage.values())
+        tokens = sum(u.tokens for u in result.usage.values())
         # One lock around counting and printing, so lines come out numbered in order.
         with self._lock:
             self.done += 1

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from occubench._jsonl import write_atomic
 from occubench._jsonsafe import json_safe
 from occubench._redact import Redactor
 from occubench.errors import ConfigError
@@ -103,15 +104,11 @@ class ResultStore:
         kept = [record for record in records if Result.from_dict(record).key not in keys]
         if len(kept) == len(records):
             return
-        tmp = self.path.with_suffix(".jsonl.tmp")
-        tmp.write_bytes(b"".join(_line(record, self.redactor) for record in kept))
-        os.replace(tmp, self.path)
+        write_atomic(self.path, b"".join(_line(record, self.redactor) for record in kept))
 
     def write_args(self, args: dict[str, Any]) -> None:
-        tmp = self.run_dir / (ARGS_FILE + ".tmp")
-        tmp.write_text(json.dumps(self.redactor.value(json_safe(args)), indent=2, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
-        os.replace(tmp, self.run_dir / ARGS_FILE)
+        write_atomic(self.run_dir / ARGS_FILE,
+                     json.dumps(self.redactor.value(json_safe(args)), indent=2, ensure_ascii=False) + "\n")
 
     def previous_args(self) -> dict[str, Any]:
         """The ``args.json`` an earlier run left here, or nothing."""

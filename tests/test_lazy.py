@@ -11,7 +11,7 @@ import pytest
 
 
 @pytest.mark.parametrize("package", ["occubench", "occubench.llm", "occubench.lwm", "occubench.report",
-                                     "occubench.synth", "occubench.synth.lwm"])
+                                     "occubench.synth", "occubench.synth.executable", "occubench.synth.lwm"])
 def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     assert module.__all__ == sorted(module._EXPORTS)

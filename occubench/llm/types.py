@@ -24,6 +24,11 @@ class Usage:
     #: Requests sent again, by cause: rate_limited, server_error, timeout, connection, malformed.
     retries: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens together."""
+        return self.prompt_tokens + self.completion_tokens
+
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens

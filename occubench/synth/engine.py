@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from occubench._jsonl import write_atomic
 from occubench._jsonsafe import json_safe
 from occubench.errors import OccuBenchError
 from occubench.llm.ledger import open_ledger, record
@@ -102,10 +102,9 @@ class Engine:
         with self.lock:
             stats.first_try += asks == 1
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({"stage": stage.name, "inputs": json_safe(inputs), "answer": answer, "asks": asks,
-                                   "usage": usage.to_dict()}, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, path)  # whole or absent: an interrupted run leaves no half answer to reuse
+        # Whole or absent: an interrupted run leaves no half answer to reuse.
+        write_atomic(path, json.dumps({"stage": stage.name, "inputs": json_safe(inputs), "answer": answer,
+                                       "asks": asks, "usage": usage.to_dict()}, ensure_ascii=False, indent=1))
         return answer
 
     def _key(self, stage: Stage, inputs: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from rich.console import Console
 from occubench._lock import DirectoryLock
 from occubench._log import setup_logging
 from occubench._redact import Redactor
-from occubench.errors import ConfigError, OccuBenchError
+from occubench.errors import ConfigError
 from occubench.llm.ledger import Ledger, open_ledger
 from occubench.summary import Price, load_prices
 from occubench.synth.config import SynthConfig
@@ -45,12 +45,8 @@ def open_session(config: SynthConfig, roles: dict[str, str], params: dict[str, d
                  console: Console) -> Iterator[Session]:
     """A session for ``roles`` (role → model name; ``synth`` is added from the config)."""
     redactor = Redactor(config.secrets())
-    try:
-        with _open(config, roles, params, console, redactor) as session:
-            yield session
-    except OccuBenchError as exc:
-        exc.args = (redactor.text(str(exc)),)  # a server may quote the key it refused
-        raise
+    with redactor.errors(), _open(config, roles, params, console, redactor) as session:
+        yield session
 
 
 @contextmanager

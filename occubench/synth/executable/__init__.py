@@ -6,8 +6,21 @@ pipeline), generated code sandboxed.
                                               synth_model="gpt-5"))
 """
 
-from occubench.synth.executable.config import ExecutableSynthConfig
-from occubench.synth.executable.pipeline import synthesize
-from occubench.synth.executable.report import SynthesisReport
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from occubench._lazy import lazy_exports
+
+#: Names load on first use, so the command line's parser does not import the pipeline.
+_EXPORTS = {"ExecutableSynthConfig": "occubench.synth.executable.config",
+            "SynthesisReport": "occubench.synth.executable.report", "synthesize": "occubench.synth.executable.pipeline"}
 
 __all__ = ["ExecutableSynthConfig", "SynthesisReport", "synthesize"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from occubench.synth.executable.config import ExecutableSynthConfig
+    from occubench.synth.executable.pipeline import synthesize
+    from occubench.synth.executable.report import SynthesisReport

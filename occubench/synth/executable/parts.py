@@ -44,8 +44,9 @@ from occubench.executable.world import (
 '''
 #: Names of the header that a part may neither use (they build the world, not work in it) nor define.
 RESERVED = frozenset({"world", "World", "Path", "ExecTask", "Call"})
-_HEADER_NAMES = frozenset({"annotations", "datetime", "json", "math", "re", "sqlite3", "Any", "Literal", "Check",
-                           "ToolError", "found", "mentions_number", "next_id", "one", "only_changed", "rows", "scalar"})
+#: Names a part may not define: the reserved ones and every name the header imports.
+_TAKEN = RESERVED | {alias.asname or alias.name for node in ast.parse(HEADER).body
+                     if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{2,47}")
 
 
@@ -181,6 +182,6 @@ def function_problems(source: str, name: str, parameters: Sequence[str], *, tool
         elif set(names[1:]) - described:
             problems.append(f"describe every parameter under Args: in the docstring (missing: "
                             f"{', '.join(sorted(set(names[1:]) - described))})")
-    if function.name in _HEADER_NAMES or function.name in RESERVED or tool and function.name.startswith("verify_"):
+    if function.name in _TAKEN or tool and function.name.startswith("verify_"):
         problems.append(f"{function.name} is a name the world module already uses: choose another")
     return problems

@@ -4,7 +4,6 @@ tokens and cost per 100 tasks kept."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from occubench._jsonl import write_atomic
 from occubench._jsonsafe import dumps
 from occubench.llm.types import Usage
 from occubench.tables import Table, percent
@@ -71,7 +71,7 @@ class SynthesisReport:
         """Tokens and USD per 100 tasks kept (None without a task, or without a price)."""
         if not self.tasks:
             return None, None
-        tokens = (self.usage.prompt_tokens + self.usage.completion_tokens) * 100 / self.tasks
+        tokens = self.usage.tokens * 100 / self.tasks
         return tokens, None if self.cost is None else self.cost * 100 / self.tasks
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,16 +83,14 @@ class SynthesisReport:
                 "cost_per_100_tasks": cost}
 
     def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, dumps(self.to_dict(), indent=1) + "\n")
 
     def tables(self) -> list[Table]:
         def number(value: float | None, digits: int = 2) -> str:
             return "-" if value is None else f"{value:,.{digits}f}"
         rows = [[name, str(s["items"]), percent(s["first_try_rate"]), number(s["mean_corrections"]),
                  str(s["dropped"]), str(s["format_reasks"]),
-                 f"{s['usage']['prompt_tokens'] + s['usage']['completion_tokens']:,}", number(s["cost"], 4)]
+                 f"{Usage.from_dict(s['usage']).tokens:,}", number(s["cost"], 4)]
                 for name, s in self.stages.items()]
         stages = Table("Synthesis by stage (each answer executed; problems fed back up to 4 rounds)",
                        ["Stage", "Items", "First-try success", "Mean corrections", "Dropped", "Format re-asks",

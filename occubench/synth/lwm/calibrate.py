@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from occubench._jsonl import write_atomic
 from occubench._jsonsafe import dumps
 from occubench._run import default_run_name, run
 from occubench.config import RunConfig
@@ -87,9 +88,7 @@ def write_data(folder: Path, rows: Iterable[tuple[Candidate, dict[str, Any]]], *
 
 
 def _write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "".join(dumps(line) + "\n" for line in lines))
 
 
 def calibrate(session: Session, config: LWMSynthConfig, candidates: list[Candidate], round_: int) -> None:

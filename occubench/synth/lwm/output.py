@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from occubench._jsonl import write_atomic
 from occubench._jsonsafe import dumps
 from occubench.llm.types import Usage
 from occubench.store import load_results
@@ -81,7 +82,7 @@ class SynthesisReport:
         total = Usage()
         for usage in self.usage.values():
             total.add(usage)
-        tokens = total.prompt_tokens + total.completion_tokens
+        tokens = total.tokens
         return {"counts": self.counts(), "stages": self.stages, "tasks": self.tasks,
                 "usage": {role: usage.to_dict() for role, usage in self.usage.items()},
                 "requests": total.calls, "tokens": tokens,
@@ -92,10 +93,8 @@ class SynthesisReport:
     def tables(self) -> list[Table]:
         stages = Table("Stages", ["Stage", "Asked", "First try", "Re-asked", "Failed", "Reused", "Tokens"], [])
         for name, s in self.stages.items():
-            usage = Usage.from_dict(s["usage"])
-            tokens = usage.prompt_tokens + usage.completion_tokens
             stages.rows.append([name, str(s["asked"]), percent(s["first_try_rate"]), str(s["reasked"]),
-                                str(s["failed"]), str(s["reused"]), f"{tokens:,}"])
+                                str(s["failed"]), str(s["reused"]), f"{Usage.from_dict(s['usage']).tokens:,}"])
         tasks = Table("Tasks", ["#", "Sub-topic", "Status", "With plan", "Without plan", "Difficulty", "Repairs"], [],
                       text_columns=3, note="pass rates per calibration agent, last round; difficulty written → "
                       "calibrated")
@@ -151,11 +150,10 @@ def write_output(out: Path, session: Session, candidates: list[Candidate], repor
     for stale in (out / "world_model_configs").glob("env_*.json"):
         if stale.name not in names:
             stale.unlink()
-    (session.work / "plans.jsonl").write_text("".join(
+    write_atomic(session.work / "plans.jsonl", "".join(
         dumps({"task_id": number, "solution_plan": c.task["solution_plan"]}) + "\n"
-        for number, c in enumerate(kept, start=1)), encoding="utf-8")
-    (session.work / "report.json").write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False),
-                                              encoding="utf-8")
+        for number, c in enumerate(kept, start=1)))
+    write_atomic(session.work / "report.json", json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     files = ["eval_benchmark_solvable.jsonl", "task_scenario_all_pool.jsonl",
              *(f"world_model_configs/{name}" for name in sorted(names))]
-    (out / "data_manifest.json").write_text(json.dumps(build_manifest(out, files), indent=1), encoding="utf-8")
+    write_atomic(out / "data_manifest.json", json.dumps(build_manifest(out, files), indent=1))
