@@ -54,13 +54,15 @@ class ToolCallingAgent:
         specs = env.tools()
         tools = [spec.schema() for spec in specs]
         names = {spec.name for spec in specs}
-        messages: list[Message] = [{"role": "system", "content": system_prompt(task, self.date, self.with_plan)},
-                                   {"role": "user", "content": task.instruction}]
+        trajectory.system_prompt = system_prompt(task, self.date, self.with_plan)
+        opening: list[Message] = [{"role": "system", "content": trajectory.system_prompt},
+                                  {"role": "user", "content": task.instruction}]
+        messages = trajectory.messages  # the conversation after the opening, kept as it grows
         env_calls = 0
         for step_number in range(1, self.max_steps + 1):
-            log.debug("[AGENT] Step %d, messages=%d", step_number, len(messages))
+            log.debug("[AGENT] Step %d, messages=%d", step_number, len(opening) + len(messages))
             try:
-                completion = self.model.chat(messages, tools=tools)
+                completion = self.model.chat(opening + messages, tools=tools)
             except ContextLengthError:
                 if not trajectory.steps:
                     raise  # nothing was done yet: the task never fits this model, an error rather than a FAIL
@@ -72,6 +74,7 @@ class ToolCallingAgent:
             step = Step(content=reply.content)
             trajectory.steps.append(step)
             if not reply.tool_calls:
+                messages.append(reply.to_message())
                 trajectory.final_answer = reply.content or ""
                 trajectory.stop_reason = "answer"
                 return

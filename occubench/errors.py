@@ -49,6 +49,8 @@ class WorldError(OccuBenchError):
 class VerifierError(OccuBenchError):
     """The verifier could not reach a verdict (no parsable votes, or a tie). Keeps the votes it did get."""
 
-    def __init__(self, message: str, votes: list[Any] | None = None) -> None:
+    def __init__(self, message: str, votes: list[Any] | None = None, prompt: list[Any] | None = None) -> None:
         super().__init__(message)
         self.votes = votes or []
+        #: The messages the judge was sent.
+        self.prompt = prompt or []

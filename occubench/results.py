@@ -98,8 +98,15 @@ class Result:
     env_info: dict[str, Any] = field(default_factory=dict)
     #: What the suite's verifier added beside the verdict.
     verdict_details: dict[str, Any] = field(default_factory=dict)
+    #: What the agent and the judge were shown, by kind (instruction, system_prompt, tools, judge_prompt): ids
+    #: of values kept once per run directory in ``context.jsonl`` (``occubench.store.read_context``).
+    context: dict[str, str] = field(default_factory=dict)
+    #: The agent's conversation after its system prompt and the instruction (empty for scripted agents).
+    messages: list[dict[str, Any]] = field(default_factory=list)
     #: Keys this version does not know (another harness's file), written back as they were.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The values behind ``context``, until the store writes them and fills in their ids; never serialized.
+    context_values: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -129,7 +136,7 @@ class Result:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _UNWRITTEN}
         data.update(votes=[asdict(v) for v in self.votes], usage={r: u.to_dict() for r, u in self.usage.items()},
                     error=asdict(self.error) if self.error else None, steps=[asdict(s) for s in self.steps],
                     fault_events=[asdict(e) for e in self.fault_events],
@@ -151,7 +158,7 @@ class Result:
         result = cls(task_id=task_id if isinstance(task_id, (int, str)) and not isinstance(task_id, bool)
                      else str(task_id))
         for f in fields(cls):
-            if f.name in ("task_id", "extra") or f.name not in data:
+            if f.name in ("task_id", *_UNWRITTEN) or f.name not in data:
                 continue
             value = _read_field(f.name, data[f.name])
             if value is not _INVALID:
@@ -162,7 +169,8 @@ class Result:
         return result
 
 
-_FIELD_NAMES = frozenset(f.name for f in fields(Result)) - {"extra", "env_info", "verdict_details"}
+_UNWRITTEN = ("extra", "context_values")
+_FIELD_NAMES = frozenset(f.name for f in fields(Result)) - {*_UNWRITTEN, "env_info", "verdict_details"}
 _INVALID = object()
 _SCALARS: dict[str, tuple[type, ...]] = {
     "task_scenario_name": (str,), "category": (str,), "domain": (str,), "difficulty_level": (int, type(None)),
@@ -174,6 +182,7 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "fault_mode": (str, type(None)), "seed": (int, type(None)), "final_answer": (str,), "stop_reason": (str,),
     "env_info": (dict,), "verdict_details": (dict,),
 }
+
 
 
 def _objects(value: Any) -> list[dict[str, Any]]:
@@ -206,6 +215,10 @@ def _read_field(name: str, value: Any) -> Any:
                 for s in _objects(value)]
     if name == "fault_events":
         return [e for item in _objects(value) if (e := _build(FaultEvent, item)) is not None]
+    if name == "context":
+        return {str(k): v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else _INVALID
+    if name == "messages":
+        return _objects(value)
     if name == "fault_windows":
         return [w for item in _objects(value) if (w := _build(FaultWindow, item)) is not None]
     return _INVALID

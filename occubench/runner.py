@@ -18,6 +18,7 @@ from occubench.agent import Agent
 from occubench.environment import Environment
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, VerifierError, WorldError
 from occubench.faults import FaultInjector
+from occubench.llm import Message
 from occubench.llm.cache import CacheMissError, current_trial
 from occubench.llm.ledger import open_ledger
 from occubench.results import ErrorInfo, Result
@@ -57,21 +58,23 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
     result = Result(task_id=task.task_id, task_scenario_name=task.scenario, category=task.category,
                     domain=task.domain, difficulty_level=task.difficulty, trial=trial, **run_fields)
     env: Environment | None = None
+    judge_prompt: list[Message] = []
     with open_ledger() as ledger:  # every request of this episode, by role, whatever ends it
         try:
             env = suite.make_env(task)
             if wrap:
                 env = wrap(env, task)
+            result.context_values["tools"] = [spec.schema() for spec in env.tools()]
             agent.run(task, env, trajectory)
             verdict = suite.verify(task, trajectory, env)
             result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
-            result.verdict_details = verdict.details
+            result.verdict_details, judge_prompt = verdict.details, verdict.prompt
         except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
             kind = _error_kind(exc)
             if kind == "internal":
                 log.error("task %s failed inside occubench:\n%s", task.task_id, traceback.format_exc())
             result.status, result.error, result.is_correct = "error", ErrorInfo(kind, str(exc)), None
-            result.votes = getattr(exc, "votes", [])
+            result.votes, judge_prompt = getattr(exc, "votes", []), getattr(exc, "prompt", [])
             trajectory.stop_reason = trajectory.stop_reason or "error"
         finally:
             if env is not None:
@@ -79,6 +82,10 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
     result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
     result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
                                                              trajectory.steps)
+    result.messages = trajectory.messages
+    result.context_values.update(instruction=task.instruction, system_prompt=trajectory.system_prompt,
+                                 judge_prompt=judge_prompt)
+    result.context_values = {kind: value for kind, value in result.context_values.items() if value}
     result.usage = ledger.by_role
     result.duration_s = round(time.monotonic() - started, 3)
     return result

@@ -9,6 +9,7 @@ tools returned (see :mod:`occubench._jsonsafe`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -26,6 +27,9 @@ from occubench.results import Result
 RESULTS_FILE = "results.jsonl"
 ARGS_FILE = "args.json"
 DEBUG_LOG = "debug.log"
+#: What agents and judges were shown (instructions, system prompts, tool schemas, judge prompts), each distinct
+#: value once: ``{"id": ..., "value": ...}`` per line, referenced by id from each result's ``context``.
+CONTEXT_FILE = "context.jsonl"
 
 
 def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
@@ -72,9 +76,41 @@ def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:
     return {result.key: result for result in results}
 
 
+def context_id(value: Any) -> str:
+    """The id of a context value: its content's hash, so equal values are stored once."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+def read_context(run_dir: Path) -> dict[str, Any]:
+    """A run directory's context values by id; lines that do not read (a half-written last one) are skipped: they
+    only lose what a viewer would show."""
+    try:
+        data = (run_dir / CONTEXT_FILE).read_bytes()
+    except OSError:
+        return {}
+    values: dict[str, Any] = {}
+    for line in data.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            values[record["id"]] = record.get("value")
+    return values
+
+
 def _line(record: dict[str, Any], redactor: Redactor) -> bytes:
     # Made JSON-safe first: redaction walks the value, and a 5,000-deep one would exhaust the stack.
     return (json.dumps(redactor.value(json_safe(record)), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _append(path: Path, line: bytes) -> None:
+    # One write of the whole line on an O_APPEND descriptor: concurrent writers never interleave.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
 
 
 class ResultStore:
@@ -83,19 +119,32 @@ class ResultStore:
         self.path = run_dir / RESULTS_FILE
         self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
+        self._context_ids: set[str] | None = None  # read on the first result that brings context
 
     def load(self) -> list[Result]:
         return [Result.from_dict(record) for record in read_results(self.path, repair=self.path.exists())]
 
     def append(self, result: Result) -> None:
-        line = _line(result.to_dict(), self.redactor)
+        """Write ``result``'s context values not yet in the directory, then the result itself (so no result
+        refers to a value that is not on disk), filling ``result.context`` with their ids."""
         with self._lock:
-            # One write of the whole line on an O_APPEND descriptor: concurrent writers never interleave.
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+            if result.context_values:
+                self._add_context(result)
+            _append(self.path, _line(result.to_dict(), self.redactor))
+
+    def _add_context(self, result: Result) -> None:
+        path = self.run_dir / CONTEXT_FILE
+        if self._context_ids is None:
+            self._context_ids = set(read_context(self.run_dir))
+            if path.exists() and not path.read_bytes().endswith(b"\n"):
+                _append(path, b"\n")  # after a half-written last line, so the next one starts on its own
+        for kind, value in result.context_values.items():
+            safe = self.redactor.value(json_safe(value))
+            result.context[kind] = key = context_id(safe)
+            if key not in self._context_ids:
+                _append(path, _line({"id": key, "value": safe}, self.redactor))
+                self._context_ids.add(key)
+        result.context_values = {}
 
     def drop(self, keys: set[tuple[Any, int]]) -> None:
         """Rewrite the file without the records of these (task id, trial) keys (errors about to be retried),

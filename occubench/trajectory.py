@@ -30,9 +30,14 @@ class Step:
 class Trajectory:
     steps: list[Step] = field(default_factory=list)
     final_answer: str = ""
-    #: "answer" (a reply without tool calls), "max_steps", "context_length"; empty until the agent stops, and
-    #: "error" on a result whose episode failed before that.
+    #: "answer" (a reply without tool calls), "max_steps", "context_length", a per-task limit
+    #: ("max_tokens_per_task", "max_seconds_per_task"); empty until the agent stops, and "error" on a result whose
+    #: episode failed before that.
     stop_reason: str = ""
+    #: What a model-driven agent was told, and its conversation after that system prompt and the instruction
+    #: (assistant turns, tool results): what the viewer shows. Scripted agents leave both empty.
+    system_prompt: str = ""
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def step_count(self) -> int:

@@ -48,6 +48,8 @@ class Verdict:
     #: What a kind of world adds beside the verdict (code checks, state diff, a judge's label), kept in the
     #: result's ``verdict_details``.
     details: dict[str, Any] = field(default_factory=dict)
+    #: The messages the judge was sent, if a model judged (kept once per run directory, for the viewer).
+    prompt: list[Message] = field(default_factory=list)
 
 
 def _as_bool(value: Any) -> bool:
@@ -70,10 +72,12 @@ class _Jury:
         self.model, self.num_votes, self.max_reasks = model, num_votes, max_reasks
         self.system, self.tag, self.form = system, tag, form
 
-    def collect(self, sections: list[tuple[str, str]]) -> list[tuple[dict[str, Any] | str, int]]:
+    def prompt(self, sections: list[tuple[str, str]]) -> list[Message]:
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": "\n\n".join(f"## {title}\n{body}" for title, body in sections)}]
+
+    def collect(self, messages: list[Message]) -> list[tuple[dict[str, Any] | str, int]]:
         """Per vote: the parsed object (or the reason it stayed unparsable) and the attempts it took."""
-        prompt = "\n\n".join(f"## {title}\n{body}" for title, body in sections)
-        messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": prompt}]
         first = self.model.samples(messages, self.num_votes)
         return [self._settle(messages, reply.content, sample) for sample, reply in enumerate(first.replies)]
 
@@ -105,7 +109,8 @@ class RubricVerifier:
 
     def judge(self, sections: list[tuple[str, str]]) -> Verdict:
         votes = []
-        for parsed, attempts in self._jury.collect(sections):
+        prompt = self._jury.prompt(sections)
+        for parsed, attempts in self._jury.collect(prompt):
             try:
                 if isinstance(parsed, str):
                     raise ValueError(parsed)
@@ -120,10 +125,10 @@ class RubricVerifier:
             log.debug("[VERIFIER] Vote %d: correct=%s, feedback=%s", number, vote.is_correct, vote.feedback[:200])
         if passed == failed:
             raise VerifierError(f"the verifier reached no majority: {passed} pass, {failed} fail, "
-                                f"{len(votes) - passed - failed} unparsable", votes)
+                                f"{len(votes) - passed - failed} unparsable", votes, prompt)
         majority = passed > failed
         feedback = next(vote.feedback for vote in votes if vote.is_correct is majority)
-        return Verdict(is_correct=majority, feedback=feedback, votes=votes)
+        return Verdict(is_correct=majority, feedback=feedback, votes=votes, prompt=prompt)
 
 
 LABELS = ("complete", "incomplete", "agent_error", "environment_error")
@@ -142,6 +147,7 @@ End your reply with exactly one <label>{{"feedback": "<why>", "label": "<one of 
 class Label:
     label: str
     feedback: str
+    prompt: list[Message] = field(default_factory=list)
 
 
 class LabelJudge:
@@ -152,10 +158,11 @@ class LabelJudge:
                            f'{{"feedback": "...", "label": "{"|".join(LABELS)}"}}')
 
     def label(self, sections: list[tuple[str, str]]) -> Label:
-        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(sections)
+        prompt = self._jury.prompt(sections)
+        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(prompt)
                   if isinstance(p, dict) and p.get("label") in LABELS]
         if not labels:
-            raise VerifierError("the judge gave no readable label")
+            raise VerifierError("the judge gave no readable label", prompt=prompt)
         counts = Counter(label for label, _ in labels)
         best = max(LABELS, key=lambda label: (counts[label], -LABELS.index(label)))
-        return Label(best, next(feedback for label, feedback in labels if label == best))
+        return Label(best, next(feedback for label, feedback in labels if label == best), prompt)

@@ -73,7 +73,7 @@ def test_no_secret_reaches_disk_even_when_the_server_echoes_it(small_data: Path,
     assert {r["status"] for r in records} == {"error"}
     assert all(r["error"]["kind"] == "request_rejected" and "<redacted>" in r["error"]["message"] for r in records)
     written = list((out / "agent-m__world-m__E0").iterdir())
-    assert {p.name for p in written} == {"args.json", "results.jsonl", "debug.log", "run.lock"}
+    assert {p.name for p in written} == {"args.json", "results.jsonl", "context.jsonl", "debug.log", "run.lock"}
     for path in written:
         assert secret not in path.read_text(), path
 

@@ -11,7 +11,7 @@ import pytest
 from occubench._redact import Redactor, redact_url
 from occubench.errors import ConfigError
 from occubench.results import ErrorInfo, Result
-from occubench.store import ResultStore, latest_by_task, read_results
+from occubench.store import CONTEXT_FILE, RESULTS_FILE, ResultStore, latest_by_task, read_context, read_results
 
 
 def _store(tmp_path: Path, redactor: Redactor | None = None) -> ResultStore:
@@ -77,3 +77,25 @@ def test_urls_lose_passwords_and_token_parameters() -> None:
     assert redact_url("https://user:pw@host/v1?api-key=abc&x=1") == "https://user:<redacted>@host/v1?api-key=<redacted>&x=1"
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert redact_url(None) is None
+
+
+def test_context_values_are_kept_once_and_referenced_by_id(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, Redactor(["sk-secret"]))
+    tools = [{"type": "function", "function": {"name": "t", "parameters": {}}}]
+    for task_id in (1, 2):
+        store.append(Result(task_id=task_id, context_values={"tools": tools, "instruction": f"do {task_id} sk-secret"}))
+    lines = (tmp_path / CONTEXT_FILE).read_text().splitlines()
+    assert len(lines) == 3  # the shared tool list once, two instructions
+    context = read_context(tmp_path)
+    first, second = (Result.from_dict(r) for r in read_results(tmp_path / RESULTS_FILE))
+    assert first.context["tools"] == second.context["tools"] and context[first.context["tools"]] == tools
+    assert context[second.context["instruction"]] == "do 2 <redacted>"
+    assert "sk-secret" not in (tmp_path / CONTEXT_FILE).read_text()
+
+
+def test_context_after_a_half_written_line_starts_on_its_own_line(tmp_path: Path) -> None:
+    (tmp_path / CONTEXT_FILE).write_text('{"id": "a", "value": "kept"}\n{"id": "b", "val')
+    store = ResultStore(tmp_path)
+    store.append(Result(task_id=1, context_values={"instruction": "new"}))
+    result = Result.from_dict(read_results(tmp_path / RESULTS_FILE)[0])
+    assert read_context(tmp_path) == {"a": "kept", result.context["instruction"]: "new"}

@@ -65,6 +65,8 @@ class ExecutableSuite(Suite):
             except (LLMError, VerifierError) as exc:
                 # The code checks decide; a judge that failed only loses its diagnosis, never the verdict.
                 details["judge_error"] = str(exc)
+                verdict.prompt = getattr(exc, "prompt", [])
             else:
                 details.update(judge_label=label.label, judge_feedback=label.feedback)
+                verdict.prompt = label.prompt
         return verdict
