@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,18 +26,19 @@ from occubench.config import Endpoint, RunConfig, Settings
 from occubench.environment import Environment
 from occubench.errors import ConfigError, LLMError
 from occubench.faults import FaultInjector, fault_prompt
+from occubench.llm.ledger import TaskLimits
 from occubench.plugins import AgentContext, SuitePlan, load_agent, load_suite
 from occubench.progress import RunProgress
 from occubench.results import Result
 from occubench.runner import EnvWrapper, pending, pending_tasks, run_tasks
-from occubench.store import ResultStore, latest_by_task, load_results
-from occubench.summary import Summary, load_prices, summarize
+from occubench.store import RESULTS_FILE, ResultStore, latest_by_task, load_results, read_context
+from occubench.summary import Price, Summary, load_prices, summarize
 from occubench.tables import Table
 from occubench.task import Task
 
 if TYPE_CHECKING:
-    from occubench.agent import Agent
-    from occubench.llm import Model, ResponseCache
+    from occubench.agent import Agent, ReplayAgent
+    from occubench.llm import LLMClient, Model, ResponseCache
 
 
 @dataclass
@@ -49,6 +52,8 @@ class RunSummary:
     summary: Summary
     #: Tables the suite adds (the workplace's figures, say).
     tables: list[Table] = field(default_factory=list)
+    #: Episodes not started because the run reached ``max_cost``; the same config resumes them.
+    not_started: int = 0
 
     @property
     def passed(self) -> int:
@@ -72,6 +77,10 @@ def default_run_name(agent: str, world: str, mode: str, fault_count: int, fault_
     name = f"{agent}__{world}__{mode}" + (f"__fc{fault_count}_fd{fault_duration}" if mode != "E0" else "")
     if mode != "E0" and harness_seed is not None:
         name += f"__harness_s{harness_seed}"
+    return safe_name(name)
+
+
+def safe_name(name: str) -> str:
     # Model names such as meta-llama/Llama-3-70b or llama3:8b must not create folders or odd file names.
     return "".join(c if c.isascii() and (c.isalnum() or c in "._+-") else "_" for c in name)
 
@@ -109,14 +118,16 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
 
 
 def build_models(settings: Settings, roles: dict[str, str], params: dict[str, dict[str, Any]],
-                 cache: ResponseCache | None = None) -> dict[str, Model]:
+                 cache: ResponseCache | None = None, clients: dict[Endpoint, LLMClient] | None = None,
+                 ) -> dict[str, Model]:
     """The model of each role in ``roles`` (role → model name, called with ``params[role]``); roles on the same
-    endpoint and key share one client, its connections and its limiter."""
+    endpoint and key share one client, its connections and its limiter — and with the runs that pass the same
+    ``clients``, which holds the clients by endpoint."""
     from occubench import llm  # the openai SDK loads only for runs that call models
 
     endpoints = {role: settings.endpoint(role) for role in roles}
-    clients: dict[Endpoint, llm.LLMClient] = {}
-    for endpoint in set(endpoints.values()):
+    clients = {} if clients is None else clients
+    for endpoint in set(endpoints.values()) - set(clients):
         clients[endpoint] = llm.LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=settings.request_timeout,
                                           retry=llm.RetryPolicy(budget_s=settings.retry_budget),
                                           max_in_flight=settings.max_connections or max(32, settings.max_workers),
@@ -183,29 +194,56 @@ def _check_same_config(store: ResultStore, config: dict[str, Any], digest: str, 
                   "[/yellow]")
 
 
-def run(config: RunConfig, *, console: Console | None = None) -> RunSummary:
+class RunGroup:
+    """What runs made together in one process share (``occubench.run_matrix``): one client per endpoint, so its
+    connection limit and adaptive back-off hold across all of them; one response cache per file; and the terminal,
+    where each run's progress comes as plain lines tagged with its name."""
+
+    def __init__(self) -> None:
+        self.clients: dict[Endpoint, LLMClient] = {}
+        self.caches: dict[str, ResponseCache] = {}
+        self.lock = threading.Lock()
+
+    def cache(self, path: str, replay: bool) -> ResponseCache:
+        from occubench.llm import ResponseCache
+
+        with self.lock:
+            return self.caches.setdefault(path, ResponseCache(path, replay=replay))
+
+    def close(self) -> None:
+        for cache in self.caches.values():
+            cache.close()
+
+
+def run(config: RunConfig, *, console: Console | None = None, group: RunGroup | None = None) -> RunSummary:
     """Evaluate ``config``'s agent on its suite; returns the summary of every result in the run directory.
 
     Progress goes to ``console`` (stderr by default; ``Console(quiet=True)`` for none). Raises
     :class:`ConfigError` for bad input, before any request is paid for; no error message carries a secret. A
-    ``KeyboardInterrupt`` leaves every finished result on disk; the same config resumes.
+    ``KeyboardInterrupt`` leaves every finished result on disk; the same config resumes. Runs of one ``group``
+    share their endpoints' clients and caches.
     """
     redactor = Redactor(config.secrets())
     with redactor.errors():
-        return _run(config, console or Console(stderr=True, highlight=False), redactor)
+        return _run(config, console or Console(stderr=True, highlight=False), redactor, group)
 
 
-def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
+def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGroup | None) -> RunSummary:
     if config.agent == "llm" and not config.agent_model:
         raise ConfigError("--agent-model is required (or --agent reference/noop on a suite with reference "
                           "solutions, or --agent module:Callable)")
     if config.replay and not config.cache:
         raise ConfigError("--replay needs --cache PATH: the cache to replay from")
     prices = load_prices(Path(config.prices)) if config.prices else None
+    if config.max_cost is not None and prices is None:
+        raise ConfigError("--max-cost needs --prices FILE: the prices to count the cost with")
     definition = load_suite(config.suite)
     plan = definition.plan(config, console)
     if not plan.tasks:
-        raise ConfigError("no task matches --task-ids/--categories")
+        raise ConfigError("no task matches --task-ids/--categories/--difficulty")
+    for role, name in plan.roles.items():
+        if not name:
+            raise ConfigError(f"--{role}-model is required: the {definition.name} suite needs a {role} model")
     faulted = config.env_mode != "E0"
     injection = config.fault_mode or ("prompt" if plan.simulated else "harness")  # the paper's method where it can
     if faulted and injection == "prompt" and not plan.simulated:
@@ -216,6 +254,9 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
     run_name = config.run_name or default_run_name(agent_label, plan.world_label or definition.name,
                                                    config.env_mode, config.fault_count, config.fault_duration,
                                                    config.seed if harness else None)
+    rescored = _saved_episodes(config, plan, definition.name) if config.rescore else None
+    if rescored and not config.run_name:
+        run_name = safe_name(f"{Path(rescored.source).name}__rescored_{plan.roles['verifier']}")
     run_dir = Path(config.output_dir) / run_name
     if run_dir.exists() and not run_dir.is_dir() or Path(config.output_dir).is_file():
         raise ConfigError(f"--output-dir: {config.output_dir} holds a file where the run directory {run_dir} "
@@ -224,14 +265,24 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
     date = config.date or store.previous_args().get("date") or datetime.date.today().isoformat()
 
     cache = None
-    if config.cache:
+    if config.cache and group:
+        cache = group.cache(config.cache, config.replay)
+    elif config.cache:
         from occubench.llm import ResponseCache
 
         cache = ResponseCache(config.cache, replay=config.replay)
-    scripted = config.agent in ("reference", "noop")
-    roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}), **plan.roles}
-    models = build_models(config, roles, role_params(config), cache)
-    agent = _agent(config, models, date, plan)
+    scripted = config.agent in ("reference", "noop") or rescored is not None
+    roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}),
+             **{role: name for role, name in plan.roles.items() if name}}
+    if prices is not None and config.max_cost is not None and (unpriced := set(roles.values()) - set(prices)):
+        raise ConfigError(f"--max-cost: no price for {', '.join(sorted(unpriced))} in {config.prices}: their cost "
+                          "could not be counted")
+    if group:
+        with group.lock:
+            models = build_models(config, roles, role_params(config), cache, group.clients)
+    else:
+        models = build_models(config, roles, role_params(config), cache)
+    agent = rescored.agent if rescored else _agent(config, models, date, plan)
     run_fields: dict[str, Any] = {
         "agent_model": agent_label, "world_model": plan.world_label, "env_mode": config.env_mode,
         "fault_count": config.fault_count if faulted else 0, "fault_duration": config.fault_duration if faulted else 0,
@@ -239,15 +290,18 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
         "suite": definition.name,
         "fault_mode": injection if faulted else None, "seed": config.seed if harness else None}
     meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
-               **{f"{role}_params": model.params for role, model in models.items()}}
+               **{f"{role}_params": model.params for role, model in models.items()},
+               **({"rescore_of": rescored.config_hash} if rescored else {})}
     digest = config_hash(meaning)
     run_fields["config_hash"] = digest
 
+    # Rescoring calls only the judge: a simulated world's model is built for the suite but never asked.
+    called = {role: model for role, model in models.items() if not rescored or role == "verifier"}
     # A run directory appears only once the endpoints answered: a failed preflight leaves nothing behind.
-    preflown = config.skip_preflight or config.replay or not models
+    preflown = config.skip_preflight or config.replay or not called
     # Read-only here (no repair, no rewrite): the directory may be another run's until the lock is held.
     if not preflown and pending(plan.tasks, latest_by_task(load_results(store.path)), config.trials):
-        preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
+        preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
         preflown = True
     lock = DirectoryLock(run_dir).acquire()
     try:
@@ -260,29 +314,44 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
                           "config_hash": digest, **plan.settings})
         fault_rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
             if faulted and not harness else None
+        limits = TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task)
+        budget = _CostBudget(config.max_cost, prices, store.load()) \
+            if config.max_cost is not None and prices is not None else None
+        not_started = 0
         phase: SuitePlan | None = plan
         while phase is not None:
             todo = pending_tasks(phase.tasks, store, config.trials)
             total = len(phase.tasks) * config.trials
+            if rescored:  # only the episodes the source run evaluated
+                todo = [(task, trial) for task, trial in todo if (task.task_id, trial) in rescored.agent.episodes]
+                total = len(rescored.agent.episodes)
             console.print(f"Run directory: {run_dir}  ({total} episode(s): {len(phase.tasks)} task(s) × "
                           f"{config.trials} trial(s); {total - len(todo)} already done, {len(todo)} to run)")
             if todo and not preflown:
-                preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
+                preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
                 preflown = True
             suite = phase.make(models, fault_rules)
-            progress = RunProgress(len(todo), console, live=False if config.debug else None)
+            progress = RunProgress(len(todo), console, live=False if config.debug or group else None,
+                                   label=run_name if group else None)
             try:
                 with progress:
-                    run_tasks(suite, agent, todo, store, run_fields=run_fields, max_workers=config.max_workers,
-                              wrap=_fault_wrapper(config) if harness else None, on_result=progress.add)
+                    not_started += run_tasks(
+                        suite, agent, todo, store, run_fields=run_fields, max_workers=config.max_workers,
+                        wrap=_fault_wrapper(config) if harness else None, limits=limits,
+                        on_result=budget.counting(progress.add) if budget else progress.add,
+                        may_start=budget.open if budget else None)
             except KeyboardInterrupt:
                 console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same "
                               "command to resume.")
                 raise
-            phase = phase.follow_up(latest_by_task(store.load())) if phase.follow_up else None
+            phase = phase.follow_up(latest_by_task(store.load())) if phase.follow_up and not not_started else None
+        if not_started and budget:
+            console.print(f"[yellow]--max-cost {config.max_cost:g} USD reached ({budget.spent:.4f} USD spent in "
+                          f"{run_dir}): {not_started} episode(s) not started; run again with a higher --max-cost to "
+                          "go on[/yellow]")
     finally:
         lock.release()
-        if cache:
+        if cache and not group:
             cache.close()
     latest = list(latest_by_task(store.load()).values())
     if "agent" in models and latest and not any(r.tool_calls for r in latest if r.ok):
@@ -290,4 +359,50 @@ def _run(config: RunConfig, console: Console, redactor: Redactor) -> RunSummary:
                       "(see the preflight's warning and the README's Real servers), every score here is "
                       "meaningless[/yellow]")
     return RunSummary(run_name, run_dir, digest, latest, summarize(latest, prices),
-                      definition.report_tables(latest) if definition.report_tables else [])
+                      definition.report_tables(latest) if definition.report_tables else [], not_started)
+
+
+@dataclass
+class _Rescored:
+    source: Path
+    config_hash: str | None
+    agent: ReplayAgent
+
+
+def _saved_episodes(config: RunConfig, plan: SuitePlan, suite: str) -> _Rescored:
+    """The episodes of ``config.rescore`` that were evaluated (error records have nothing to judge)."""
+    from occubench.agent import ReplayAgent
+
+    if "verifier" not in plan.roles:
+        raise ConfigError(f"the {suite} suite judges its episodes without a model: there is nothing to rescore (give "
+                          "--verifier-model for a suite whose judge is a model)")
+    source = Path(config.rescore or "")
+    latest = latest_by_task(load_results(source / RESULTS_FILE))
+    episodes = {key: result for key, result in latest.items() if result.ok}
+    if not episodes:
+        raise ConfigError(f"{source}: no evaluated episode to rescore (the results file is missing, empty or holds "
+                          "only errors)")
+    hashes = {result.config_hash for result in episodes.values()}
+    return _Rescored(source, hashes.pop() if len(hashes) == 1 else None,
+                     ReplayAgent(episodes, read_context(source), call_env=not plan.simulated))
+
+
+class _CostBudget:
+    """``--max-cost``: what the run directory's results cost so far (every record, errors included, as the
+    summary counts them); new episodes start only below the limit, those under way finish."""
+
+    def __init__(self, limit: float, prices: dict[str, Price], results: list[Result]) -> None:
+        self.limit, self.prices = limit, prices
+        self.spent = summarize(results, prices).cost_total
+        self._lock = threading.Lock()
+
+    def open(self) -> bool:
+        with self._lock:
+            return self.spent < self.limit
+
+    def counting(self, on_result: Callable[[Result], None]) -> Callable[[Result], None]:
+        def add(result: Result) -> None:
+            with self._lock:
+                self.spent += summarize([result], self.prices).cost_total
+            on_result(result)
+        return add

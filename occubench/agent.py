@@ -10,11 +10,13 @@ import datetime
 import json
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from occubench.environment import Environment, JSONObject
 from occubench.errors import ContextLengthError
 from occubench.llm import Message, Model
+from occubench.llm.cache import current_trial
+from occubench.results import Result
 from occubench.task import Task
 from occubench.tools import json_arguments, tool_error, unknown_tool
 from occubench.trajectory import Step, ToolCall, Trajectory
@@ -122,3 +124,27 @@ class ScriptedAgent:
             record.observation = env.call(name, arguments)
         trajectory.final_answer = answer
         trajectory.stop_reason = "answer"
+
+
+class ReplayAgent:
+    """Plays back saved episodes so that they are judged again (``occubench rescore``): the same turns, tool calls
+    and final answer. In a world that is code, each call that reached the environment is made again, so the code
+    checks read the state the agent left; a simulated world is not asked again, its saved answers stand."""
+
+    def __init__(self, episodes: dict[tuple[Any, int], Result], context: dict[str, Any], *,
+                 call_env: bool) -> None:
+        self.episodes, self.context, self.call_env = episodes, context, call_env
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        saved = self.episodes[(task.task_id, current_trial.get())]
+        trajectory.system_prompt = str(self.context.get(saved.context.get("system_prompt", ""), ""))
+        trajectory.messages = list(saved.messages)
+        for step in saved.steps:
+            replayed = Step(content=step.content)
+            trajectory.steps.append(replayed)
+            for call in step.tool_calls:
+                observation = call.observation
+                if self.call_env and call.call_index is not None:
+                    observation = env.call(call.name, json_arguments(call.arguments))
+                replayed.tool_calls.append(ToolCall(call.name, call.arguments, observation, call.call_index))
+        trajectory.final_answer, trajectory.stop_reason = saved.final_answer, saved.stop_reason

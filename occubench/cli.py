@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from occubench import __version__, evaluate
+from occubench import __version__, evaluate, rescore
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FAULT_MODES
 from occubench.synth.executable import command as executable_command
@@ -85,13 +87,15 @@ def _report(args: argparse.Namespace) -> int:
     modes = robustness_table({run.name: run.results for run in runs})
     for message in robustness_warnings(modes):
         warn(message)
+    paired = report.paired_comparisons((r for run in runs for r in run.results), resamples=args.resamples,
+                                       seed=args.seed, warnings=notes)
     if args.format == "json":
-        print(json.dumps(report.report_json(stats, modes, by_domain=args.by_domain, notes=notes), indent=2,
-                         ensure_ascii=False))
+        print(json.dumps(report.report_json(stats, modes, by_domain=args.by_domain, notes=notes, paired=paired),
+                         indent=2, ensure_ascii=False))
     elif args.format == "csv":
         sys.stdout.write(report.report_csv(stats, by_domain=args.by_domain))
     else:
-        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes))
+        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes, paired=paired))
     if args.html:
         report.write_html(Path(args.html), runs, stats, prices=prices, notes=notes)
         print(f"HTML report written to {args.html}", file=sys.stderr)
@@ -109,7 +113,11 @@ def _compare(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report.compare_json(pairs), indent=2, ensure_ascii=False))
     else:
-        print("\n".join(report.to_markdown(table, 2) for table in report.compare_tables(pairs)))
+        tables = report.compare_tables(pairs)
+        if args.by == "agent_model":  # groups that are agents: is their difference more than noise?
+            paired = report.paired_comparisons(result for run in runs for result in run.results)
+            tables += [report.paired_table(paired)] if paired else []
+        print("\n".join(report.to_markdown(table, 2) for table in tables))
     return 0
 
 
@@ -134,6 +142,27 @@ def _suites(args: argparse.Namespace) -> int:
         console.print(f"[bold]{name}[/bold]: {suites[name].description}")
         for table in tables:
             console.print(table.to_rich())
+    return 0
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    from occubench.plugins import load_suite
+
+    as_json = vars(args).pop("json")
+    config = evaluate.config_from_args(args)
+    tasks = load_suite(config.suite).plan(config, Console(stderr=True, highlight=False)).tasks
+    rows = [{"task_id": t.task_id, "scenario": t.scenario, "category": t.category, "domain": t.domain,
+             "difficulty": t.difficulty, "environment": t.env_name} for t in tasks]
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=f"{config.suite}: {len(rows)} task(s)")
+    for column in ("Task", "Scenario", "Category", "Difficulty", "Environment"):
+        table.add_column(column, justify="right" if column == "Difficulty" else "left")
+    for row in rows:
+        table.add_row(*(escape(str(row[key])) for key in ("task_id", "scenario", "category", "difficulty",
+                                                          "environment")))
+    Console(highlight=False).print(table)
     return 0
 
 
@@ -180,6 +209,17 @@ def build_parser() -> argparse.ArgumentParser:
     suites.add_argument("--worlds-dir", metavar="DIR", help="list only the executable worlds in DIR (as `occubench "
                         "synth executable` writes them)")
     suites.set_defaults(func=_suites)
+
+    tasks = sub.add_parser("tasks", help="list the tasks a run would evaluate: ids, scenario, category, difficulty",
+                           argument_default=argparse.SUPPRESS)
+    tasks.add_argument("--suite", help="occubench (default), executable, workplace, another installed suite or "
+                       "package.module:attribute")
+    evaluate.add_task_arguments(tasks)
+    tasks.add_argument("--seed", type=int, help="--shuffle's seed; workplace: the days' generation seed (default: 0)")
+    tasks.add_argument("--days", type=int, help="workplace: days to generate (default: 10)")
+    tasks.add_argument("--workplace-dir", help="workplace: the days written by `occubench workplace generate`")
+    tasks.add_argument("--json", action="store_true", default=False, help="print JSON instead of a table")
+    tasks.set_defaults(func=_tasks)
 
     check = sub.add_parser("validate", help="check that every task of a suite is solvable and not trivially passed")
     check.add_argument("--suite", default="executable",
@@ -239,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     synth_sub = synth.add_subparsers(dest="synth_command", required=True, metavar="TRACK")
     for track in (lwm_command, executable_command):
         track.add_parser(synth_sub)
+    rescore.add_parser(sub)
 
     data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
     data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
@@ -260,6 +301,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OccuBenchError as exc:
         print(f"occubench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `occubench tasks --json | head`: the reader left, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not fail again
+        return 0
 
 
 if __name__ == "__main__":

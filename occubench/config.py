@@ -117,6 +117,15 @@ class Settings(BaseModel):
         return settings
 
 
+def _split_list(value: Any) -> Any:
+    # Flags take "11 24", "11,24" or both; a file may hold numbers or one comma-separated string.
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+        return [part.strip() for v in value for part in str(v).split(",") if part.strip()]
+    return value
+
+
 class RunConfig(Settings):
     """Everything ``occubench.run`` needs; defaults are the command line's."""
 
@@ -151,6 +160,10 @@ class RunConfig(Settings):
     download: bool = False
     task_ids: list[str] | None = None
     categories: list[str] | None = None
+    difficulty: list[int] | None = None
+    #: Shuffle the selected tasks with ``seed`` (before ``limit``).
+    shuffle: bool = False
+    limit: int | None = Field(None, ge=1)
     #: Executable suite: the world folders to run instead of the built-in ones.
     worlds_dir: str | None = None
     # The agent.
@@ -166,6 +179,11 @@ class RunConfig(Settings):
     npc_params: dict[str, Any] = Field(default_factory=dict)
     trials: int = Field(1, ge=1)
     num_votes: int = Field(3, ge=1)
+    # Limits: an episode that reaches one stops and is judged on what it did; a run stops starting tasks once
+    # its cost (with ``prices``) reaches ``max_cost``.
+    max_tokens_per_task: int | None = Field(None, ge=1)
+    max_seconds_per_task: float | None = Field(None, gt=0)
+    max_cost: float | None = Field(None, ge=0)
     # Workplace suite.
     days: int = Field(10, ge=1)
     workplace_dir: str | None = None
@@ -173,6 +191,8 @@ class RunConfig(Settings):
     with_notes: bool = False
     #: Settings of a third-party suite, which reads them itself.
     suite_options: dict[str, Any] = Field(default_factory=dict)
+    #: A run directory whose saved episodes are judged again instead of running the agent (``occubench rescore``).
+    rescore: str | None = None
     # The run.
     output_dir: str = "./results"
     run_name: str | None = None
@@ -181,11 +201,17 @@ class RunConfig(Settings):
     @field_validator("task_ids", "categories", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        # Flags take "11 24", "11,24" or both; a file may hold numbers or one comma-separated string.
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
-            value = [value]
-        if isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
-            return [part.strip() for v in value for part in str(v).split(",") if part.strip()]
+        return _split_list(value)
+
+    @field_validator("difficulty", mode="before")
+    @classmethod
+    def _levels(cls, value: Any) -> Any:
+        value = _split_list(value)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            try:
+                return [int(v) for v in value]
+            except ValueError:
+                raise ValueError(f"expected difficulty levels as whole numbers, got {', '.join(value)}") from None
         return value
 
     @field_validator("date")

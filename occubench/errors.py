@@ -54,3 +54,12 @@ class VerifierError(OccuBenchError):
         self.votes = votes or []
         #: The messages the judge was sent.
         self.prompt = prompt or []
+
+
+class TaskLimitReached(OccuBenchError):
+    """An episode reached a per-task limit (``--max-tokens-per-task``, ``--max-seconds-per-task``): it stops and is
+    judged on what it did, as at ``--max-steps``; ``reason`` is its stop reason."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason

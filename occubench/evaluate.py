@@ -14,19 +14,22 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from occubench.config import ROLES
-from occubench.errors import OccuBenchError
+from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FAULT_MODES, INJECTION_MODES
 
 if TYPE_CHECKING:
-    from occubench.config import Settings
+    from occubench._run import RunSummary
+    from occubench.config import RunConfig, Settings
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -45,7 +48,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
                         "reference solution / do nothing (suites with reference solutions; no model needed); "
                         "package.module:attribute: your own agent (see the README's Python API)")
-    models.add_argument("--agent-model", help="model under evaluation")
+    models.add_argument("--agent-model", nargs="+", metavar="MODEL",
+                        help="model under evaluation; with several (or several --env-mode values), one run per "
+                        "combination, all at once, sharing the endpoints, then a leaderboard and the E0–E3 table")
     models.add_argument("--world-model", help="model that simulates the environments (simulated suites)")
     models.add_argument("--verifier-model", help="model that judges trajectories (default: the world model); for "
                         "executable suites, an optional judge that labels each episode")
@@ -57,8 +62,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         models.add_argument(f"--{role}-api-key", help=f"API key for the {role} (default: --api-key)")
 
     faults = parser.add_argument_group("environment mode")
-    faults.add_argument("--env-mode", choices=FAULT_MODES,
-                        help="E0 clean, E1 explicit errors, E2 silent degradation, E3 mixed (default: E0)")
+    faults.add_argument("--env-mode", choices=FAULT_MODES, nargs="+", metavar="MODE",
+                        help="E0 clean, E1 explicit errors, E2 silent degradation, E3 mixed (default: E0); several: "
+                        "one run per mode")
     faults.add_argument("--fault-count", type=int, help="fault windows per episode (default: 2)")
     faults.add_argument("--fault-duration", type=int,
                         help="consecutive faulted calls per window (default: 2)")
@@ -69,20 +75,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="harness-mode fault schedule seed; with the task id it fixes which calls fail "
                         "(default: 0)")
 
-    data = parser.add_argument_group("data")
-    data.add_argument("--data-dir", help="directory holding all three data paths (default: $OCCUBENCH_DATA, "
-                      "else ./data)")
-    data.add_argument("--eval-data", help="tasks file (default: <data-dir>/eval_benchmark_solvable.jsonl)")
-    data.add_argument("--scenario-pool", help="scenarios file (default: <data-dir>/task_scenario_all_pool.jsonl)")
-    data.add_argument("--config-dir", help="world-model configs (default: <data-dir>/world_model_configs)")
-    data.add_argument("--download", action="store_true",
-                      help="when the data is missing, download it into the user cache directory")
-    data.add_argument("--worlds-dir", metavar="DIR", help="executable suite: run the world folders in DIR (as "
-                      "`occubench synth executable` writes them) instead of the built-in worlds")
-    data.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (space- or comma-separated)")
-    data.add_argument("--categories", nargs="+", metavar="CATEGORY",
-                      help="only these categories: full names or Agri, Biz, Comm, Edu, Hlth, Ind, Pub, Sci, "
-                      "Tech, Trans (comma-separated or quoted)")
+    add_task_arguments(parser)
 
     agent = parser.add_argument_group("agent")
     agent.add_argument("--with-plan", action="store_true", help="give the agent the task's solution plan, if any")
@@ -92,13 +85,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")
     agent.add_argument("--max-tokens", type=int, help="agent completion token limit")
     agent.add_argument("--reasoning-effort", help="agent reasoning effort (for models that support it)")
-    agent.add_argument("--agent-params", type=_json_object,
+    agent.add_argument("--agent-params", type=json_object,
                        help="other agent request parameters as a JSON object, e.g. '{\"top_p\": 0.9}'")
-    agent.add_argument("--world-params", type=_json_object,
+    agent.add_argument("--world-params", type=json_object,
                        help="world-model request parameters as a JSON object")
-    agent.add_argument("--verifier-params", type=_json_object,
+    agent.add_argument("--verifier-params", type=json_object,
                        help="verifier request parameters as a JSON object")
-    agent.add_argument("--npc-params", type=_json_object,
+    agent.add_argument("--npc-params", type=json_object,
                        help="colleague-model request parameters as a JSON object (workplace suite)")
     agent.add_argument("--trials", type=int,
                        help="episodes per task, for pass^k and pass@k in reports (default: 1)")
@@ -115,12 +108,47 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--npc-model", help="model that plays the colleagues (default: deterministic colleagues "
                       "that answer when asked the right question)")
 
+    limits = parser.add_argument_group("limits")
+    limits.add_argument("--max-tokens-per-task", type=int, metavar="N",
+                        help="the agent starts no turn once it used N tokens in the episode; it is judged on what it "
+                        "did (stop reason max_tokens_per_task)")
+    limits.add_argument("--max-seconds-per-task", type=float, metavar="S",
+                        help="the agent starts no turn once the episode ran S seconds (stop reason "
+                        "max_seconds_per_task)")
+    limits.add_argument("--max-cost", type=float, metavar="USD",
+                        help="start no new task once the run directory's results cost this much (needs --prices); "
+                        "the same command with a higher limit goes on")
+    limits.add_argument("--fail-on-error", type=float, metavar="RATE",
+                        help="exit with status 1 only when more than this share of the episodes ended in an error "
+                        "(default: 0, any error)")
+
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", help="where run directories go (default: ./results)")
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
     add_model_call_arguments(run)
+
+
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the tasks come from and which of them to take: shared by ``run`` and ``tasks``."""
+    data = parser.add_argument_group("data and task selection")
+    data.add_argument("--data-dir", help="directory holding all three data paths (default: $OCCUBENCH_DATA, "
+                      "else ./data)")
+    data.add_argument("--eval-data", help="tasks file (default: <data-dir>/eval_benchmark_solvable.jsonl)")
+    data.add_argument("--scenario-pool", help="scenarios file (default: <data-dir>/task_scenario_all_pool.jsonl)")
+    data.add_argument("--config-dir", help="world-model configs (default: <data-dir>/world_model_configs)")
+    data.add_argument("--download", action="store_true",
+                      help="when the data is missing, download it into the user cache directory")
+    data.add_argument("--worlds-dir", metavar="DIR", help="executable suite: run the world folders in DIR (as "
+                      "`occubench synth executable` writes them) instead of the built-in worlds")
+    data.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (space- or comma-separated)")
+    data.add_argument("--categories", nargs="+", metavar="CATEGORY",
+                      help="only these categories: full names or Agri, Biz, Comm, Edu, Hlth, Ind, Pub, Sci, "
+                      "Tech, Trans (comma-separated or quoted)")
+    data.add_argument("--difficulty", nargs="+", metavar="LEVEL", help="only tasks of these difficulty levels")
+    data.add_argument("--shuffle", action="store_true", help="shuffle the selected tasks with --seed (before --limit)")
+    data.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
 
 
 def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
@@ -170,16 +198,49 @@ def config_from_args(args: argparse.Namespace, kind: type[Settings] | None = Non
     return kind.create(flags)
 
 
+def run_configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
+    """The run of each combination of the ``--agent-model`` and ``--env-mode`` values (flags over the ``--config``
+    file's, which may list several too)."""
+    from occubench._matrix import expand
+    from occubench.config import RunConfig, read_config_file
+
+    flags = {key: value for key, value in vars(args).items() if key not in ("func", "command", "config")}
+    for key in ("agent_model", "env_mode"):  # one value on the command line is a plain setting
+        if isinstance(flags.get(key), list) and len(flags[key]) == 1:
+            flags[key] = flags[key][0]
+    source = getattr(args, "config", None)
+    values = {**read_config_file(Path(source)), **flags} if source else flags
+    return [RunConfig.create(combination, source=source) for combination in expand(values)]
+
+
+def _exit_status(summaries: list[RunSummary], fail_on_error: float) -> int:
+    """1 when more than ``fail_on_error`` of the episodes ended in an error, or a budget left episodes unstarted."""
+    episodes = sum(len(s.results) for s in summaries)
+    errors = sum(s.errors for s in summaries)
+    return 1 if errors > fail_on_error * episodes or any(s.not_started for s in summaries) else 0
+
+
 def run_command(args: argparse.Namespace) -> int:
-    """Run, print the summary; exit status 0 when every task has a result, 1 when some ended in an error."""
+    """Run, print the summary; exit status 0 when every task has a result, 1 when some ended in an error (more
+    than ``--fail-on-error`` of them) or ``--max-cost`` left some unstarted; 2 for bad input."""
     from occubench._run import run
 
-    config = config_from_args(args)
+    fail_on_error = vars(args).pop("fail_on_error", 0.0)
+    if not 0 <= fail_on_error <= 1:
+        raise ConfigError(f"--fail-on-error: expected a share between 0 and 1, got {fail_on_error}")
+    configs = run_configs_from_args(args)
     try:
-        outcome = run(config)
+        if len(configs) > 1:
+            return _run_matrix(configs, Console(highlight=False), fail_on_error)
+        outcome = run(configs[0])
     except KeyboardInterrupt:
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
         os._exit(130)
+    return print_run(outcome, fail_on_error)
+
+
+def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
+    """Print a run's summary and the suite's tables; the exit status (see ``run_command``)."""
     from occubench.summary import print_summary
 
     console = Console(highlight=False)
@@ -187,7 +248,31 @@ def run_command(args: argparse.Namespace) -> int:
                   title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
     for table in outcome.tables:
         console.print(table.to_rich())
-    return 1 if outcome.errors else 0
+    return _exit_status([outcome], fail_on_error)
+
+
+def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float) -> int:
+    from occubench import report
+    from occubench._matrix import run_matrix
+    from occubench.robustness import robustness_table, robustness_warnings, warn
+    from occubench.summary import load_prices
+
+    outcome = run_matrix(configs)
+    prices = load_prices(Path(configs[0].prices)) if configs[0].prices else None
+    runs = [report.Run(s.run_name, s.run_dir, s.results) for s in outcome.runs]
+    if runs:
+        console.print(report.leaderboard_table([report.run_stats(r, prices) for r in runs]).to_rich())
+        modes = robustness_table({r.name: r.results for r in runs})
+        console.print(report.modes_table(modes).to_rich())
+        for message in robustness_warnings(modes):
+            warn(message)
+    for summary in outcome.runs:
+        if summary.errors:
+            console.print(f"{summary.run_name}: {summary.errors} episode(s) ended in an error; run the same command "
+                          "again to retry them")
+    for name, message in outcome.failures.items():
+        console.print(f"[red]{escape(name)}: {escape(message)}[/red]")
+    return 2 if outcome.failures else _exit_status(outcome.runs, fail_on_error)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

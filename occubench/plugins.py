@@ -11,7 +11,8 @@ package.module:attribute`` names one, or a factory that takes an :class:`AgentCo
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, cast
@@ -37,8 +38,9 @@ class SuitePlan:
     """What one run needs from the suite it evaluates."""
 
     tasks: list[Task]
-    #: Model name per role the suite itself needs (the agent's is added by the run).
-    roles: dict[str, str]
+    #: Model name per role the suite itself needs (the agent's is added by the run); None for a role it needs
+    #: whose model was not given (the run stops, naming the flag).
+    roles: dict[str, str | None]
     #: Builds the suite once the models exist; gets them and the simulator's fault rules (prompt mode).
     make: Callable[[dict[str, Model], str | None], Suite]
     #: The results' ``world_model`` (None for worlds that are code).
@@ -137,30 +139,30 @@ def load_agent(spec: str, context: AgentContext) -> Agent:
     return cast("Agent", agent)
 
 
-def _split(values: Sequence[str] | None) -> list[str]:
-    return [item.strip() for value in values or () for item in value.split(",") if item.strip()]
-
-
-def select_tasks(tasks: list[Task], task_ids: Sequence[str] | None, categories: Sequence[str] | None,
-                 console: Console) -> list[Task]:
-    """The tasks of the chosen categories (names or abbreviations) and ids; unknown ids are warned about."""
+def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list[Task]:
+    """The tasks a run evaluates: those of the chosen categories (names or abbreviations), ids and difficulty
+    levels, then shuffled with ``--seed`` if asked, then the first ``--limit``. Unknown ids are warned about."""
     selected = tasks
-    if categories:
+    if config.categories:
         lookup = {name.lower(): name for name in CATEGORY_ABBREVIATIONS}
         lookup.update({abbr.lower(): name for name, abbr in CATEGORY_ABBREVIATIONS.items()})
         wanted = set()
-        for item in _split(categories):
+        for item in config.categories:
             if item.lower() not in lookup:
                 raise ConfigError(f"--categories: unknown category {item!r}; choose from "
                                   f"{', '.join(f'{n} ({a})' for n, a in CATEGORY_ABBREVIATIONS.items())}")
             wanted.add(lookup[item.lower()])
         selected = [task for task in selected if task.category in wanted]
-    if task_ids:
-        wanted_ids = _split(task_ids)
+    if config.task_ids:
         known = {str(task.task_id) for task in tasks}
-        unknown = [item for item in wanted_ids if item not in known]
+        unknown = [item for item in config.task_ids if item not in known]
         if unknown:
             console.print(f"[yellow]warning: --task-ids: no task with id {', '.join(unknown)}; "
                           "they are ignored[/yellow]")
-        selected = [task for task in selected if str(task.task_id) in set(wanted_ids)]
-    return selected
+        selected = [task for task in selected if str(task.task_id) in set(config.task_ids)]
+    if config.difficulty:
+        selected = [task for task in selected if task.difficulty in config.difficulty]
+    if config.shuffle:
+        selected = list(selected)
+        random.Random(config.seed).shuffle(selected)
+    return selected[:config.limit]

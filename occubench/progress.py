@@ -17,8 +17,10 @@ _TALLY_EVERY = 10
 class RunProgress:
     """Counts finished tasks, passes, errors and tokens; ``add`` may be called from any thread."""
 
-    def __init__(self, total: int, console: Console, *, live: bool | None = None) -> None:
+    def __init__(self, total: int, console: Console, *, live: bool | None = None, label: str | None = None) -> None:
         self.total = total
+        #: Prefixes each line: the run's name when several runs share the terminal.
+        self.prefix = f"{escape(label)} " if label else ""
         self.console = console
         self.done = self.passed = self.errors = self.tokens = 0
         self._lock = threading.Lock()
@@ -53,10 +55,10 @@ class RunProgress:
                 return
             kind = result.error.kind if result.error else "?"
             outcome = "[green]PASS[/green]" if passed else "FAIL" if ok else f"[red]ERROR[/red] {kind}"
-            self.console.print(f"[{self.done}/{self.total}] task {escape(str(result.task_id))}: {outcome} "
+            self.console.print(f"{self.prefix}[{self.done}/{self.total}] task {escape(str(result.task_id))}: {outcome} "
                                f"({result.step_count} steps, {result.duration_s:.1f} s)")
             if self.done % _TALLY_EVERY == 0 or self.done == self.total:
-                self.console.print(f"— {self.done}/{self.total} done, {self._tally()}")
+                self.console.print(f"{self.prefix}— {self.done}/{self.total} done, {self._tally()}")
 
     def _tally(self) -> str:
         evaluated = self.done - self.errors

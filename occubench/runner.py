@@ -16,11 +16,18 @@ from typing import Any
 from occubench._log import current_task
 from occubench.agent import Agent
 from occubench.environment import Environment
-from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, VerifierError, WorldError
+from occubench.errors import (
+    ContextLengthError,
+    LLMRequestError,
+    LLMUnavailableError,
+    TaskLimitReached,
+    VerifierError,
+    WorldError,
+)
 from occubench.faults import FaultInjector
 from occubench.llm import Message
 from occubench.llm.cache import CacheMissError, current_trial
-from occubench.llm.ledger import open_ledger
+from occubench.llm.ledger import TaskLimits, open_ledger
 from occubench.results import ErrorInfo, Result
 from occubench.store import ResultStore, latest_by_task
 from occubench.suite import Suite
@@ -48,9 +55,10 @@ EnvWrapper = Callable[[Environment, Task], Environment]
 
 
 def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, Any],
-                  wrap: EnvWrapper | None = None, trial: int = 0) -> Result:
+                  wrap: EnvWrapper | None = None, trial: int = 0, limits: TaskLimits | None = None) -> Result:
     """One episode (trial ``trial`` of ``task``) and its verdict. Never raises for a failure of the world, the
-    agent, the verifier or occubench itself: that is an error result, retried by the next run."""
+    agent, the verifier or occubench itself: that is an error result, retried by the next run. An agent stopped by
+    ``limits`` is judged on what it did, with the limit as its stop reason."""
     started = time.monotonic()
     current_task.set(task.task_id if trial == 0 else f"{task.task_id}#{trial}")
     current_trial.set(trial)
@@ -59,13 +67,17 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
                     domain=task.domain, difficulty_level=task.difficulty, trial=trial, **run_fields)
     env: Environment | None = None
     judge_prompt: list[Message] = []
-    with open_ledger() as ledger:  # every request of this episode, by role, whatever ends it
+    with open_ledger(limits) as ledger:  # every request of this episode, by role, whatever ends it
         try:
             env = suite.make_env(task)
             if wrap:
                 env = wrap(env, task)
             result.context_values["tools"] = [spec.schema() for spec in env.tools()]
-            agent.run(task, env, trajectory)
+            try:
+                agent.run(task, env, trajectory)
+            except TaskLimitReached as exc:
+                log.info("task %s stopped: %s", task.task_id, exc)
+                trajectory.stop_reason = exc.reason
             verdict = suite.verify(task, trajectory, env)
             result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
             result.verdict_details, judge_prompt = verdict.details, verdict.prompt
@@ -119,16 +131,28 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) ->
 
 def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
               run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
-              on_result: Callable[[Result], None] | None = None) -> None:
-    """Evaluate (task, trial) pairs concurrently, appending each result to ``store`` as soon as it is final."""
+              on_result: Callable[[Result], None] | None = None, limits: TaskLimits | None = None,
+              may_start: Callable[[], bool] | None = None) -> int:
+    """Evaluate (task, trial) pairs concurrently, appending each result to ``store`` as soon as it is final. A
+    pair is started only while ``may_start()`` holds (a run-wide budget); returns how many were not started."""
+    def episode(task: Task, trial: int) -> Result | None:
+        if may_start is not None and not may_start():
+            return None
+        return evaluate_task(suite, agent, task, run_fields, wrap, trial, limits)
+
+    not_started = 0
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
-        futures = [pool.submit(evaluate_task, suite, agent, task, run_fields, wrap, trial) for task, trial in tasks]
+        futures = [pool.submit(episode, task, trial) for task, trial in tasks]
         try:
             for future in as_completed(futures):
                 result = future.result()
+                if result is None:
+                    not_started += 1
+                    continue
                 store.append(result)
                 if on_result:
                     on_result(result)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+    return not_started

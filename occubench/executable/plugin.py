@@ -21,7 +21,7 @@ NAME = "executable"
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     worlds = worlds_of(config.worlds_dir)
-    tasks = select_tasks(ExecutableSuite(worlds).tasks(), config.task_ids, config.categories, console)
+    tasks = select_tasks(ExecutableSuite(worlds).tasks(), config, console)
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         judge = models.get("verifier")

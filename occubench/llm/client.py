@@ -34,7 +34,7 @@ from occubench._jsonsafe import clean_text
 from occubench._redact import redact_url
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
 from occubench.llm.cache import ResponseCache, cache_key
-from occubench.llm.ledger import record, record_retry
+from occubench.llm.ledger import check_limits, record, record_retry
 from occubench.llm.limiter import AdaptiveLimiter
 from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
 
@@ -141,7 +141,9 @@ class LLMClient:
 
     def chat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
              params: dict[str, Any] | None = None, sample: int = 0, role: str = "model") -> Completion:
-        """One reply: from the cache when it holds this request's ``sample``, else from the endpoint."""
+        """One reply: from the cache when it holds this request's ``sample``, else from the endpoint. Raises
+        :class:`TaskLimitReached` instead when the episode's agent is past its limits."""
+        check_limits(role)
         params = params or {}
         key = cache_key(self.base_url, model, messages, tools, params, sample) if self.cache else ""
         if self.cache and (hit := self.cache.get(key)):

@@ -1,26 +1,53 @@
 """Where an episode's model usage is counted: every request any role makes — the agent, a simulator, a judge,
 colleagues — is recorded in the ledger of the episode it serves, retries included, whether the episode ends well
 or in an error. The runner opens one ledger per episode; outside one (a library call of its own) nothing is kept.
+The ledger also holds the episode's limits, checked before each of the agent's requests.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
+from occubench.errors import TaskLimitReached
 from occubench.llm.types import Usage
 
 _current: ContextVar[Ledger | None] = ContextVar("occubench_ledger", default=None)
 
 
+@dataclass(frozen=True)
+class TaskLimits:
+    """The agent's budget in one episode: its tokens (prompt and completion), and the episode's seconds."""
+
+    max_tokens: int | None = None
+    max_seconds: float | None = None
+
+
 class Ledger:
     """Usage per role; thread-safe (judge votes run in parallel threads of one episode)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: TaskLimits | None = None) -> None:
         self.by_role: dict[str, Usage] = {}
         self._lock = threading.Lock()
+        self.limits = limits or TaskLimits()
+        self._started = time.monotonic()
+
+    def check(self, role: str) -> None:
+        """Before a request: the agent may not start another turn past its limits (a turn under way finishes)."""
+        if role != "agent":
+            return
+        tokens = self.by_role["agent"].tokens if "agent" in self.by_role else 0
+        if self.limits.max_tokens is not None and tokens >= self.limits.max_tokens:
+            raise TaskLimitReached("max_tokens_per_task", f"the agent used {tokens:,} tokens, the limit is "
+                                   f"{self.limits.max_tokens:,} (--max-tokens-per-task)")
+        elapsed = time.monotonic() - self._started
+        if self.limits.max_seconds is not None and elapsed >= self.limits.max_seconds:
+            raise TaskLimitReached("max_seconds_per_task", f"the episode took {elapsed:.1f} s, the limit is "
+                                   f"{self.limits.max_seconds:g} s (--max-seconds-per-task)")
 
     def add(self, role: str, usage: Usage) -> None:
         with self._lock:
@@ -31,9 +58,9 @@ class Ledger:
 
 
 @contextmanager
-def open_ledger() -> Iterator[Ledger]:
+def open_ledger(limits: TaskLimits | None = None) -> Iterator[Ledger]:
     """A fresh ledger for the code run inside (and the threads it starts with a copy of its context)."""
-    ledger = Ledger()
+    ledger = Ledger(limits)
     token = _current.set(ledger)
     try:
         yield ledger
@@ -49,3 +76,8 @@ def record(role: str, usage: Usage) -> None:
 def record_retry(role: str, cause: str) -> None:
     if (ledger := _current.get()) is not None:
         ledger.retried(role, cause)
+
+
+def check_limits(role: str) -> None:
+    if (ledger := _current.get()) is not None:
+        ledger.check(role)

@@ -8,7 +8,6 @@ from rich.console import Console
 
 from occubench.config import RunConfig
 from occubench.data import ensure_data, resolve_data_paths
-from occubench.errors import ConfigError
 from occubench.llm import Model
 from occubench.lwm.config import WorldModelRegistry
 from occubench.lwm.suite import OccuBenchSuite
@@ -21,13 +20,10 @@ NAME = "occubench"
 
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
-    if not config.world_model:
-        raise ConfigError("--world-model is required: the OccuBench environments are simulated by a model")
     paths = ensure_data(resolve_data_paths(data_dir=config.data_dir, eval_data=config.eval_data,
                                            scenario_pool=config.scenario_pool, config_dir=config.config_dir),
                         download=config.download)
-    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), config.task_ids, config.categories,
-                         console)
+    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), config, console)
     registry = WorldModelRegistry(paths.config_dir)
     for env_name in sorted({task.env_name for task in tasks}):
         registry.get(env_name)  # every config the run needs is checked before any money is spent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from occubench.evaluate import _json_object, add_model_call_arguments
+from occubench.evaluate import add_model_call_arguments, json_object
 
 
 def add_synth_arguments(parser: argparse.ArgumentParser, roles: tuple[str, ...] = ()) -> argparse._ArgumentGroup:
@@ -18,7 +18,7 @@ def add_synth_arguments(parser: argparse.ArgumentParser, roles: tuple[str, ...] 
                         "lock in <out>/synthesis/, and running the same command again resumes")
     models = parser.add_argument_group("models and endpoints")
     models.add_argument("--synth-model", help="model that writes every stage (required)")
-    models.add_argument("--synth-params", type=_json_object,
+    models.add_argument("--synth-params", type=json_object,
                         help="synthesis request parameters as a JSON object, e.g. '{\"temperature\": 0.7}'")
     models.add_argument("--api-key", help="API key for every role (default: $OPENAI_API_KEY)")
     models.add_argument("--base-url", help="OpenAI-compatible endpoint for every role (default: $OPENAI_BASE_URL, "

@@ -33,16 +33,17 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 
 
 def _phase(config: RunConfig, console: Console, days: list[Day], carried_over: dict[str, str]) -> SuitePlan:
-    tasks = select_tasks(WorkplaceSuite(days, carried_over=carried_over).tasks(), config.task_ids, config.categories,
-                         console)
+    tasks = select_tasks(WorkplaceSuite(days, carried_over=carried_over).tasks(), config, console)
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         return WorkplaceSuite(days, models.get("npc"), carried_over)
 
     def day_two(results: dict[Any, Result]) -> SuitePlan:
-        second = [generate_day(config.seed, int(day.id.split("-d")[1]), phase=2) for day in days]
+        # Only the days selected for day one (--task-ids, --limit, ...) have a day two.
+        firsts = [day for day in days if (day.id, 0) in results]
+        second = [generate_day(config.seed, int(day.id.split("-d")[1]), phase=2) for day in firsts]
         told = {}
-        for first, day in zip(days, second):
+        for first, day in zip(firsts, second):
             result = results.get((first.id, 0))
             feedback = str(result.verdict_details.get("day_feedback", "")) if result else ""
             notes = result.env_info.get("day_notes") if result and config.with_notes else None

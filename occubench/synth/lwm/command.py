@@ -7,7 +7,7 @@ import os
 
 from rich.console import Console
 
-from occubench.evaluate import _json_object, config_from_args
+from occubench.evaluate import config_from_args, json_object
 from occubench.synth.command import add_synth_arguments
 
 
@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     models.add_argument("--repair-model", help="model that diagnoses and repairs unsolvable tasks (default: the "
                         "synth model)")
     for role in ("agent", "world", "verifier", "repair"):
-        models.add_argument(f"--{role}-params", type=_json_object, help=f"{role} request parameters as a JSON object")
+        models.add_argument(f"--{role}-params", type=json_object, help=f"{role} request parameters as a JSON object")
     scenarios = parser.add_argument_group("scenarios (give one of --scenario, --scenarios-file, "
                                           "--generate-scenarios)")
     scenarios.add_argument("--scenario", help='one scenario, e.g. "Pharmacy discharge reconciliation"')
