@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 #: Public name → the module that defines it.
 _EXPORTS = {
     "run": "occubench._run", "RunSummary": "occubench._run",
+    "run_matrix": "occubench._matrix", "MatrixOutcome": "occubench._matrix",
     "RunConfig": "occubench.config",
     "Result": "occubench.results", "ErrorInfo": "occubench.results",
     "Agent": "occubench.agent", "ToolCallingAgent": "occubench.agent", "ScriptedAgent": "occubench.agent",
@@ -40,16 +41,18 @@ _EXPORTS = {
 
 __all__ = [
     "Agent", "AgentContext", "ConfigError", "Environment", "ErrorInfo", "LLMClient", "LLMError", "LLMRequestError",
-    "LLMUnavailableError", "Model", "OccuBenchError", "Result", "ResultStore", "RetryPolicy", "RubricVerifier",
-    "RunConfig", "RunSummary", "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall",
-    "ToolCallingAgent", "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict", "VerifierError", "Vote",
-    "WorldError", "Wrapper", "create_client", "evaluate_task", "load_results", "read_results", "run", "run_tasks"
+    "LLMUnavailableError", "MatrixOutcome", "Model", "OccuBenchError", "Result", "ResultStore", "RetryPolicy",
+    "RubricVerifier", "RunConfig", "RunSummary", "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan",
+    "Task", "ToolCall", "ToolCallingAgent", "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict",
+    "VerifierError", "Vote", "WorldError", "Wrapper", "create_client", "evaluate_task", "load_results",
+    "read_results", "run", "run_matrix", "run_tasks"
 ]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from occubench._matrix import MatrixOutcome, run_matrix
     from occubench._run import RunSummary, run
     from occubench.agent import Agent, ScriptedAgent, ToolCallingAgent
     from occubench.config import RunConfig
