@@ -291,7 +291,10 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         "fault_mode": injection if faulted else None, "seed": config.seed if harness else None}
     meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
                **{f"{role}_params": model.params for role, model in models.items()},
-               **({"rescore_of": rescored.config_hash} if rescored else {})}
+               **({"rescore_of": rescored.config_hash} if rescored else {}),
+               # Limits stop episodes as --max-steps does; absent when unset, so earlier run directories match.
+               **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task")
+                  if (value := getattr(config, key)) is not None}}
     digest = config_hash(meaning)
     run_fields["config_hash"] = digest
 
