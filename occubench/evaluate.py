@@ -231,7 +231,10 @@ def run_command(args: argparse.Namespace) -> int:
     configs = run_configs_from_args(args)
     try:
         if len(configs) > 1:
-            return _run_matrix(configs, Console(highlight=False), fail_on_error)
+            console = Console(highlight=False)
+            if not console.is_terminal:  # a log file or a pipe: wide tables rather than cells cut to "…"
+                console.width = 160
+            return _run_matrix(configs, console, fail_on_error)
         outcome = run(configs[0])
     except KeyboardInterrupt:
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
