@@ -17,6 +17,7 @@ from rich.table import Table
 from occubench import __version__, evaluate, rescore
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FAULT_MODES
+from occubench.report import view_command
 from occubench.synth.executable import command as executable_command
 from occubench.synth.lwm import command as lwm_command
 
@@ -280,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     for track in (lwm_command, executable_command):
         track.add_parser(synth_sub)
     rescore.add_parser(sub)
+    view_command.add_parser(sub)
 
     data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
     data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")

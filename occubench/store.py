@@ -32,9 +32,9 @@ DEBUG_LOG = "debug.log"
 CONTEXT_FILE = "context.jsonl"
 
 
-def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+def read_results(path: Path, *, repair: bool = False, quiet: bool = False) -> list[dict[str, Any]]:
     """Every line of a results file as the JSON object it holds, in order. A truncated last line is ignored (and
-    cut off when ``repair``)."""
+    cut off when ``repair``), with a warning unless ``quiet`` (a reader following a run that is writing)."""
     if not path.exists():
         return []
     data = path.read_bytes()
@@ -50,8 +50,9 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
                 raise ValueError("not a JSON object")
         except ValueError as exc:
             if offset == len(data) and not line.endswith(b"\n"):
-                print(f"warning: {path}:{number}: ignoring a half-written last line (the run was interrupted); "
-                      "its task will run again", file=sys.stderr)
+                if not quiet:
+                    print(f"warning: {path}:{number}: ignoring a half-written last line (the run was interrupted); "
+                          "its task will run again", file=sys.stderr)
                 if repair:
                     with path.open("r+b") as handle:
                         handle.truncate(start)
@@ -66,9 +67,9 @@ def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return records
 
 
-def load_results(path: Path) -> list[Result]:
+def load_results(path: Path, *, quiet: bool = False) -> list[Result]:
     """Every result of a results file of any version, in order."""
-    return [Result.from_dict(record) for record in read_results(path)]
+    return [Result.from_dict(record) for record in read_results(path, quiet=quiet)]
 
 
 def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:

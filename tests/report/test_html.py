@@ -108,7 +108,8 @@ def test_embedded_trajectories(page: tuple[str, _Page]) -> None:
     evil = tasks["1/1/0"]
     assert evil["final_answer"] == EVIL_ANSWER and evil["domain"] == EVIL_DOMAIN
     assert evil["steps"][0]["tool_calls"][1]["observation"] == EVIL_OBSERVATION
-    assert evil["fault_events"][0]["call_index"] == 1 and evil["checks"][0]["name"] == "refill recorded"
+    assert evil["fault_events"][0]["call_index"] == 1
+    assert evil["verdict_details"]["checks"][0]["name"] == "refill recorded"
     assert [tasks[k]["outcome"] for k in ("1/1/0", "1/2/0", "1/3/0")] == ["pass", "fail", "error"]
 
 
