@@ -98,7 +98,7 @@ def _report(args: argparse.Namespace) -> int:
     else:
         print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes, paired=paired))
     if args.html:
-        report.write_html(Path(args.html), runs, stats, prices=prices, notes=notes)
+        report.write_html(Path(args.html), runs, stats, prices=prices, notes=notes, paired=paired)
         print(f"HTML report written to {args.html}", file=sys.stderr)
     return 0
 

@@ -40,7 +40,7 @@ def test_one_command_runs_agents_by_modes_and_prints_leaderboard_and_robustness(
         assert {p.name for p in out.iterdir()} == names
         assert all(len(_records(out / name)) == 3 for name in names)
         printed = capsys.readouterr().out
-        assert "Leaderboard" in printed and "R = min(E1, E2, E3) / E0" in printed
+        assert "Leaderboard" in printed and "R = min(E1, E2, E3) / E0" in printed and "McNemar" in printed
         assert all(name.split("__")[0] in printed for name in names)
         sent = server.stats.requests
         assert _run(server, small_data, out, *matrix) == 0

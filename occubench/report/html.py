@@ -13,9 +13,18 @@ from typing import Any
 from occubench._jsonsafe import dumps
 from occubench.errors import ConfigError
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
+from occubench.report.paired import PairedComparison, paired_comparisons
 from occubench.report.runs import Run
 from occubench.report.stats import RunStats, run_stats
-from occubench.report.tables import Table, domain_table, leaderboard_table, modes_table, report_warnings, run_tables
+from occubench.report.tables import (
+    Table,
+    domain_table,
+    leaderboard_table,
+    modes_table,
+    paired_table,
+    report_warnings,
+    run_tables,
+)
 from occubench.report.viewer import VIEWER_HTML, asset, entry
 from occubench.robustness import robustness_table
 from occubench.store import read_context
@@ -59,11 +68,13 @@ def _warnings_html(warnings: list[str]) -> str:
 
 def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
                 prices: Mapping[str, Price] | None = None, title: str = "OccuBench report",
-                notes: Iterable[str] = ()) -> str:
-    """The whole report as one HTML document; ``stats`` defaults to ``run_stats`` of each run. ``notes`` are
-    warnings to show beside the robustness rows' own (say, the directories skipped while loading)."""
+                notes: Iterable[str] = (), paired: list[PairedComparison] | None = None) -> str:
+    """The whole report as one HTML document; ``stats`` defaults to ``run_stats`` of each run, ``paired`` to the
+    paired comparisons of the runs' agents. ``notes`` are warnings to show beside the robustness rows' own (say,
+    the directories skipped while loading)."""
     stats = stats if stats is not None else [run_stats(run, prices) for run in runs]
     records = [r for run in runs for r in run.results]
+    paired = paired if paired is not None else paired_comparisons(records)
     modes = robustness_table({run.name: run.results for run in runs})
     warnings = report_warnings(modes, notes)
     run_sections = []
@@ -92,13 +103,15 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
 <p>{len(runs)} run(s), {len(records)} result(s). Completion = passed / evaluated; errors are counted apart and not
 scored. Confidence intervals: percentile bootstrap over tasks.</p>
 <nav>{'<a href="#warnings">Warnings</a>' if warnings else ""}<a href="#leaderboard">Leaderboard</a>
-<a href="#modes">Modes</a><a href="#charts">Charts</a><a href="#runs">Runs</a>
+<a href="#modes">Modes</a>{'<a href="#paired">Paired</a>' if paired else ""}
+<a href="#charts">Charts</a><a href="#runs">Runs</a>
 <a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
 {_warnings_html(warnings)}
 <section id="leaderboard"><h2>Leaderboard</h2>{_table_html(leaderboard_table(stats))}</section>
 <section id="modes"><h2>Environment modes and robustness</h2>{_table_html(modes_table(modes))}</section>
+{f'<section id="paired"><h2>Paired comparison</h2>{_table_html(paired_table(paired))}</section>' if paired else ""}
 <section id="charts" class="charts"><h2>Charts</h2>{"".join(charts)}</section>
 <section id="runs"><h2>Runs</h2>{"".join(run_sections)}</section>
 {VIEWER_HTML}
@@ -111,8 +124,9 @@ scored. Confidence intervals: percentile bootstrap over tasks.</p>
 
 
 def write_html(path: Path, runs: list[Run], stats: list[RunStats] | None = None, *,
-               prices: Mapping[str, Price] | None = None, notes: Iterable[str] = ()) -> Path:
-    text = html_report(runs, stats, prices=prices, notes=notes)
+               prices: Mapping[str, Price] | None = None, notes: Iterable[str] = (),
+               paired: list[PairedComparison] | None = None) -> Path:
+    text = html_report(runs, stats, prices=prices, notes=notes, paired=paired)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

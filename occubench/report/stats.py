@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 from typing import Any
@@ -67,15 +67,23 @@ def completion_ci(results: Iterable[Result], *, level: float = 0.95, resamples: 
         return Interval(0, 0, None, None, level)
     if passed in (0, evaluated):
         return Interval(passed, evaluated, passed / evaluated, passed / evaluated, level)
+    low, high = bootstrap_ratio([(p, e) for p, e in per_task.values()], level=level, resamples=resamples, seed=seed)
+    return Interval(passed, evaluated, low, high, level)
+
+
+def bootstrap_ratio(tasks: Sequence[tuple[int, int]], *, level: float = 0.95, resamples: int = 2000,
+                    seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap interval of sum(x) / sum(n) over ``tasks``, one (x, n) per task with n > 0: each
+    resample draws whole tasks with replacement, so whatever a task's trials (or a pair's two agents) share stays
+    together."""
     rng = random.Random(seed)
-    tasks = list(per_task.values())
     rates = []
     for _ in range(resamples):
         sample = rng.choices(tasks, k=len(tasks))
-        rates.append(sum(p for p, _ in sample) / sum(e for _, e in sample))
+        rates.append(sum(x for x, _ in sample) / sum(n for _, n in sample))
     rates.sort()
     tail = (1 - level) / 2
-    return Interval(passed, evaluated, _quantile(rates, tail), _quantile(rates, 1 - tail), level)
+    return _quantile(rates, tail), _quantile(rates, 1 - tail)
 
 
 def _natural(key: str) -> tuple[int, int, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from typing import Any
 
 from occubench.errors import ConfigError
@@ -12,6 +13,7 @@ from occubench.faults import FAULT_MODES
 from occubench.llm.types import Usage
 from occubench.plugins import load_suite
 from occubench.report.compare import PairAgreement
+from occubench.report.paired import PairedComparison
 from occubench.report.runs import Run
 from occubench.report.stats import Count, RunStats
 from occubench.robustness import RobustnessRow, robustness_warnings
@@ -143,6 +145,44 @@ def compare_json(pairs: list[PairAgreement]) -> list[dict[str, Any]]:
              "disagreements": [list(pair) for pair in p.disagreements]} for p in pairs]
 
 
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+PAIRED_TITLE = "Paired comparison"
+
+
+def paired_table(comparisons: list[PairedComparison]) -> Table:
+    """One row per pair of agents per setting (see :mod:`occubench.report.paired`); differences in percentage
+    points."""
+    level = comparisons[0].level if comparisons else 0.95
+    rows = []
+    for c in comparisons:
+        s, d, needed = c.setting, c.difference, c.trials_needed
+        faults = f"{s.fault_count}×{s.fault_duration}" if s.fault_count or s.fault_duration else "-"
+        rows.append([s.suite, s.world_model, s.env_mode, faults, c.agent_a, c.agent_b, str(c.tasks), str(c.a_only),
+                     str(c.b_only), "-" if d is None else _points(d),
+                     "-" if c.low is None or c.high is None else f"{_points(c.low)} to {_points(c.high)}",
+                     f"{c.p_value:.3g}", str(needed.k) if needed.k else needed.reason, str(c.errors)])
+    return Table(PAIRED_TITLE, ["Suite", "World model", "Mode", "Faults", "A", "B", "Tasks", "A only (b)",
+                                "B only (c)", "A − B (pp)", f"{100 * level:.0f}% CI (paired bootstrap)",
+                                "McNemar p", "Trials needed", "Errors"], rows, text_columns=6,
+                 note="Pairs: the same task and trial under both agents; a pair with an error on either side is "
+                      "dropped (Errors). b / c: tasks on which A / B passed more of the paired trials (with one "
+                      "trial: A passed and B failed / the reverse); McNemar p: exact two-sided test on b and c, "
+                      "tasks as the pairs. Trials needed: trials per task for the interval to exclude 0 if each "
+                      "task kept its pass rates; not separable: the tasks' own spread is too wide for more trials "
+                      "to help (more tasks would); needs 2+ trials: with one trial per task that spread cannot be "
+                      "told from the trials' noise.")
+
+
+def paired_json(comparisons: list[PairedComparison]) -> list[dict[str, Any]]:
+    return [{**asdict(c.setting), "agent_a": c.agent_a, "agent_b": c.agent_b, "tasks": c.tasks, "pairs": c.pairs,
+             "passed_a": c.passed_a, "passed_b": c.passed_b, "a_only": c.a_only, "b_only": c.b_only,
+             "errors": c.errors, "difference": c.difference, "ci_low": c.low, "ci_high": c.high, "ci_level": c.level,
+             "mcnemar_p": c.p_value, "trials_needed": asdict(c.trials_needed)} for c in comparisons]
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -184,12 +224,14 @@ def warnings_markdown(warnings: list[str]) -> str:
 
 
 def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
-                    extra: dict[str, list[Table]] | None = None, notes: Iterable[str] = ()) -> str:
+                    extra: dict[str, list[Table]] | None = None, notes: Iterable[str] = (),
+                    paired: list[PairedComparison] | None = None) -> str:
     """The whole report in Markdown; ``notes`` are warnings to show beside the robustness rows' own (see
-    :func:`report_warnings`), in a Warnings section after the title."""
+    :func:`report_warnings`), in a Warnings section after the title. ``paired`` comparisons, when there are any,
+    get their table after the modes."""
     warnings = warnings_markdown(report_warnings(modes, notes))
     parts = ["# OccuBench report\n", *([warnings] if warnings else []), to_markdown(leaderboard_table(runs), 2),
-             to_markdown(modes_table(modes), 2)]
+             to_markdown(modes_table(modes), 2), *([to_markdown(paired_table(paired), 2)] if paired else [])]
     for stats in runs:
         parts.append(f"## Run {stats.name}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
@@ -226,7 +268,7 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
 
 
 def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
-                notes: Iterable[str] = ()) -> dict[str, Any]:
+                notes: Iterable[str] = (), paired: list[PairedComparison] | None = None) -> dict[str, Any]:
     return {"runs": [run_json(s, by_domain=by_domain) for s in runs],
             "leaderboard": [s.name for s in leaderboard(runs)],
             "robustness": [{"suite": r.suite, "agent_model": r.agent_model, "world_model": r.world_model,
@@ -234,6 +276,7 @@ def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: 
                             "tasks": {m: len(tasks) for m, tasks in r.tasks.items()},
                             "runs": {m: [t.run for t in tallies] for m, tallies in r.runs.items()},
                             "score": r.score} for r in modes],
+            "paired": paired_json(paired or []),
             "warnings": report_warnings(modes, notes)}
 
 
