@@ -151,7 +151,8 @@ def _agent(config: RunConfig, models: dict[str, Model], date: str, plan: SuitePl
     if config.agent == "llm":
         from occubench.agent import ToolCallingAgent
 
-        return ToolCallingAgent(models["agent"], max_steps=config.max_steps, with_plan=config.with_plan, date=date)
+        return ToolCallingAgent(models["agent"], max_steps=config.max_steps, with_plan=config.with_plan, date=date,
+                                history_window=config.history_window)
     if config.agent in ("reference", "noop"):
         if plan.reference is None:
             raise ConfigError(f"--agent {config.agent} needs a suite with reference solutions (executable, "
@@ -292,8 +293,9 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
                **{f"{role}_params": model.params for role, model in models.items()},
                **({"rescore_of": rescored.config_hash} if rescored else {}),
-               # Limits stop episodes as --max-steps does; absent when unset, so earlier run directories match.
-               **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task")
+               # Limits stop episodes as --max-steps does, and the window is what the agent sees; absent
+               # when unset, so earlier run directories match.
+               **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
                   if (value := getattr(config, key)) is not None}}
     digest = config_hash(meaning)
     run_fields["config_hash"] = digest

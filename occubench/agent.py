@@ -45,11 +45,13 @@ class ToolCallingAgent:
     without tool calls or after ``max_steps`` turns."""
 
     def __init__(self, model: Model, *, max_steps: int = 50, with_plan: bool = False,
-                 date: str | None = None) -> None:
+                 date: str | None = None, history_window: int | None = None) -> None:
         self.model = model
         self.max_steps = max_steps
         self.with_plan = with_plan
         self.date = date or datetime.date.today().isoformat()
+        #: Send only the last K turns (each an assistant message and its tool results) after the opening.
+        self.history_window = history_window
 
     def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
@@ -64,7 +66,7 @@ class ToolCallingAgent:
         for step_number in range(1, self.max_steps + 1):
             log.debug("[AGENT] Step %d, messages=%d", step_number, len(opening) + len(messages))
             try:
-                completion = self.model.chat(opening + messages, tools=tools)
+                completion = self.model.chat(opening + self._window(messages), tools=tools)
             except ContextLengthError:
                 if not trajectory.steps:
                     raise  # nothing was done yet: the task never fits this model, an error rather than a FAIL
@@ -105,6 +107,13 @@ class ToolCallingAgent:
                                  "content": json.dumps(record.observation, ensure_ascii=False)})
             trajectory.final_answer = reply.content or ""
         trajectory.stop_reason = "max_steps"
+
+
+    def _window(self, messages: list[Message]) -> list[Message]:
+        if self.history_window is None:
+            return messages
+        turns = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+        return messages[turns[-self.history_window]:] if len(turns) > self.history_window else messages
 
 
 class ScriptedAgent:

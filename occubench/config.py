@@ -169,6 +169,8 @@ class RunConfig(Settings):
     # The agent.
     with_plan: bool = False
     max_steps: int = Field(50, ge=1)
+    #: The agent sees only its last K turns (train and evaluate with the same window).
+    history_window: int | None = Field(None, ge=1)
     date: str | None = None
     temperature: float | None = None
     max_tokens: int | None = Field(None, ge=1)

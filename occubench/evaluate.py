@@ -80,6 +80,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     agent = parser.add_argument_group("agent")
     agent.add_argument("--with-plan", action="store_true", help="give the agent the task's solution plan, if any")
     agent.add_argument("--max-steps", type=int, help="agent turns per task (default: 50)")
+    agent.add_argument("--history-window", type=int, metavar="K",
+                       help="the agent sees only its last K turns after the system prompt and the task (default: all); "
+                       "train and evaluate with the same window")
     agent.add_argument("--date",
                        help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")

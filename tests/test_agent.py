@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from occubench.agent import ToolCallingAgent
+from occubench.cli import main as cli
 from occubench.environment import Environment, JSONObject
 from occubench.llm import LLMClient, Model
 from occubench.llm.ledger import open_ledger
+from occubench.store import read_results
 from occubench.task import Task
 from occubench.testing import MockLLMServer
 from occubench.tools import ToolSpec
 from occubench.trajectory import Trajectory
+from tests.conftest import agent_requests
 
 TASK = Task(task_id=7, instruction="Move 3 units from A to B.", scenario="Stock Transfer", category="Biz",
             domain="Inventory", difficulty=1, env_name="stock", solution_plan="Read A, then move.")
@@ -122,3 +126,21 @@ def test_max_steps_stops_a_looping_agent() -> None:
         trajectory = play(server, Stock(), max_steps=3)
     assert trajectory.stop_reason == "max_steps" and trajectory.step_count == 3
     assert server.stats.requests == 3
+
+
+def test_history_window_sends_only_the_last_turns_and_changes_the_config_hash(small_data: Path, tmp_path: Path
+                                                                              ) -> None:
+    hashes = []
+    for window in ([], ["--history-window", "1"]):
+        with MockLLMServer() as server:
+            assert cli(["run", "--agent-model", "a", "--world-model", "w", "--base-url", server.base_url,
+                        "--api-key", "k", "--data-dir", str(small_data), "--output-dir", str(tmp_path / str(window)),
+                        "--task-ids", "1", *window]) == 0
+            requests = agent_requests(server)
+        assisted = [sum(m["role"] == "assistant" for m in r["messages"]) for r in requests]
+        assert max(assisted) == (1 if window else len(requests) - 1) and len(requests) >= 3
+        assert all(r["messages"][1]["role"] == "user" for r in requests)  # the task is always there
+        (record,) = read_results(tmp_path / str(window) / "a__w__E0" / "results.jsonl")
+        assert record["step_count"] == len(requests)  # the recorded conversation is whole
+        hashes.append(record["config_hash"])
+    assert hashes[0] != hashes[1]
