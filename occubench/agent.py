@@ -18,7 +18,7 @@ from occubench.llm import Message, Model
 from occubench.llm.cache import current_trial
 from occubench.results import Result
 from occubench.task import Task
-from occubench.tools import json_arguments, tool_error, unknown_tool
+from occubench.tools import ToolSpec, json_arguments, tool_error, unknown_tool
 from occubench.trajectory import Step, ToolCall, Trajectory
 
 Script = tuple[list[tuple[str, JSONObject]], str]
@@ -34,6 +34,23 @@ def system_prompt(task: Task, date: str, with_plan: bool) -> str:
     if with_plan and task.solution_plan:
         prompt += f"\n\nA plan that solves this task:\n{task.solution_plan}"
     return prompt
+
+
+def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_calls: int) -> bool:
+    """Make ``record``'s call and fill in its observation; whether it reached the environment. A call of an unknown
+    tool or with arguments that are not one JSON object never does, and gets no ``call_index`` (fault windows count
+    the environment's calls); the others get ``env_calls``, the count of calls that reached it before."""
+    if record.name not in {spec.name for spec in specs}:
+        record.observation = unknown_tool(record.name, specs)
+        return False
+    try:
+        arguments = json_arguments(record.arguments)
+    except ValueError as exc:
+        record.observation = tool_error("invalid_arguments", str(exc))
+        return False
+    record.call_index = env_calls
+    record.observation = env.call(record.name, arguments)
+    return True
 
 
 class Agent(Protocol):
@@ -57,7 +74,6 @@ class ToolCallingAgent:
         """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
         specs = env.tools()
         tools = [spec.schema() for spec in specs]
-        names = {spec.name for spec in specs}
         trajectory.system_prompt = system_prompt(task, self.date, self.with_plan)
         opening: list[Message] = [{"role": "system", "content": trajectory.system_prompt},
                                   {"role": "user", "content": task.instruction}]
@@ -90,19 +106,7 @@ class ToolCallingAgent:
                 log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)
                 record = ToolCall(name=request.name, arguments=request.arguments, observation={})
                 step.tool_calls.append(record)
-                # Calls rejected here never reach the environment, so they get no call_index (fault windows count
-                # the environment's calls).
-                if request.name not in names:
-                    record.observation = unknown_tool(request.name, specs)
-                else:
-                    try:
-                        arguments = json_arguments(request.arguments)
-                    except ValueError as exc:
-                        record.observation = tool_error("invalid_arguments", str(exc))
-                    else:
-                        record.call_index = env_calls
-                        env_calls += 1
-                        record.observation = env.call(request.name, arguments)
+                env_calls += make_call(env, specs, record, env_calls)
                 messages.append({"role": "tool", "tool_call_id": sent["id"],
                                  "content": json.dumps(record.observation, ensure_ascii=False)})
             trajectory.final_answer = reply.content or ""

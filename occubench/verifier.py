@@ -50,6 +50,12 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
     #: The messages the judge was sent, if a model judged (kept once per run directory, for the viewer).
     prompt: list[Message] = field(default_factory=list)
+    #: A graded outcome in [0, 1] where the world has one (a workplace day's checkpoint score); else the verdict.
+    score: float | None = None
+
+    @property
+    def reward(self) -> float:
+        return float(self.is_correct) if self.score is None else self.score
 
 
 def _as_bool(value: Any) -> bool:

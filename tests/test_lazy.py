@@ -10,9 +10,12 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("package", ["occubench", "occubench.llm", "occubench.lwm", "occubench.report",
-                                     "occubench.synth", "occubench.synth.executable", "occubench.synth.lwm"])
+@pytest.mark.parametrize("package", ["occubench", "occubench.gym", "occubench.llm", "occubench.lwm",
+                                     "occubench.report", "occubench.synth", "occubench.synth.executable",
+                                     "occubench.synth.lwm"])
 def test_every_exported_name_resolves(package: str) -> None:
+    if package == "occubench.gym":
+        pytest.importorskip("gymnasium")  # the gym extra
     module = importlib.import_module(package)
     assert module.__all__ == sorted(module._EXPORTS)
     for name in module.__all__:

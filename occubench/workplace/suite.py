@@ -107,7 +107,7 @@ class WorkplaceSuite(Suite):
         return Verdict(is_correct=all(s.success for s in scores), feedback=f"day score {day_score:.2f} ({summary})",
                        details={"day_score": day_score, "n_tasks": len(day.tasks),
                                 "task_scores": [asdict(s) for s in scores],
-                                "day_feedback": feedback(scores, instance.notes)})
+                                "day_feedback": feedback(scores, instance.notes)}, score=day_score)
 
 
 def reference_agent() -> ScriptedAgent:

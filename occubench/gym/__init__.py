@@ -1,0 +1,37 @@
+"""Every suite's tasks as Gymnasium environments, for RL trainers (``pip install -e ".[gym]"``).
+
+    import gymnasium
+    import occubench.gym  # registers occubench/<suite>-v0 for every installed suite
+
+    env = gymnasium.make("occubench/executable-v0", task_id="clinic_scheduling/book_urgent_cardiology")
+    instruction, info = env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step({"name": "list_doctors", "arguments": {}})
+
+``gymnasium.make("occubench.gym:occubench/executable-v0", ...)`` imports this package itself. See
+:mod:`occubench.gym.env` for the actions, observations, rewards and errors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from occubench._lazy import lazy_exports
+from occubench.gym.registration import register_envs
+
+#: Public name → the module that defines it.
+_EXPORTS = {
+    "Answer": "occubench.gym.env", "AnyText": "occubench.gym.env", "Call": "occubench.gym.env",
+    "OccuBenchEnv": "occubench.gym.env", "read_action": "occubench.gym.env",
+    "env_id": "occubench.gym.registration", "make": "occubench.gym.registration",
+    "register_envs": "occubench.gym.registration",
+}
+
+__all__ = ["Answer", "AnyText", "Call", "OccuBenchEnv", "env_id", "make", "read_action", "register_envs"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+register_envs()
+
+if TYPE_CHECKING:
+    from occubench.gym.env import Answer, AnyText, Call, OccuBenchEnv, read_action
+    from occubench.gym.registration import env_id, make
