@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import importlib.util
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,10 +28,10 @@ from occubench.environment import Environment
 from occubench.errors import ConfigError, LLMError
 from occubench.faults import FaultInjector, fault_prompt
 from occubench.llm.ledger import TaskLimits
-from occubench.plugins import AgentContext, SuitePlan, load_agent, load_suite
+from occubench.plugins import AgentContext, SuiteDefinition, SuitePlan, load_agent, load_suite
 from occubench.progress import RunProgress
 from occubench.results import Result
-from occubench.runner import EnvWrapper, pending, pending_tasks, run_tasks
+from occubench.runner import EnvWrapper, Episodes, pending, pending_tasks, run_episodes
 from occubench.store import RESULTS_FILE, ResultStore, latest_by_task, load_results, read_context
 from occubench.summary import Price, Summary, load_prices, summarize
 from occubench.tables import Table
@@ -39,6 +40,8 @@ from occubench.task import Task
 if TYPE_CHECKING:
     from occubench.agent import Agent, ReplayAgent
     from occubench.llm import LLMClient, Model, ResponseCache
+    from occubench.llm.cache import Cache
+    from occubench.llm.limiter import Limiter
 
 
 @dataclass
@@ -117,12 +120,18 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
             raise ConfigError(f"preflight failed: {exc} ({hint})") from None
 
 
+def connection_limit(settings: Settings) -> int:
+    """Requests in flight per endpoint at most: ``max_connections``, else 32 or ``max_workers`` if more."""
+    return settings.max_connections or max(32, settings.max_workers)
+
+
 def build_models(settings: Settings, roles: dict[str, str], params: dict[str, dict[str, Any]],
-                 cache: ResponseCache | None = None, clients: dict[Endpoint, LLMClient] | None = None,
-                 ) -> dict[str, Model]:
+                 cache: Cache | None = None, clients: dict[Endpoint, LLMClient] | None = None, *,
+                 limiter: Callable[[Endpoint], Limiter] | None = None) -> dict[str, Model]:
     """The model of each role in ``roles`` (role → model name, called with ``params[role]``); roles on the same
     endpoint and key share one client, its connections and its limiter — and with the runs that pass the same
-    ``clients``, which holds the clients by endpoint."""
+    ``clients``, which holds the clients by endpoint. ``limiter`` gives each endpoint's client a limiter shared
+    beyond this process (a Ray cluster's) instead of its own."""
     from occubench import llm  # the openai SDK loads only for runs that call models
 
     endpoints = {role: settings.endpoint(role) for role in roles}
@@ -130,8 +139,9 @@ def build_models(settings: Settings, roles: dict[str, str], params: dict[str, di
     for endpoint in set(endpoints.values()) - set(clients):
         clients[endpoint] = llm.LLMClient(endpoint.api_key, endpoint.base_url, timeout_s=settings.request_timeout,
                                           retry=llm.RetryPolicy(budget_s=settings.retry_budget),
-                                          max_in_flight=settings.max_connections or max(32, settings.max_workers),
-                                          adaptive=not settings.fixed_concurrency, cache=cache)
+                                          max_in_flight=connection_limit(settings),
+                                          adaptive=not settings.fixed_concurrency, cache=cache,
+                                          limiter=limiter(endpoint) if limiter else None)
     return {role: llm.Model(clients[endpoints[role]], name, params.get(role, {}), role)
             for role, name in roles.items()}
 
@@ -178,6 +188,92 @@ def _fault_wrapper(config: RunConfig) -> EnvWrapper:
         return FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, config.seed,
                              task.task_id)
     return wrap
+
+
+@dataclass
+class RunSetup:
+    """What a run is made of, from its config alone: the suite and its plan, the model of each role the run calls,
+    how faults are made. The run's own process builds one, and so does each Ray worker (:func:`build_episodes`),
+    which is given nothing but the config."""
+
+    definition: SuiteDefinition
+    plan: SuitePlan
+    roles: dict[str, str]
+    agent_label: str
+    #: "prompt" (the simulator is told to misbehave) or "harness" (a wrapper injects faults); None in E0.
+    injection: str | None
+
+    @property
+    def harness(self) -> bool:
+        return self.injection == "harness"
+
+    def describe(self, config: RunConfig, date: str,
+                 rescored: _Rescored | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The fields every result carries, ``config_hash`` among them, and the settings that hash is made of."""
+        faulted, params = self.injection is not None, role_params(config)
+        run_fields: dict[str, Any] = {
+            "agent_model": self.agent_label, "world_model": self.plan.world_label, "env_mode": config.env_mode,
+            "fault_count": config.fault_count if faulted else 0,
+            "fault_duration": config.fault_duration if faulted else 0,
+            "with_plan": config.with_plan, "verifier_model": self.roles.get("verifier"),
+            "npc_model": self.roles.get("npc"), "suite": self.definition.name,
+            "fault_mode": self.injection, "seed": config.seed if self.harness else None}
+        meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
+                   **{f"{role}_params": params.get(role, {}) for role in self.roles},
+                   **({"rescore_of": rescored.config_hash} if rescored else {}),
+                   # Limits stop episodes as --max-steps does, and the window is what the agent sees; absent
+                   # when unset, so earlier run directories match.
+                   **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
+                      if (value := getattr(config, key)) is not None}}
+        return {**run_fields, "config_hash": config_hash(meaning)}, meaning
+
+    def episodes(self, config: RunConfig, phase: SuitePlan, models: dict[str, Model], agent: Agent,
+                 run_fields: dict[str, Any]) -> Episodes:
+        fault_rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
+            if self.injection == "prompt" else None
+        return Episodes(phase.make(models, fault_rules), agent, run_fields,
+                        _fault_wrapper(config) if self.harness else None,
+                        TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task))
+
+
+def setup_run(config: RunConfig, console: Console) -> RunSetup:
+    """The suite's plan for ``config`` and what follows from it; bad input raises :class:`ConfigError`."""
+    definition = load_suite(config.suite)
+    plan = definition.plan(config, console)
+    if not plan.tasks:
+        raise ConfigError("no task matches --task-ids/--categories/--difficulty")
+    for role, name in plan.roles.items():
+        if not name:
+            raise ConfigError(f"--{role}-model is required: the {definition.name} suite needs a {role} model")
+    faulted = config.env_mode != "E0"
+    injection = config.fault_mode or ("prompt" if plan.simulated else "harness")  # the paper's method where it can
+    if faulted and injection == "prompt" and not plan.simulated:
+        raise ConfigError(f"--fault-mode prompt needs a simulated world; {definition.name} faults are injected by "
+                          "the harness (--fault-mode harness)")
+    scripted = config.agent in ("reference", "noop") or bool(config.rescore)
+    roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}),
+             **{role: name for role, name in plan.roles.items() if name}}
+    return RunSetup(definition, plan, roles, _agent_label(config), injection if faulted else None)
+
+
+def build_episodes(config: RunConfig, follow_ups: Sequence[dict[tuple[Any, int], Result]] = (), *,
+                   cache: Cache | None = None, limiter: Callable[[Endpoint], Limiter] | None = None,
+                   ) -> tuple[list[Task], Episodes]:
+    """A run's tasks and episodes from its config alone, as a Ray worker builds them: the suite's plan (taken
+    through its follow-up phases with the results each was made from), the models (with ``cache`` and each
+    endpoint's ``limiter``), the agent, the fault wrapper and the limits. ``config.date`` is the run's date."""
+    if config.date is None:
+        raise ValueError("build_episodes needs the run's date in config.date")
+    setup = setup_run(config, Console(quiet=True))  # the run's own process has said what there is to say
+    models = build_models(config, setup.roles, role_params(config), cache, limiter=limiter)
+    phase = setup.plan
+    for results in follow_ups:
+        if phase.follow_up is None:
+            raise ValueError("more follow-up results than the suite has phases")
+        phase = phase.follow_up(results)
+    run_fields, _ = setup.describe(config, config.date)
+    return phase.tasks, setup.episodes(config, phase, models, _agent(config, models, config.date, setup.plan),
+                                       run_fields)
 
 
 def _check_same_config(store: ResultStore, config: dict[str, Any], digest: str, force: bool,
@@ -238,23 +334,15 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     prices = load_prices(Path(config.prices)) if config.prices else None
     if config.max_cost is not None and prices is None:
         raise ConfigError("--max-cost needs --prices FILE: the prices to count the cost with")
-    definition = load_suite(config.suite)
-    plan = definition.plan(config, console)
-    if not plan.tasks:
-        raise ConfigError("no task matches --task-ids/--categories/--difficulty")
-    for role, name in plan.roles.items():
-        if not name:
-            raise ConfigError(f"--{role}-model is required: the {definition.name} suite needs a {role} model")
-    faulted = config.env_mode != "E0"
-    injection = config.fault_mode or ("prompt" if plan.simulated else "harness")  # the paper's method where it can
-    if faulted and injection == "prompt" and not plan.simulated:
-        raise ConfigError(f"--fault-mode prompt needs a simulated world; {definition.name} faults are injected by "
-                          "the harness (--fault-mode harness)")
-    harness = injection == "harness" and faulted
-    agent_label = _agent_label(config)
-    run_name = config.run_name or default_run_name(agent_label, plan.world_label or definition.name,
+    if config.executor == "ray" and config.rescore:
+        raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop --executor ray")
+    if config.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("--executor ray needs Ray: pip install 'occubench[ray]'")
+    setup = setup_run(config, console)
+    definition, plan = setup.definition, setup.plan
+    run_name = config.run_name or default_run_name(setup.agent_label, plan.world_label or definition.name,
                                                    config.env_mode, config.fault_count, config.fault_duration,
-                                                   config.seed if harness else None)
+                                                   config.seed if setup.harness else None)
     rescored = _saved_episodes(config, plan, definition.name) if config.rescore else None
     if rescored and not config.run_name:
         run_name = safe_name(f"{Path(rescored.source).name}__rescored_{plan.roles['verifier']}")
@@ -272,9 +360,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         from occubench.llm import ResponseCache
 
         cache = ResponseCache(config.cache, replay=config.replay)
-    scripted = config.agent in ("reference", "noop") or rescored is not None
-    roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}),
-             **{role: name for role, name in plan.roles.items() if name}}
+    roles = setup.roles
     if prices is not None and config.max_cost is not None and (unpriced := set(roles.values()) - set(prices)):
         raise ConfigError(f"--max-cost: no price for {', '.join(sorted(unpriced))} in {config.prices}: their cost "
                           "could not be counted")
@@ -284,21 +370,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     else:
         models = build_models(config, roles, role_params(config), cache)
     agent = rescored.agent if rescored else _agent(config, models, date, plan)
-    run_fields: dict[str, Any] = {
-        "agent_model": agent_label, "world_model": plan.world_label, "env_mode": config.env_mode,
-        "fault_count": config.fault_count if faulted else 0, "fault_duration": config.fault_duration if faulted else 0,
-        "with_plan": config.with_plan, "verifier_model": roles.get("verifier"), "npc_model": roles.get("npc"),
-        "suite": definition.name,
-        "fault_mode": injection if faulted else None, "seed": config.seed if harness else None}
-    meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
-               **{f"{role}_params": model.params for role, model in models.items()},
-               **({"rescore_of": rescored.config_hash} if rescored else {}),
-               # Limits stop episodes as --max-steps does, and the window is what the agent sees; absent
-               # when unset, so earlier run directories match.
-               **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
-                  if (value := getattr(config, key)) is not None}}
-    digest = config_hash(meaning)
-    run_fields["config_hash"] = digest
+    run_fields, meaning = setup.describe(config, date, rescored)
+    digest = run_fields["config_hash"]
 
     # Rescoring calls only the judge: a simulated world's model is built for the suite but never asked.
     called = {role: model for role, model in models.items() if not rescored or role == "verifier"}
@@ -317,12 +390,10 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         setup_logging(run_dir, debug=config.debug, redactor=redactor, tag_tasks=config.max_workers > 1)
         store.write_args({**config.record(), "occubench_version": __version__, "date": date, "config": meaning,
                           "config_hash": digest, **plan.settings})
-        fault_rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
-            if faulted and not harness else None
-        limits = TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task)
         budget = _CostBudget(config.max_cost, prices, store.load()) \
             if config.max_cost is not None and prices is not None else None
         not_started = 0
+        follow_ups: list[dict[tuple[Any, int], Result]] = []  # the results each follow-up phase was made from
         phase: SuitePlan | None = plan
         while phase is not None:
             todo = pending_tasks(phase.tasks, store, config.trials)
@@ -335,21 +406,30 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
             if todo and not preflown:
                 preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
                 preflown = True
-            suite = phase.make(models, fault_rules)
             progress = RunProgress(len(todo), console, live=False if config.debug or group else None,
                                    label=run_name if group else None)
+            on_result = budget.counting(progress.add) if budget else progress.add
+            may_start = budget.open if budget else None
             try:
                 with progress:
-                    not_started += run_tasks(
-                        suite, agent, todo, store, run_fields=run_fields, max_workers=config.max_workers,
-                        wrap=_fault_wrapper(config) if harness else None, limits=limits,
-                        on_result=budget.counting(progress.add) if budget else progress.add,
-                        may_start=budget.open if budget else None)
+                    if config.executor == "ray":
+                        from occubench.distributed import run_on_ray
+
+                        not_started += run_on_ray(config, date, plan.settings, follow_ups, todo, store,
+                                                  on_result=on_result, may_start=may_start)
+                    else:
+                        not_started += run_episodes(setup.episodes(config, phase, models, agent, run_fields), todo,
+                                                    store, max_workers=config.max_workers, on_result=on_result,
+                                                    may_start=may_start)
             except KeyboardInterrupt:
                 console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same "
                               "command to resume.")
                 raise
-            phase = phase.follow_up(latest_by_task(store.load())) if phase.follow_up and not not_started else None
+            if phase.follow_up and not not_started:
+                follow_ups.append(latest_by_task(store.load()))
+                phase = phase.follow_up(follow_ups[-1])
+            else:
+                phase = None
         if not_started and budget:
             console.print(f"[yellow]--max-cost {config.max_cost:g} USD reached ({budget.spent:.4f} USD spent in "
                           f"{run_dir}): {not_started} episode(s) not started; run again with a higher --max-cost to "

@@ -199,6 +199,12 @@ class RunConfig(Settings):
     output_dir: str = "./results"
     run_name: str | None = None
     force: bool = False
+    #: Where episodes run: "local" (this process's threads) or "ray" (a Ray cluster; not part of the config hash).
+    executor: Literal["local", "ray"] = "local"
+    #: The Ray cluster to join (``ray.init(address=...)``); None starts a local Ray instance for the run.
+    ray_address: str | None = None
+    #: Ray worker processes, each running its share of ``max_workers`` episodes at once; default: the cluster's CPUs.
+    ray_workers: int | None = Field(None, ge=1)
 
     @field_validator("task_ids", "categories", mode="before")
     @classmethod

@@ -130,6 +130,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
+    run.add_argument("--executor", choices=("local", "ray"),
+                     help="local: episodes run in this process's threads (default); ray: as Ray tasks on a cluster "
+                     "(pip install 'occubench[ray]'), this process writing the results")
+    run.add_argument("--ray-address", metavar="ADDR",
+                     help="with --executor ray: the cluster to join (default: a local Ray instance for the run)")
+    run.add_argument("--ray-workers", type=int, metavar="N",
+                     help="with --executor ray: worker processes, each running its share of --max-workers episodes "
+                     "at once (default: the cluster's CPUs)")
     add_model_call_arguments(run)
 
 

@@ -11,6 +11,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from typing import Any
 
 from occubench._log import current_task
@@ -129,16 +130,40 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) ->
         store.drop(stale)
     return todo
 
+@dataclass
+class Episodes:
+    """What evaluating a phase's episodes takes: its suite, the agent, the fields every result carries, the wrapper
+    of each fresh environment and the per-task limits. Built from the run's config alone (``occubench._run``), so a
+    Ray worker builds its own."""
+
+    suite: Suite
+    agent: Agent
+    run_fields: dict[str, Any]
+    wrap: EnvWrapper | None = None
+    limits: TaskLimits | None = None
+
+    def evaluate(self, task: Task, trial: int = 0) -> Result:
+        return evaluate_task(self.suite, self.agent, task, self.run_fields, self.wrap, trial, self.limits)
+
+
 def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
               run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
               on_result: Callable[[Result], None] | None = None, limits: TaskLimits | None = None,
               may_start: Callable[[], bool] | None = None) -> int:
     """Evaluate (task, trial) pairs concurrently, appending each result to ``store`` as soon as it is final. A
     pair is started only while ``may_start()`` holds (a run-wide budget); returns how many were not started."""
+    return run_episodes(Episodes(suite, agent, run_fields, wrap, limits), tasks, store, max_workers=max_workers,
+                        on_result=on_result, may_start=may_start)
+
+
+def run_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store: ResultStore, *, max_workers: int = 8,
+                 on_result: Callable[[Result], None] | None = None,
+                 may_start: Callable[[], bool] | None = None) -> int:
+    """:func:`run_tasks` in this process's threads, for episodes already assembled."""
     def episode(task: Task, trial: int) -> Result | None:
         if may_start is not None and not may_start():
             return None
-        return evaluate_task(suite, agent, task, run_fields, wrap, trial, limits)
+        return episodes.evaluate(task, trial)
 
     not_started = 0
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:

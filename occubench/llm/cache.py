@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from occubench.errors import ConfigError, LLMError
 from occubench.llm.types import Reply, ToolCallRequest, Usage
@@ -30,6 +30,15 @@ def cache_key(base_url: str, model: str, messages: list[dict[str, Any]], tools: 
     payload = json.dumps([base_url, model, messages, tools or [], params, sample, current_trial.get()], sort_keys=True,
                          separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class Cache(Protocol):
+    """What a client asks of its response cache: :class:`ResponseCache`, or a proxy to one on the node a Ray run
+    started from (``occubench.distributed``). ``get`` raises :class:`CacheMissError` on a miss in replay mode."""
+
+    def get(self, key: str) -> tuple[Reply, Usage] | None: ...
+
+    def put(self, key: str, reply: Reply, usage: Usage) -> None: ...
 
 
 class ResponseCache:

@@ -33,9 +33,9 @@ import openai
 from occubench._jsonsafe import clean_text
 from occubench._redact import redact_url
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
-from occubench.llm.cache import ResponseCache, cache_key
+from occubench.llm.cache import Cache, cache_key
 from occubench.llm.ledger import check_limits, record, record_retry
-from occubench.llm.limiter import AdaptiveLimiter
+from occubench.llm.limiter import AdaptiveLimiter, Limiter
 from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
 
 log = logging.getLogger("occubench")
@@ -116,7 +116,8 @@ class LLMClient:
         openai_client: openai.OpenAI | None = None,
         max_in_flight: int = 32,
         adaptive: bool = True,
-        cache: ResponseCache | None = None,
+        cache: Cache | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         # The SDK's own retries are off: one retry policy, here, with a time budget the SDK does not offer.
         self._client = (openai_client.with_options(max_retries=0) if openai_client is not None else
@@ -124,7 +125,9 @@ class LLMClient:
                                       max_retries=0))
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
-        self.limiter = AdaptiveLimiter(max_in_flight, adaptive=adaptive)
+        # A given limiter (one a whole cluster shares) replaces the client's own; max_in_flight and adaptive are
+        # then its business.
+        self.limiter: Limiter = limiter or AdaptiveLimiter(max_in_flight, adaptive=adaptive)
         self.cache = cache
         self._n_supported: dict[str, bool] = {}
         #: Models that refused ``max_tokens`` and take ``max_completion_tokens`` instead.

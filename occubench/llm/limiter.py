@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 #: Successes at the highest accepted level, per slot, before the level that drew a 429 is tried again; doubled
 #: for every further refusal there, so an endpoint with a hard cap is probed ever more rarely.
 PROBE_AFTER = 25
+
+
+class Limiter(Protocol):
+    """What a client asks of its limiter: :class:`AdaptiveLimiter`, or a proxy to one that every process of a Ray
+    cluster shares (``occubench.distributed``)."""
+
+    def acquire(self) -> int: ...
+
+    def release(self, epoch: int, *, ok: bool, throttled: bool = False) -> None: ...
 
 
 class AdaptiveLimiter:
@@ -41,6 +51,15 @@ class AdaptiveLimiter:
         with self._cond:
             while self.in_flight >= int(self.limit):
                 self._cond.wait()
+            self.in_flight += 1
+            return self._epoch
+
+    def try_acquire(self) -> int | None:
+        """A slot if one is free now (its epoch, as :meth:`acquire`), else None: for callers that queue waiters
+        themselves instead of blocking a thread."""
+        with self._cond:
+            if self.in_flight >= int(self.limit):
+                return None
             self.in_flight += 1
             return self._epoch
 

@@ -1,0 +1,49 @@
+"""The rollout pool: executable worlds in Ray workers, reset per episode, stepped while the caller decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from occubench.errors import ConfigError
+from occubench.executable.registry import worlds_of
+from occubench.executable.suite import ExecutableSuite, exec_task
+
+pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
+pytest.importorskip("gymnasium")
+
+from occubench.distributed import RolloutPool  # after the skips: it imports ray
+
+
+def reference_policy(observation: str, info: dict[str, Any]) -> dict[str, Any]:
+    """Each task's reference solution, one call per step, then its answer."""
+    task = exec_task(TASKS[info["task_id"]])
+    done = info.get("step", 0)  # the steps taken so far (absent before the first)
+    if done < len(task.reference):
+        call = task.reference[done]
+        return {"name": call.tool, "arguments": dict(call.arguments)}
+    return {"answer": task.answer}
+
+
+TASKS = {task.task_id: task for task in ExecutableSuite(worlds_of(None)).tasks()}
+
+
+def test_rollouts_reset_each_episode_and_earn_the_verdicts() -> None:
+    tasks = list(TASKS)[:6]
+    with RolloutPool("executable", workers=2, per_worker=2) as pool:
+        solved = pool.rollout(reference_policy, tasks, n=3)
+        # An episode that answers at once fails the checks: the worlds start fresh, whatever came before.
+        idle = pool.rollout(lambda observation, info: {"answer": "nothing to do"}, tasks)
+    assert [(r.task_id, r.sample) for r in solved] == [(t, j) for t in tasks for j in range(3)]
+    assert all(r.terminated and r.reward == 1.0 and r.info["is_correct"] for r in solved)
+    first = solved[0]
+    assert first.instruction == TASKS[tasks[0]].instruction and first.start["tools"]
+    assert len(first.actions) == len(first.observations) == len(first.rewards) == \
+        len(exec_task(TASKS[tasks[0]]).reference) + 1
+    assert all(r.reward == 0.0 and r.info["is_correct"] is False for r in idle)
+
+
+def test_a_bad_task_is_the_environments_own_error() -> None:
+    with RolloutPool("executable", workers=1, per_worker=1) as pool, pytest.raises(ConfigError, match="no task"):
+        pool.rollout(reference_policy, ["no/such-task"])
