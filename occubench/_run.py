@@ -245,15 +245,23 @@ def setup_run(config: RunConfig, console: Console) -> RunSetup:
     for role, name in plan.roles.items():
         if not name:
             raise ConfigError(f"--{role}-model is required: the {definition.name} suite needs a {role} model")
-    faulted = config.env_mode != "E0"
-    injection = config.fault_mode or ("prompt" if plan.simulated else "harness")  # the paper's method where it can
-    if faulted and injection == "prompt" and not plan.simulated:
-        raise ConfigError(f"--fault-mode prompt needs a simulated world; {definition.name} faults are injected by "
-                          "the harness (--fault-mode harness)")
+    injection = fault_injection(config, plan, definition.name)
     scripted = config.agent in ("reference", "noop") or bool(config.rescore)
     roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}),
              **{role: name for role, name in plan.roles.items() if name}}
-    return RunSetup(definition, plan, roles, _agent_label(config), injection if faulted else None)
+    return RunSetup(definition, plan, roles, _agent_label(config), injection)
+
+
+def fault_injection(config: RunConfig, plan: SuitePlan, suite: str) -> str | None:
+    """How E1–E3 faults are made: "prompt" (the simulator is told to misbehave: the paper's method, the default
+    where the world is simulated) or "harness" (a wrapper injects them); None in E0."""
+    if config.env_mode == "E0":
+        return None
+    injection = config.fault_mode or ("prompt" if plan.simulated else "harness")
+    if injection == "prompt" and not plan.simulated:
+        raise ConfigError(f"--fault-mode prompt needs a simulated world; {suite} faults are injected by the harness "
+                          "(--fault-mode harness)")
+    return injection
 
 
 def build_episodes(config: RunConfig, follow_ups: Sequence[dict[tuple[Any, int], Result]] = (), *,

@@ -47,7 +47,7 @@ _ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
-def _error_kind(exc: Exception) -> str:
+def error_kind(exc: Exception) -> str:
     return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "internal")
 
 
@@ -83,7 +83,7 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
             result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
             result.verdict_details, judge_prompt = verdict.details, verdict.prompt
         except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
-            kind = _error_kind(exc)
+            kind = error_kind(exc)
             if kind == "internal":
                 log.error("task %s failed inside occubench:\n%s", task.task_id, traceback.format_exc())
             result.status, result.error, result.is_correct = "error", ErrorInfo(kind, str(exc)), None

@@ -40,7 +40,7 @@ from rich.console import Console
 
 from occubench._jsonsafe import dumps
 from occubench._redact import Redactor
-from occubench._run import build_models, role_params
+from occubench._run import build_models, fault_injection, role_params
 from occubench.agent import make_call, system_prompt
 from occubench.config import RunConfig
 from occubench.environment import Environment
@@ -48,7 +48,7 @@ from occubench.errors import ConfigError, OccuBenchError
 from occubench.faults import FaultInjector, fault_prompt
 from occubench.llm import Model, ResponseCache
 from occubench.plugins import SuitePlan, load_suite
-from occubench.runner import _error_kind
+from occubench.runner import error_kind
 from occubench.suite import Suite
 from occubench.task import Task
 from occubench.tools import json_arguments, tool_error
@@ -152,16 +152,13 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         if missing := [role for role, name in needed.items() if not name]:
             raise ConfigError(f"the {config.suite} suite needs a {missing[0]} model: give {missing[0]}_model=... or "
                               f"models={{{missing[0]!r}: ...}}")
-        faulted = config.env_mode != "E0"
-        injection = config.fault_mode or ("prompt" if plan.simulated else "harness")
-        if faulted and injection == "prompt" and not plan.simulated:
-            raise ConfigError(f"fault_mode prompt needs a simulated world; {config.suite} faults are injected by the "
-                              "harness (fault_mode='harness')")
-        self._harness = faulted and injection == "harness"
+        injection = fault_injection(config, plan, config.suite)
+        self._harness = injection == "harness"
         self._cache = ResponseCache(config.cache, replay=config.replay) if config.cache else None
         built = build_models(config, {role: name for role, name in needed.items() if name}, role_params(config),
                              self._cache)
-        rules = None if self._harness else fault_prompt(config.env_mode, config.fault_count, config.fault_duration)
+        rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
+            if injection == "prompt" else None
         return plan.make({**built, **given}, rules)
 
     def _task(self, task_id: object) -> Task:
@@ -207,7 +204,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         except OccuBenchError as exc:
             # Not the agent's doing: a trainer must be able to leave the episode out rather than learn from it.
             self.trajectory.stop_reason = "error"
-            info["error"] = {"kind": _error_kind(exc), "message": self._redactor.text(str(exc))}
+            info["error"] = {"kind": error_kind(exc), "message": self._redactor.text(str(exc))}
             reward = 0.0
         if self.trajectory.stop_reason:
             info["stop_reason"] = self.trajectory.stop_reason
