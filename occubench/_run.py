@@ -312,8 +312,10 @@ class RunGroup:
     def cache(self, path: str, replay: bool) -> ResponseCache:
         from occubench.llm import ResponseCache
 
-        with self.lock:
-            return self.caches.setdefault(path, ResponseCache(path, replay=replay))
+        with self.lock:  # opened once: each ResponseCache holds a connection to the file
+            if path not in self.caches:
+                self.caches[path] = ResponseCache(path, replay=replay)
+            return self.caches[path]
 
     def close(self) -> None:
         for cache in self.caches.values():

@@ -202,11 +202,16 @@ def config_from_args(args: argparse.Namespace, kind: type[Settings] | None = Non
     from occubench.config import RunConfig
 
     kind = kind or RunConfig
-    flags = {key: value for key, value in vars(args).items() if key not in ("func", "command", "config")
-             and not key.endswith("_command")}
+    flags = _flags(args)
     if getattr(args, "config", None):
         return kind.from_file(args.config, **flags)
     return kind.create(flags)
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags: every parsed value but the command's own bookkeeping."""
+    return {key: value for key, value in vars(args).items() if key not in ("func", "command", "config")
+            and not key.endswith("_command")}
 
 
 def run_configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
@@ -215,7 +220,7 @@ def run_configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     from occubench._matrix import expand
     from occubench.config import RunConfig, read_config_file
 
-    flags = {key: value for key, value in vars(args).items() if key not in ("func", "command", "config")}
+    flags = _flags(args)
     for key in ("agent_model", "env_mode"):  # one value on the command line is a plain setting
         if isinstance(flags.get(key), list) and len(flags[key]) == 1:
             flags[key] = flags[key][0]
