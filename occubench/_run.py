@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -104,9 +104,10 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
         if key in seen:
             continue
         seen.add(key)
+        client = cast("LLMClient", model.client)  # a run's models come from build_models, on endpoints
         try:
-            model.client.probe(model.name, model.params, budget_s=budget_s, role=role)
-            if role == "agent" and not model.client.probe_tools(model.name, model.params):
+            client.probe(model.name, model.params, budget_s=budget_s, role=role)
+            if role == "agent" and not client.probe_tools(model.name, model.params):
                 console.print("[yellow]warning: the agent endpoint answered a request that required a tool call "
                               "without calling it: it may ignore tools (llama.cpp needs a function-calling chat "
                               "format, vLLM --enable-auto-tool-choice with a --tool-call-parser; see the README's "

@@ -14,13 +14,13 @@ _EXPORTS = {
     "AdaptiveLimiter": "occubench.llm.limiter",
     "Completion": "occubench.llm.types", "Message": "occubench.llm.types", "Reply": "occubench.llm.types",
     "ToolCallRequest": "occubench.llm.types", "Usage": "occubench.llm.types",
-    "Model": "occubench.llm.model",
+    "ChatClient": "occubench.llm.model", "Model": "occubench.llm.model",
     "extract_tagged_json": "occubench.llm.parsing",
 }
 
 __all__ = [
-    "AdaptiveLimiter", "CacheMissError", "Completion", "LLMClient", "Message", "Model", "Reply", "ResponseCache",
-    "RetryPolicy", "ToolCallRequest", "Usage", "as_llm_client", "create_client", "extract_tagged_json"
+    "AdaptiveLimiter", "CacheMissError", "ChatClient", "Completion", "LLMClient", "Message", "Model", "Reply",
+    "ResponseCache", "RetryPolicy", "ToolCallRequest", "Usage", "as_llm_client", "create_client", "extract_tagged_json"
 ]
 
 
@@ -30,6 +30,6 @@ if TYPE_CHECKING:
     from occubench.llm.cache import CacheMissError, ResponseCache
     from occubench.llm.client import LLMClient, RetryPolicy, as_llm_client, create_client
     from occubench.llm.limiter import AdaptiveLimiter
-    from occubench.llm.model import Model
+    from occubench.llm.model import ChatClient, Model
     from occubench.llm.parsing import extract_tagged_json
     from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage

@@ -36,6 +36,7 @@ from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailable
 from occubench.llm.cache import Cache, cache_key
 from occubench.llm.ledger import check_limits, record, record_retry
 from occubench.llm.limiter import AdaptiveLimiter, Limiter
+from occubench.llm.model import ChatClient
 from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
 
 log = logging.getLogger("occubench")
@@ -403,6 +404,7 @@ def create_client(api_key: str | None = None, base_url: str | None = None, **opt
     return LLMClient(api_key=api_key, base_url=base_url, **options)
 
 
-def as_llm_client(client: LLMClient | openai.OpenAI) -> LLMClient:
-    """Accept either our client or a plain ``openai.OpenAI`` one (for code written against the SDK)."""
-    return client if isinstance(client, LLMClient) else LLMClient(openai_client=client)
+def as_llm_client(client: ChatClient | openai.OpenAI) -> ChatClient:
+    """Accept our client (or any :class:`ChatClient`) or a plain ``openai.OpenAI`` one (for code written against
+    the SDK)."""
+    return LLMClient(openai_client=client) if isinstance(client, openai.OpenAI) else client

@@ -4,17 +4,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from occubench.llm.types import Completion, Message
 
-if TYPE_CHECKING:
-    from occubench.llm.client import LLMClient
+
+class ChatClient(Protocol):
+    """What a model's requests go through: :class:`~occubench.llm.LLMClient` (an OpenAI-compatible endpoint), or
+    another harness's model layer (Inspect's model roles, :mod:`occubench.inspect`)."""
+
+    def chat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
+             params: dict[str, Any] | None = None, sample: int = 0, role: str = "model") -> Completion: ...
+
+    def samples(self, model: str, messages: list[Message], count: int, *,
+                params: dict[str, Any] | None = None, role: str = "model") -> Completion: ...
 
 
 @dataclass(frozen=True)
 class Model:
-    client: LLMClient
+    client: ChatClient
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     role: str = "model"

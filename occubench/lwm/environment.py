@@ -17,7 +17,7 @@ from occubench.tools import ToolSpec, json_arguments, tool_error
 if TYPE_CHECKING:
     import openai
 
-    from occubench.llm.client import LLMClient
+    from occubench.llm.model import ChatClient
 
 log = logging.getLogger("occubench")
 
@@ -43,7 +43,7 @@ class LWMEnvironment(Environment):
     requests have their own timeouts.
     """
 
-    def __init__(self, config: WorldModelConfig, client: LLMClient | openai.OpenAI, world_model: str = "gpt-4o", *,
+    def __init__(self, config: WorldModelConfig, client: ChatClient | openai.OpenAI, world_model: str = "gpt-4o", *,
                  params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2) -> None:
         self.config = config
         from occubench.llm.client import as_llm_client  # the openai SDK loads once a world is simulated

@@ -1,0 +1,98 @@
+"""One Inspect task's episodes: the suite's plan, the models of its roles, and each sample's world, held from the
+agent's turn (the solver) to its judging (the scorer)."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from inspect_ai.model import Model as InspectModel
+from inspect_ai.model import get_model, model_roles
+
+from occubench._run import fault_injection, role_params
+from occubench.config import RunConfig
+from occubench.environment import Environment
+from occubench.errors import ConfigError
+from occubench.faults import FaultInjector, fault_prompt
+from occubench.inspect._bridge import InspectChat
+from occubench.llm import Model
+from occubench.plugins import SuitePlan
+from occubench.suite import Suite
+from occubench.task import Task
+
+
+@dataclass(frozen=True)
+class Role:
+    """How one of a suite's model roles is played in Inspect: by the model of an Inspect model role
+    (``--model-role <inspect_role>=provider/model``), else by ``fallback``'s (another of the suite's roles), else
+    an error when ``required``; otherwise the suite goes without (the executable worlds' label judge, the
+    workplace's model-played colleagues)."""
+
+    inspect_role: str
+    required: bool = False
+    fallback: str | None = None
+
+
+@dataclass
+class Episode:
+    task: Task
+    suite: Suite
+    world: Environment
+
+
+class Episodes:
+    def __init__(self, config: RunConfig, plan: SuitePlan, roles: dict[str, Role]) -> None:
+        self.config, self.plan, self.roles = config, plan, roles
+        self.tasks = {str(task.task_id): task for task in plan.tasks}
+        self.injection = fault_injection(config, plan, config.suite)
+        self.date = config.date or datetime.date.today().isoformat()
+        self._open: dict[tuple[str, int], Episode] = {}
+
+    def models(self) -> dict[str, Model]:
+        """The suite's models, from the eval's model roles (known only while a sample runs)."""
+        bound = model_roles()
+        chosen: dict[str, InspectModel] = {}
+        for ours, role in self.roles.items():
+            if role.inspect_role in bound:
+                chosen[ours] = get_model(role=role.inspect_role)
+            elif role.fallback in chosen:
+                chosen[ours] = chosen[role.fallback]
+            elif role.required:
+                raise ConfigError(f"the {self.config.suite} task needs a {ours} model: give --model-role "
+                                  f"{role.inspect_role}=<provider/model>")
+        params = role_params(self.config)  # the output caps ``occubench run`` sets on these roles
+        return {ours: Model(InspectChat(model), str(model), params.get(ours, {}), ours)
+                for ours, model in chosen.items()}
+
+    def start(self, sample_id: str | int, epoch: int) -> Episode:
+        """A fresh world for the sample, with the run's faults; kept until :meth:`finish`."""
+        episode = self._open[(str(sample_id), epoch)] = self._make(sample_id)
+        return episode
+
+    def _make(self, sample_id: str | int) -> Episode:
+        task = self.tasks[str(sample_id)]
+        config = self.config
+        rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
+            if self.injection == "prompt" else None
+        suite = self.plan.make(self.models(), rules)
+        world = suite.make_env(task)
+        if self.injection == "harness":  # every epoch of a task meets the same faults, as every trial of a run
+            world = FaultInjector(world, config.env_mode, config.fault_count, config.fault_duration, config.seed,
+                                  task.task_id)
+        return Episode(task, suite, world)
+
+    def finish(self, sample_id: str | int, epoch: int) -> Episode:
+        """The sample's episode, no longer kept. A simulated world's verdict needs only the trajectory, so a log
+        can be scored again (``inspect score``); a world that is code must be the one the agent acted in."""
+        episode = self._open.pop((str(sample_id), epoch), None)
+        if episode is not None:
+            return episode
+        if not self.plan.simulated:
+            raise RuntimeError(f"sample {sample_id} (epoch {epoch}): the {self.config.suite} world the agent acted "
+                               "in is gone; its checks read that world's final state, so score it in the same eval")
+        return self._make(sample_id)
+
+    def discard(self, sample_id: str | int, epoch: int) -> None:
+        episode = self._open.pop((str(sample_id), epoch), None)
+        if episode is not None:
+            episode.world.close()
