@@ -162,8 +162,14 @@ def robustness_warnings(rows: Iterable[RobustnessRow]) -> list[str]:
     return [message for row in rows for message in row.warnings]
 
 
+def is_inspect_log(path: Path) -> bool:
+    """Whether ``path`` is an Inspect log file (``inspect eval`` of our tasks), which reports read as a run."""
+    return path.suffix == ".eval" and path.is_file()
+
+
 def run_dirs_with_results(run_dirs: Iterable[Path | str], warnings: list[str] | None = None) -> list[Path]:
-    """The directories of ``run_dirs`` that hold a results file, in order.
+    """The directories of ``run_dirs`` that hold a results file, and the Inspect logs among them or in them (a
+directory of ``.eval`` files: each is a run), in order.
 
     A directory without one (a failed preflight of an older version left only ``args.json``) or a path that is not
     a directory is skipped with a one-line warning on stderr (appended to ``warnings`` too); a path that does not
@@ -174,19 +180,27 @@ def run_dirs_with_results(run_dirs: Iterable[Path | str], warnings: list[str] | 
     for run_dir in dirs:
         if not run_dir.exists():
             raise ConfigError(f"run directory not found: {run_dir}")
-        if not run_dir.is_dir():
-            warn(f"skipped {run_dir}: not a run directory", warnings)
-        elif not (run_dir / RESULTS_FILE).is_file():
-            warn(f"skipped {run_dir}: no {RESULTS_FILE} (a run that stopped before its first task?)", warnings)
-        else:
+        if is_inspect_log(run_dir):
             found.append(run_dir)
+        elif not run_dir.is_dir():
+            warn(f"skipped {run_dir}: not a run directory", warnings)
+        elif (run_dir / RESULTS_FILE).is_file():
+            found.append(run_dir)
+        elif logs := sorted(path for path in run_dir.iterdir() if is_inspect_log(path)):
+            found += logs  # an Inspect log directory: each log is a run
+        else:
+            warn(f"skipped {run_dir}: no {RESULTS_FILE} (a run that stopped before its first task?)", warnings)
     if not found:
         raise ConfigError(f"no {RESULTS_FILE} in any of {', '.join(map(str, dirs))}: nothing to report")
     return found
 
 
 def load_run_results(run_dir: Path) -> list[Result]:
-    """The latest result of every (task, trial) in one run directory."""
+    """The latest result of every (task, trial) in one run directory, or in an Inspect log of our tasks."""
+    if is_inspect_log(Path(run_dir)):
+        from occubench.inspect.logs import read_log
+
+        return list(latest_by_task(read_log(Path(run_dir))).values())
     path = Path(run_dir) / RESULTS_FILE
     if not path.is_file():
         raise ConfigError(f"no {RESULTS_FILE} in {run_dir}: is it a run directory?")

@@ -37,7 +37,8 @@ from occubench.trajectory import Trajectory
 
 log = logging.getLogger("occubench")
 
-_ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
+#: The kind of error each of our exceptions is recorded as (a result's error.kind).
+ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
     (CacheMissError, "cache_miss"),
     (ContextLengthError, "context_length"),
     (LLMUnavailableError, "infrastructure"),
@@ -48,7 +49,7 @@ _ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
 
 
 def error_kind(exc: Exception) -> str:
-    return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "internal")
+    return next((kind for cls, kind in ERROR_KINDS if isinstance(exc, cls)), "internal")
 
 
 #: Wraps a task's fresh environment (fault injection, say) before the agent sees it.

@@ -11,9 +11,28 @@ simulator, the judges and the colleagues are the eval's model roles ``world``, `
 (:mod:`occubench.inspect.logs`).
 """
 
-from occubench.inspect.scorer import day_score, trajectory_of, verdict
-from occubench.inspect.solver import inspect_tool, world_agent
-from occubench.inspect.tasks import executable, occubench, workplace
+from __future__ import annotations
 
-__all__ = ["day_score", "executable", "inspect_tool", "occubench", "trajectory_of", "verdict", "workplace",
-           "world_agent"]
+from typing import TYPE_CHECKING
+
+from occubench._lazy import lazy_exports
+
+# Names load on first use: the report reads logs (occubench.inspect.logs) without loading the tasks.
+_EXPORTS = {
+    "day_score": "occubench.inspect.scorer", "trajectory_of": "occubench.inspect.scorer",
+    "verdict": "occubench.inspect.scorer", "inspect_tool": "occubench.inspect.solver",
+    "world_agent": "occubench.inspect.solver", "executable": "occubench.inspect.tasks",
+    "occubench": "occubench.inspect.tasks", "workplace": "occubench.inspect.tasks",
+    "read_log": "occubench.inspect.logs",
+}
+
+__all__ = ["day_score", "executable", "inspect_tool", "occubench", "read_log", "trajectory_of", "verdict",
+           "workplace", "world_agent"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from occubench.inspect.logs import read_log
+    from occubench.inspect.scorer import day_score, trajectory_of, verdict
+    from occubench.inspect.solver import inspect_tool, world_agent
+    from occubench.inspect.tasks import executable, occubench, workplace

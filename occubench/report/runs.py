@@ -8,7 +8,7 @@ from pathlib import Path
 
 from occubench.errors import ConfigError
 from occubench.results import Result
-from occubench.robustness import load_run_results, run_dirs_with_results, warn
+from occubench.robustness import is_inspect_log, load_run_results, run_dirs_with_results, warn
 
 
 @dataclass
@@ -19,9 +19,9 @@ class Run:
 
 
 def load_run(path: Path, name: str | None = None, warnings: list[str] | None = None) -> Run:
-    """One run directory; an error if it is not one or holds no results file. A directory that mixes
+    """One run directory (or Inspect log); an error if it is not one or holds no results file. A directory that mixes
     configurations is warned about on stderr (and in ``warnings``, when given)."""
-    if not path.is_dir():
+    if not path.is_dir() and not is_inspect_log(path):
         raise ConfigError(f"run directory not found: {path}")
     run = Run(name or path.name, path, load_run_results(path))
     hashes = {result.config_hash for result in run.results if result.config_hash}
