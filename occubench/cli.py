@@ -63,6 +63,10 @@ def _robustness(args: argparse.Namespace) -> int:
     return 0
 
 
+RUN_DIRS_HELP = ("run directories (results/<run name>), or Inspect logs of occubench tasks (.eval files, or a "
+                 "directory of them)")
+
+
 def _load_reported_runs(run_dirs: list[str], notes: list[str] | None = None) -> list[report.Run]:
     """The run directories that hold results (the others skipped with a warning, also added to ``notes``); an
     error when they hold no result at all."""
@@ -252,12 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
 
     robustness = sub.add_parser("robustness", help="E0–E3 completion and robustness score from run directories")
-    robustness.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (results/<run name>)")
+    robustness.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help=RUN_DIRS_HELP)
     robustness.set_defaults(func=_robustness)
 
     report = sub.add_parser("report", help="completion with confidence intervals, breakdowns, leaderboard and "
                             "robustness from run directories; optionally one self-contained HTML file")
-    report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (results/<run name>)")
+    report.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help=RUN_DIRS_HELP)
     report.add_argument("--html", metavar="FILE", help="also write an HTML report with charts and a trajectory viewer")
     report.add_argument("--format", choices=("md", "json", "csv"), default="md", help="printed format (default: md)")
     report.add_argument("--prices", metavar="FILE", help="model prices in USD per 1M tokens, for costs")
@@ -269,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = sub.add_parser("compare", help="do groups of runs (say, two simulators) rank agents alike and agree "
                              "task by task?")
-    compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (results/<run name>)")
+    compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help=RUN_DIRS_HELP)
     compare.add_argument("--by", default="world_model", help="result field that splits the groups "
                          "(default: world_model)")
     compare.add_argument("--format", choices=("md", "json"), default="md", help="printed format (default: md)")

@@ -14,7 +14,15 @@ from occubench.runner import ERROR_KINDS
 
 #: Our roles, by the Inspect model role that plays them.
 _ROLES = {"world": "world", "grader": "verifier", "colleague": "npc"}
-_KINDS = {cls.__name__: kind for cls, kind in ERROR_KINDS}
+#: Error kinds by the class name a sample's traceback ends with: ours, and the openai SDK's (Inspect's providers
+#: raise them once their retries are spent).
+_KINDS = {
+    **{cls.__name__: kind for cls, kind in ERROR_KINDS},
+    **dict.fromkeys(("RateLimitError", "InternalServerError", "APIConnectionError", "APITimeoutError"),
+                    "infrastructure"),
+    **dict.fromkeys(("BadRequestError", "AuthenticationError", "PermissionDeniedError", "NotFoundError",
+                     "UnprocessableEntityError"), "request_rejected"),
+}
 SUFFIX = ".eval"
 
 
@@ -75,11 +83,11 @@ def _result(sample: Any, run: dict[str, Any], roles: dict[str, str]) -> Result:
         return result
     details = score.metadata or {}
     loaded = Result.from_dict({key: details[key] for key in ("votes", "verdict_details", "env_info", "fault_events",
-                                                             "stop_reason", "step_count", "trajectory")
+                                                             "stop_reason", "step_count", "trajectory", "steps")
                                if key in details} | {"task_id": sample.id})
     result.votes, result.verdict_details, result.env_info = loaded.votes, loaded.verdict_details, loaded.env_info
     result.fault_events, result.stop_reason = loaded.fault_events, loaded.stop_reason
-    result.step_count, result.trajectory = loaded.step_count, loaded.trajectory
+    result.step_count, result.trajectory, result.steps = loaded.step_count, loaded.trajectory, loaded.steps
     result.is_correct = bool(details.get("is_correct"))
     result.feedback, result.final_answer = score.explanation or "", score.answer or ""
     return result

@@ -85,7 +85,8 @@ def _scorer(episodes: Episodes) -> Scorer:
             metadata = json_safe({
                 "is_correct": found.is_correct, "votes": [asdict(vote) for vote in found.votes],
                 "verdict_details": found.details, "stop_reason": trajectory.stop_reason,
-                "step_count": trajectory.step_count, "trajectory": trajectory.render(), "env_info": world.info(),
+                "step_count": trajectory.step_count, "trajectory": trajectory.render(),
+                "steps": trajectory.to_steps_json(), "env_info": world.info(),
                 "fault_events": [asdict(event) for event in injector.events] if injector else []})
         finally:
             world.close()

@@ -215,7 +215,10 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
             return rng.random() < malformed_rate
 
     def respond(request: dict, index: int) -> str | dict:
-        messages = request.get("messages") or []
+        # OpenAI's "developer" role is the system role under another name (Inspect sends it for newer models).
+        messages = [{**m, "role": "system"} if isinstance(m, dict) and m.get("role") == "developer" else m
+                    for m in request.get("messages") or []]
+        request = {**request, "messages": messages}
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
         if (stage := stage_of(system)) is not None:
             return synth_reply(stage, messages, synth or {})
