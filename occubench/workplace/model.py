@@ -99,6 +99,9 @@ class WorkTask:
     reference: list[dict[str, Any]] = field(default_factory=list)
     #: One of OccuBench's ten industry categories (``occubench.task.CATEGORY_ABBREVIATIONS``).
     category: str = DEFAULT_CATEGORY
+    #: Guidance of increasing strength (``--guidance 1..3``): where to look; whom to ask and what for; the plan step
+    #: by step. Never a checkpoint's value.
+    hints: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -86,6 +86,7 @@ def checkpoint(name: str, weight: int, feedback: str, **check: Any) -> Checkpoin
 
 
 def task(task_id: str, family: Family, objective: str, checkpoints: list[Checkpoint], reference: list[dict[str, Any]],
-         *, appears: str = "start") -> WorkTask:
+         *, appears: str = "start", hints: tuple[str, str, str] | None = None) -> WorkTask:
+    """A task of ``family``; ``hints`` are its guidance tiers 1–3 (see :attr:`WorkTask.hints`)."""
     return WorkTask(task_id, family.name, family.kind, family.difficulty, "normal", objective, "", checkpoints,
-                    appears, reference, family.category)
+                    appears, reference, family.category, list(hints or ()))
