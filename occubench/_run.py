@@ -184,7 +184,8 @@ def _agent_label(config: RunConfig) -> str:
     return f"{name}:{config.agent_model}" if config.agent_model else name
 
 
-def _fault_wrapper(config: RunConfig) -> EnvWrapper:
+def fault_wrapper(config: RunConfig) -> EnvWrapper:
+    """Harness-mode faults around a task's world, the same for every trial of the task (seeded by the task)."""
     def wrap(env: Environment, task: Task) -> Environment:
         return FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, config.seed,
                              task.task_id)
@@ -233,7 +234,7 @@ class RunSetup:
         fault_rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
             if self.injection == "prompt" else None
         return Episodes(phase.make(models, fault_rules), agent, run_fields,
-                        _fault_wrapper(config) if self.harness else None,
+                        fault_wrapper(config) if self.harness else None,
                         TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task))
 
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from inspect_ai.model import Model as InspectModel
 from inspect_ai.model import get_model, model_roles
 
-from occubench._run import fault_injection, role_params
+from occubench._run import fault_injection, fault_wrapper, role_params
 from occubench.config import RunConfig
 from occubench.environment import Environment
 from occubench.errors import ConfigError
-from occubench.faults import FaultInjector, fault_prompt
+from occubench.faults import fault_prompt
 from occubench.inspect._bridge import InspectChat
 from occubench.llm import Model
 from occubench.plugins import SuitePlan
@@ -66,10 +66,6 @@ class Episodes:
 
     def start(self, sample_id: str | int, epoch: int) -> Episode:
         """A fresh world for the sample, with the run's faults; kept until :meth:`finish`."""
-        episode = self._open[(str(sample_id), epoch)] = self._make(sample_id)
-        return episode
-
-    def _make(self, sample_id: str | int) -> Episode:
         task = self.tasks[str(sample_id)]
         config = self.config
         rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
@@ -77,20 +73,18 @@ class Episodes:
         suite = self.plan.make(self.models(), rules)
         world = suite.make_env(task)
         if self.injection == "harness":  # every epoch of a task meets the same faults, as every trial of a run
-            world = FaultInjector(world, config.env_mode, config.fault_count, config.fault_duration, config.seed,
-                                  task.task_id)
-        return Episode(task, suite, world)
+            world = fault_wrapper(config)(world, task)
+        episode = self._open[(str(sample_id), epoch)] = Episode(task, suite, world)
+        return episode
 
     def finish(self, sample_id: str | int, epoch: int) -> Episode:
-        """The sample's episode, no longer kept. A simulated world's verdict needs only the trajectory, so a log
-        can be scored again (``inspect score``); a world that is code must be the one the agent acted in."""
+        """The sample's episode, no longer kept: its world is the one the agent acted in (code checks read its final
+        state), so a sample is scored in the eval that ran it."""
         episode = self._open.pop((str(sample_id), epoch), None)
-        if episode is not None:
-            return episode
-        if not self.plan.simulated:
-            raise RuntimeError(f"sample {sample_id} (epoch {epoch}): the {self.config.suite} world the agent acted "
-                               "in is gone; its checks read that world's final state, so score it in the same eval")
-        return self._make(sample_id)
+        if episode is None:
+            raise RuntimeError(f"sample {sample_id} (epoch {epoch}): no world to score; the {self.config.suite} "
+                               "scorer judges the world the agent acted in, in the same eval")
+        return episode
 
     def discard(self, sample_id: str | int, epoch: int) -> None:
         episode = self._open.pop((str(sample_id), epoch), None)
