@@ -20,17 +20,18 @@ from occubench.config import RunConfig
 from occubench.errors import ConfigError, OccuBenchError
 
 #: The settings that may take several values; every combination is run, agents outermost.
-MATRIX_KEYS = ("agent_model", "env_mode")
+MATRIX_KEYS = ("agent_model", "env_mode", "guidance")
 
 
 def expand(values: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The settings of each run: ``agent_model`` and ``env_mode`` may be lists (duplicates dropped)."""
+    """The settings of each run: ``agent_model``, ``env_mode`` and ``guidance`` may be lists (duplicates
+    dropped)."""
     axes = [[(key, v) for v in dict.fromkeys(value)] if isinstance(value := values[key], list) else [(key, value)]
             for key in MATRIX_KEYS if key in values]
     runs = [{**values, **dict(combination)} for combination in itertools.product(*axes)]
     if len(runs) > 1 and values.get("run_name"):
-        raise ConfigError("--run-name names one run directory; a run over several --agent-model or --env-mode "
-                          "values writes one directory per combination under its default name")
+        raise ConfigError("--run-name names one run directory; a run over several --agent-model, --env-mode or "
+                          "--guidance values writes one directory per combination under its default name")
     return runs
 
 
@@ -39,7 +40,7 @@ class MatrixOutcome:
     """The summaries of the runs that finished, and why the others stopped (bad input, a failed preflight)."""
 
     runs: list[RunSummary] = field(default_factory=list)
-    #: "<agent model> <env mode>" → the error message.
+    #: "<agent model> <env mode>[ guidance <tier>]" → the error message.
     failures: dict[str, str] = field(default_factory=dict)
 
 
@@ -56,7 +57,8 @@ def run_matrix(configs: Sequence[RunConfig], *, console: Console | None = None) 
                 try:
                     outcome.runs.append(future.result())
                 except OccuBenchError as exc:
-                    outcome.failures[f"{config.agent_model or config.agent} {config.env_mode}"] = str(exc)
+                    label = f"{config.agent_model or config.agent} {config.env_mode}"
+                    outcome.failures[label + (f" guidance {config.guidance}" if config.guidance else "")] = str(exc)
     finally:
         group.close()
     return outcome

@@ -226,7 +226,8 @@ class RunSetup:
                    # Limits stop episodes as --max-steps does, and the window is what the agent sees; absent
                    # when unset, so earlier run directories match.
                    **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
-                      if (value := getattr(config, key)) is not None}}
+                      if (value := getattr(config, key)) is not None},
+                   **({"guidance": config.guidance} if config.guidance else {})}
         return {**run_fields, "config_hash": config_hash(meaning)}, meaning
 
     def episodes(self, config: RunConfig, phase: SuitePlan, models: dict[str, Model], agent: Agent,
@@ -354,7 +355,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     definition, plan = setup.definition, setup.plan
     run_name = config.run_name or default_run_name(setup.agent_label, plan.world_label or definition.name,
                                                    config.env_mode, config.fault_count, config.fault_duration,
-                                                   config.seed if setup.harness else None)
+                                                   config.seed if setup.harness else None) + \
+        (f"__guidance{config.guidance}" if config.guidance else "")
     rescored = _saved_episodes(config, plan, definition.name) if config.rescore else None
     if rescored and not config.run_name:
         run_name = safe_name(f"{Path(rescored.source).name}__rescored_{plan.roles['verifier']}")

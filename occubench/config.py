@@ -191,6 +191,9 @@ class RunConfig(Settings):
     workplace_dir: str | None = None
     learning: bool = False
     with_notes: bool = False
+    #: Hint tiers each workplace task shows in the task list: 0 none, 1 where to look, 2 also whom to ask and what
+    #: for, 3 also the plan step by step (never a checkpoint's value).
+    guidance: int = Field(0, ge=0, le=3)
     #: Settings of a third-party suite, which reads them itself.
     suite_options: dict[str, Any] = Field(default_factory=dict)
     #: A run directory whose saved episodes are judged again instead of running the agent (``occubench rescore``).

@@ -108,6 +108,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       "starts it with the mentor's feedback on the first")
     work.add_argument("--with-notes", action="store_true",
                       help="with --learning: also give back the notes the agent left when it finished day one")
+    work.add_argument("--guidance", type=int, nargs="+", choices=(0, 1, 2, 3), metavar="TIER",
+                      help="hints each task shows in the task list: 0 none (default), 1 where to look, 2 also whom to "
+                      "ask and what for, 3 also the plan step by step; several tiers run at once, a run directory each")
     work.add_argument("--npc-model", help="model that plays the colleagues (default: deterministic colleagues "
                       "that answer when asked the right question)")
 

@@ -115,8 +115,10 @@ class WorkplaceEnvironment(Environment):
     and retries, which an interrupt would cut short, so then calls have no limit."""
 
     def __init__(self, day: Day, responder: Responder | None = None, *,
-                 time_limit: float | None = TOOL_TIME_LIMIT) -> None:
+                 time_limit: float | None = TOOL_TIME_LIMIT, guidance: int = 0) -> None:
         self.day = day
+        #: Hint tiers each listed task shows (``--guidance``): 0 none, up to 3 (all of them).
+        self.guidance = guidance
         self.responder = responder or KeywordResponder()
         self.time_limit = time_limit if isinstance(self.responder, KeywordResponder) else None
         self.reset()
@@ -136,7 +138,8 @@ class WorkplaceEnvironment(Environment):
 
     def list_tasks(self) -> JSONObject:
         """The tasks assigned to you so far, with their deadlines and priorities."""
-        return {"tasks": [{"id": t.id, "objective": t.objective, "deadline": t.deadline, "priority": t.priority}
+        return {"tasks": [{"id": t.id, "objective": t.objective, "deadline": t.deadline, "priority": t.priority,
+                           **({"guidance": " ".join(t.hints[:self.guidance])} if self.guidance and t.hints else {})}
                           for t in self.visible_tasks()]}
 
     def list_colleagues(self) -> JSONObject:
@@ -360,7 +363,8 @@ class WorkplaceEnvironment(Environment):
         return files[key]
 
     def info(self) -> dict[str, Any]:
-        return {"finished_at": clock(self.now), "day_notes": self.notes}
+        return {"finished_at": clock(self.now), "day_notes": self.notes,
+                **({"guidance": self.guidance} if self.guidance else {})}
 
 
 def _inside(path: str) -> str:

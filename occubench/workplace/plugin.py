@@ -36,7 +36,7 @@ def _phase(config: RunConfig, console: Console, days: list[Day], carried_over: d
     tasks = select_tasks(WorkplaceSuite(days, carried_over=carried_over).tasks(), config, console)
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
-        return WorkplaceSuite(days, models.get("npc"), carried_over)
+        return WorkplaceSuite(days, models.get("npc"), carried_over, config.guidance)
 
     def day_two(results: dict[Any, Result]) -> SuitePlan:
         # Only the days selected for day one (--task-ids, --limit, ...) have a day two.

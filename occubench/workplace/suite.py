@@ -78,9 +78,10 @@ class LLMColleague:
 
 class WorkplaceSuite(Suite):
     def __init__(self, days: Sequence[Day], npc: Model | None = None,
-                 carried_over: dict[str, str] | None = None) -> None:
+                 carried_over: dict[str, str] | None = None, guidance: int = 0) -> None:
         self.days = {day.id: day for day in days}
         self.npc = npc
+        self.guidance = guidance
         self._tasks = [
             Task(task_id=day.id, instruction=instruction(day, (carried_over or {}).get(day.id, "")),
                  scenario="Workplace day", category=day_category(day), domain="Office work",
@@ -94,9 +95,7 @@ class WorkplaceSuite(Suite):
 
     def make_env(self, task: Task) -> Environment:
         day = self.days[task.env_name]
-        if self.npc is None:
-            return WorkplaceEnvironment(day)
-        return WorkplaceEnvironment(day, LLMColleague(self.npc))
+        return WorkplaceEnvironment(day, LLMColleague(self.npc) if self.npc else None, guidance=self.guidance)
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         day, instance = self.days[task.env_name], env.unwrapped

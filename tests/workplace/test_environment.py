@@ -172,3 +172,18 @@ def test_values_match_as_whole_tokens() -> None:
     assert not _has("SKU-1,80", ["SKU-1,8"]) and not _has("14 order lines", ["4 order lines"])
     assert _has("total expected value 1,709k EUR", ["1709"]) and not _has("1709.5", ["1709"])
     assert _has("Booked Aurora.", ["aurora"]) and not _has("Auroras", ["aurora"])
+
+
+def test_guidance_shows_each_task_s_hints_up_to_the_chosen_tier() -> None:
+    day = generate_day(0, 1)
+    for number, task in enumerate(day.tasks):
+        task.hints = [f"look {number}", f"ask {number}", f"plan {number}"]
+    for tier in range(4):
+        env = WorkplaceEnvironment(day, guidance=tier)
+        listed = env.call("list_tasks", {})["tasks"]
+        assert listed, "a day starts with tasks in the list"
+        for shown in listed:
+            number = next(i for i, task in enumerate(day.tasks) if task.id == shown["id"])
+            expected = " ".join([f"look {number}", f"ask {number}", f"plan {number}"][:tier])
+            assert shown.get("guidance", "") == expected
+        assert env.info().get("guidance", 0) == tier
