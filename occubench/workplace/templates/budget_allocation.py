@@ -96,7 +96,15 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      call("send_message", to=cfo.name, text="What is the budget cap for next year's projects?"),
                      call("workspace_write", path=report, content="\n".join(chosen) + "\n"),
                      call("send_message", to=requester.name,
-                          text=f"Proposed portfolio: {', '.join(chosen)}; total expected value {total}k EUR.")])],
+                          text=f"Proposed portfolio: {', '.join(chosen)}; total expected value {total}k EUR.")],
+                    hints=(f"The proposals, with cost and expected value, are in {source} on the drive; the "
+                           f"envelope in {memo} is superseded, and the final cap is not on the drive.",
+                           f"Ask {cfo.name} in the Office of the CFO for next year's project budget cap; the total "
+                           f"expected value goes to {requester.name}.",
+                           f"Read {source}, ask the CFO's office for the cap, compare every combination of projects "
+                           "whose total cost stays within it (ranking by value per euro is not enough) and keep the "
+                           f"one with the highest total value, write its project codes, one per line, to {report}, "
+                           f"and message {requester.name} its total expected value."))],
         colleagues=[cfo, requester],
         drive={source: "code,project,owner,cost_keur,expected_value_keur\n" + "\n".join(rows) + "\n",
                memo: f"Planning round notes\n- Spring draft envelope for projects: {draft}k EUR (superseded; the "

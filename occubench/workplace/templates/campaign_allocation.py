@@ -95,7 +95,16 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                           text="Is there a marketing policy on the minimum share a channel must get?"),
                      call("workspace_write", path=report, content=content),
                      call("send_message", to=requester.name,
-                          text=f"Allocation written to {report}; total expected return {total} EUR.")])],
+                          text=f"Allocation written to {report}; total expected return {total} EUR.")],
+                    hints=(f"Each channel's return per euro, spending cap and status are in {source} on the drive; "
+                           "the policy minimum is not in the file.",
+                           f"Ask {policy.name} (brand governance) about the marketing policy's minimum share for a "
+                           f"channel; the total expected return goes to {requester.name}.",
+                           f"Read {source}, ask for the policy minimum, give the mandated channel its minimum first, "
+                           "then fill the active channels (never the paused ones) in order of return per euro, each "
+                           "up to its cap, until the budget is spent; write channel,amount lines to "
+                           f"{report}, add up amount times return per euro with the calculator and message the total "
+                           f"to {requester.name}."))],
         colleagues=[policy, requester],
         drive={source: "channel,return_per_euro,max_spend_eur,status\n" + "\n".join(rows) + "\n"},
     )

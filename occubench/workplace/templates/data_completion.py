@@ -106,7 +106,14 @@ def _weights(rng: random.Random, names: Names, task_id: str) -> Piece:
                     [call("drive_read", path=source),
                      call("drive_list", folder="suppliers"),
                      call("drive_read", path=sheet),
-                     call("workspace_write", path=output, content=final)])],
+                     call("workspace_write", path=output, content=final)],
+                    hints=(f"The gaps are in {source}; {supplier}'s current spec sheet is somewhere under "
+                           "suppliers/ on the drive, next to an archived one from last year.",
+                           "Nobody needs to be asked: the weights are on the supplier's current sheet, and "
+                           f"{manager.name} (Digital) only needs the completed file.",
+                           f"Read {source}, use drive_list on suppliers/ to find {supplier}'s current spec sheet and "
+                           "read it, take each missing product's packed weight in grams and convert it to kg with "
+                           f"two decimals, then write the whole catalogue, gaps filled, to {output}."))],
         colleagues=[manager],
         drive={source: original, sheet: spec, archive: old_spec},
     )
@@ -165,7 +172,12 @@ def _cost_centres(rng: random.Random, names: Names, task_id: str) -> Piece:
                     [call("drive_read", path=source),
                      call("send_message", to=finance.name,
                           text="Could you send me the cost centres for each department and site?"),
-                     call("workspace_write", path=output, content=header + "\n" + "\n".join(complete) + "\n")])],
+                     call("workspace_write", path=output, content=header + "\n" + "\n".join(complete) + "\n")],
+                    hints=(f"The gaps are in {source}; the cost-centre list is not on the drive, Finance keeps it.",
+                           f"Ask {finance.name} (Finance) for the cost centre of each department at each site.",
+                           f"Read {source}, ask Finance for the cost centres by department and site, fill each "
+                           "empty cost_centre with the code of that row's department at that row's site, and write "
+                           f"the whole list, same columns and rows, to {output}."))],
         colleagues=[finance, manager],
         drive={source: header + "\n" + "\n".join(rows) + "\n"},
     )

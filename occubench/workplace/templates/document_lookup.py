@@ -133,7 +133,15 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      *(call("drive_read", path=path) for path in reads),
                      call("workspace_write", path=note, content=f"{vendor} renewal fee: EUR {answer:,}\n"),
                      call("send_message", to=manager.name,
-                          text=f"The renewal fee in our binding agreement with {vendor} is EUR {answer:,}.")])],
+                          text=f"The renewal fee in our binding agreement with {vendor} is EUR {answer:,}.")],
+                    hints=(f"Every version of the {vendor} agreement, and any amendment, is in {folder}/ on the "
+                           "drive; the tag at the end of a file name gives the document's status.",
+                           f"Ask {legal.name} (Legal) which version of a contract binds us and whether amendments "
+                           f"replace its figures; {manager.name} (Procurement) is the one who needs the fee.",
+                           f"List {folder}/ with drive_list, ask Legal which version binds and how amendments count, "
+                           f"read the binding {vendor} agreement and the amendment Legal's rule says applies (if "
+                           f"any), write only the binding renewal fee to {note} with workspace_write, and message "
+                           f"that fee to {manager.name}."))],
         colleagues=[legal, manager],
         drive=drive,
     )

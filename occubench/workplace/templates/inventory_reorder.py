@@ -102,7 +102,15 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      call("send_message", to=planner.name, text="What is the target stock rule for reordering?"),
                      call("workspace_write", path=report, content=content),
                      call("send_message", to=buyer.name,
-                          text=f"The reorder is in {report}: {len(lines)} order lines.")])],
+                          text=f"The reorder is in {report}: {len(lines)} order lines.")],
+                    hints=(f"Stock on hand and weekly demand are in {stock_file}, the shipments already ordered in "
+                           f"{inbound_file}; the target stock rule is in neither.",
+                           f"Ask {planner.name}, the supply planner, for the target stock rule; the line count goes "
+                           f"to {buyer.name} (purchasing).",
+                           "Read both files, ask the planner for the target, and for each item take the target minus "
+                           "the stock on hand minus every shipment on the way for that sku; write sku,quantity for "
+                           f"the items that need more than nothing to {report}, and message {buyer.name} how many "
+                           "lines that is, as '<n> order lines'."))],
         colleagues=[planner, buyer],
         drive={stock_file: "sku,item,on_hand,avg_weekly_demand\n" + "\n".join(stock_rows) + "\n",
                inbound_file: "po,sku,quantity,expected\n" + "\n".join(inbound_rows) + "\n"},

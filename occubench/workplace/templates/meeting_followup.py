@@ -32,7 +32,14 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "action item there.",
                     [checkpoint("attended on time", 1, "Time-critical meetings must be attended when they start.",
                                 kind="attended", meeting=meeting.id)],
-                    [call("calendar_attend", meeting_id=meeting.id)]),
+                    [call("calendar_attend", meeting_id=meeting.id)],
+                    hints=(f"Your calendar (calendar_list) shows the {meeting.title}; the action item is only "
+                           "handed out there, in person.",
+                           f"Nobody needs to be asked beforehand: {organiser.name}, the programme lead, runs the "
+                           "meeting and gives you the action item there.",
+                           "Check the meeting's start with calendar_list, take on other work only if it is done well "
+                           "before then, and call calendar_attend with the meeting's id no later than its start; "
+                           "then read the notes it returns for your action item.")),
                task(follow_up, FAMILY, meeting.notes + " Do it by {deadline}.",
                     [checkpoint("review room booked", 2, f"Book a free room with at least {seats} seats for the "
                                 "exact time given, inviting everyone named.", kind="booking", start=review,
@@ -43,7 +50,14 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      call("calendar_book", room=free_room, start=review, end=review_end,
                           title=f"{project} design review", attendees=attendees),
                      call("send_message", to=organiser.name, text=f"Booked {free_room} for the {project} review.")],
-                    appears=f"meeting:{meeting.id}")],
+                    appears=f"meeting:{meeting.id}",
+                    hints=(f"The action item from the {meeting.title} gives the time and the people to invite; "
+                           "calendar_free_rooms shows which rooms are free then.",
+                           f"Invite everyone the action item names; once the room is booked, confirm it to "
+                           f"{organiser.name}, who gave you the action item.",
+                           "Count the seats needed (everyone named plus you), call calendar_free_rooms for exactly "
+                           "the time given with that many seats, book one of the rooms it returns with calendar_book "
+                           f"inviting everyone named, then message {organiser.name} which room you booked."))],
         colleagues=[organiser, *guests],
         meetings=[meeting],
         busy=[{"room": taken, "start": review, "end": review_end}],

@@ -85,7 +85,15 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      call("calendar_book", room=room, start=slot, end=end, title=topic[0].upper() + topic[1:],
                           attendees=attendees),
                      call("send_message", to=requester.name,
-                          text=f"The {topic} is booked {slot}-{end} in {room}; everyone is invited.")])],
+                          text=f"The {topic} is booked {slot}-{end} in {room}; everyone is invited.")],
+                    hints=(f"The busy times of everyone but {hidden.name} are in {source} on the drive; "
+                           "calendar_free_rooms shows which rooms are free at a given time.",
+                           f"Ask {hidden.name}, the external consultant, when they are free this morning; the time "
+                           f"you book goes to {requester.name}.",
+                           f"Read {source}, ask the consultant for their availability, find the half-hour in the "
+                           "window when nobody is busy, call calendar_free_rooms for it with a seat for each "
+                           "invitee, the requester and you, book one of those rooms inviting all of them, and "
+                           f"message {requester.name} the start and end time."))],
         colleagues=[requester, *invitees],
         drive={source: "person,start,end,what\n" + "".join(f"{p},{s},{e},{w}\n" for p, s, e, w in rows)},
         busy=busy,

@@ -168,7 +168,16 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                          if start <= r["date"] <= end and r["status"] == "completed" and _in_line(r["sku"], line))),
                      call("workspace_write", path=summary, content=summary_text),
                      call("send_message", to=group, text=f"{line} sales during the {campaign} campaign: " +
-                          "; ".join(f"{r} {totals[r]}" for r in regions))])],
+                          "; ".join(f"{r} {totals[r]}" for r in regions))],
+                    hints=(f"The regional exports and a README are in {folder}/ on the drive; the README says "
+                           "which orders count and how each file writes its dates.",
+                           f"Ask {marketing.name} (Marketing) when the {campaign} campaign ran, and {product.name} "
+                           f"(product management) which SKUs make up the {line} line.",
+                           f"List {folder}/ and read the README and every export, ask for the campaign dates and the "
+                           "line's SKUs, add up per region the completed orders of those SKUs dated within the "
+                           "campaign (both end days included, each file's dates read in its own format) with the "
+                           f"calculator, write region,total lines to {summary}, and post the totals to the {group} "
+                           "group chat."))],
         colleagues=[head, *leads, marketing, product],
         drive=files,
         groups={group: sorted([head.name, *(lead.name for lead in leads)])},

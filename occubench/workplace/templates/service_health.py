@@ -117,7 +117,14 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      call("send_message", to=coordinator.name, text="Who is on call today according to the rota?"),
                      call("workspace_write", path=note, content="\n".join(failing)),
                      call("send_message", to=on_call.name,
-                          text="These services meet the alerting rule: " + ", ".join(failing))])],
+                          text="These services meet the alerting rule: " + ", ".join(failing))],
+                    hints=(f"The health-check export is {export} on the drive; neither the alerting rule nor the "
+                           "on-call rota is in it.",
+                           f"Ask {lead.name}, the SRE lead, for the alerting rule, and {coordinator.name}, the IT "
+                           "coordinator, who is on call today.",
+                           f"Read {export}, ask for the rule and the rota, pick the services whose latest checks "
+                           "failed in a row at least as often as the rule says (timeouts count as failures), write "
+                           f"them one per line to {note}, and message them to the engineer on call."))],
         colleagues=[lead, coordinator, *engineers],
         drive={export: content},
     )

@@ -49,7 +49,14 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     [call("drive_read", path=source),
                      call("send_message", to=finance.name, text="What is the approval threshold for transactions?"),
                      call("workspace_write", path=report, content="\n".join(flagged)),
-                     call("send_message", to=manager.name, text="Flagged transactions: " + ", ".join(flagged))])],
+                     call("send_message", to=manager.name, text="Flagged transactions: " + ", ".join(flagged))],
+                    hints=(f"The transactions are in {source} on the drive; the approval threshold is not in the "
+                           "file.",
+                           f"Ask {finance.name} (Finance) for the approval threshold above which a transaction needs "
+                           f"a second approver; the flagged ids go to {manager.name}.",
+                           f"Read {source} with drive_read, ask Finance for the threshold, pick every transaction "
+                           "above it whose second_approver column is empty, write just their ids, one per line, to "
+                           f"{report} with workspace_write, and send the same ids to {manager.name}."))],
         colleagues=[finance, manager],
         drive={source: "id,vendor,amount,second_approver\n" + "\n".join(rows) + "\n"},
     )
