@@ -232,9 +232,7 @@ class RunSetup:
 
     def episodes(self, config: RunConfig, phase: SuitePlan, models: dict[str, Model], agent: Agent,
                  run_fields: dict[str, Any]) -> Episodes:
-        fault_rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
-            if self.injection == "prompt" else None
-        return Episodes(phase.make(models, fault_rules), agent, run_fields,
+        return Episodes(phase.make(models, fault_rules(config, self.injection)), agent, run_fields,
                         fault_wrapper(config) if self.harness else None,
                         TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task))
 
@@ -265,6 +263,11 @@ def fault_injection(config: RunConfig, plan: SuitePlan, suite: str) -> str | Non
         raise ConfigError(f"--fault-mode prompt needs a simulated world; {suite} faults are injected by the harness "
                           "(--fault-mode harness)")
     return injection
+
+
+def fault_rules(config: RunConfig, injection: str | None) -> str | None:
+    """What the simulator is told to do wrong (prompt-mode faults, see :func:`fault_injection`); None otherwise."""
+    return fault_prompt(config.env_mode, config.fault_count, config.fault_duration) if injection == "prompt" else None
 
 
 def build_episodes(config: RunConfig, follow_ups: Sequence[dict[tuple[Any, int], Result]] = (), *,

@@ -40,12 +40,12 @@ from rich.console import Console
 
 from occubench._jsonsafe import dumps
 from occubench._redact import Redactor
-from occubench._run import build_models, fault_injection, role_params
+from occubench._run import build_models, fault_injection, fault_rules, role_params
 from occubench.agent import make_call, system_prompt
 from occubench.config import RunConfig
 from occubench.environment import Environment
 from occubench.errors import ConfigError, OccuBenchError
-from occubench.faults import FaultInjector, fault_prompt
+from occubench.faults import FaultInjector
 from occubench.llm import Model, ResponseCache
 from occubench.plugins import SuitePlan, load_suite
 from occubench.runner import error_kind
@@ -157,9 +157,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         self._cache = ResponseCache(config.cache, replay=config.replay) if config.cache else None
         built = build_models(config, {role: name for role, name in needed.items() if name}, role_params(config),
                              self._cache)
-        rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
-            if injection == "prompt" else None
-        return plan.make({**built, **given}, rules)
+        return plan.make({**built, **given}, fault_rules(config, injection))
 
     def _task(self, task_id: object) -> Task:
         found = next((task for task in self.tasks if task_id is None or str(task.task_id) == str(task_id)), None)

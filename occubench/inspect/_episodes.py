@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from inspect_ai.model import Model as InspectModel
 from inspect_ai.model import get_model, model_roles
 
-from occubench._run import fault_injection, fault_wrapper, role_params
+from occubench._run import fault_injection, fault_rules, fault_wrapper, role_params
 from occubench.config import RunConfig
 from occubench.environment import Environment
 from occubench.errors import ConfigError
-from occubench.faults import fault_prompt
 from occubench.inspect._bridge import InspectChat
 from occubench.llm import Model
 from occubench.plugins import SuitePlan
@@ -68,9 +67,7 @@ class Episodes:
         """A fresh world for the sample, with the run's faults; kept until :meth:`finish`."""
         task = self.tasks[str(sample_id)]
         config = self.config
-        rules = fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
-            if self.injection == "prompt" else None
-        suite = self.plan.make(self.models(), rules)
+        suite = self.plan.make(self.models(), fault_rules(config, self.injection))
         world = suite.make_env(task)
         if self.injection == "harness":  # every epoch of a task meets the same faults, as every trial of a run
             world = fault_wrapper(config)(world, task)

@@ -5,9 +5,6 @@ the suite covers the four kinds of work and at least six industries."""
 
 from __future__ import annotations
 
-import csv
-import io
-import random
 import re
 from fractions import Fraction
 
@@ -15,12 +12,12 @@ import pytest
 
 from occubench.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import END, START, _set_deadlines, reference_schedule
+from occubench.workplace.generate import reference_schedule
 from occubench.workplace.model import Day
 from occubench.workplace.scoring import score_day
 from occubench.workplace.templates import FAMILIES
-from occubench.workplace.templates.base import ROOMS, Names
 from occubench.workplace.validate import validate_day
+from tests.workplace import families
 from tests.workplace.test_clues import GENERIC
 
 #: name → (kind, difficulty, category)
@@ -35,13 +32,7 @@ DRAWS = 300
 
 
 def alone(family: str, draw: int) -> Day:
-    """A day holding only ``family``'s piece, with deadlines set the way generated days get them."""
-    rng = random.Random(f"families-a:{family}:{draw}")
-    piece = FAMILIES[family].build(rng, Names(rng), "t1")
-    day = Day(f"{family}-{draw}", draw, START, END, piece.tasks, piece.colleagues, piece.groups, piece.drive,
-              dict(ROOMS), piece.meetings, piece.busy)
-    _set_deadlines(day, rng)
-    return day
+    return families.alone(family, draw, "families-a")
 
 
 def test_the_families_are_registered_as_intended() -> None:
@@ -86,26 +77,17 @@ def test_what_colleagues_know_is_not_on_the_drive(family: str) -> None:
             assert clue.text not in public, (family, draw, clue.id)
 
 
-def _rows(day: Day, name: str) -> list[dict[str, str]]:
-    [text] = [content for path, content in day.drive.items() if name in path]
-    return list(csv.DictReader(io.StringIO(text)))
-
-
-def _checked(day: Day, name: str) -> list[str]:
-    return next(c.check for t in day.tasks for c in t.checkpoints if c.name == name)["values"]
-
-
 def _fewest_hours(day: Day) -> str:
     """Whoever is off today with the fewest hours, without the coordinator's rule."""
-    off = [r for r in _rows(day, "roster") if r["today"] == "off"]
+    off = [r for r in families.rows(day, "roster") if r["today"] == "off"]
     return min(off, key=lambda r: int(r["hours_this_week"]))["name"]
 
 
 def _average_over_every_field(day: Day) -> str:
     """The crop's weight over the area of all its fields, harvested or not."""
-    harvested = [line.split(",") for line in _checked(day, "field totals right")]
-    crop = next(r["crop"] for r in _rows(day, "fields") if r["field"] == harvested[0][0])
-    area = sum(Fraction(r["area_ha"]) for r in _rows(day, "fields") if r["crop"] == crop)
+    harvested = [line.split(",") for line in families.values(day, "field totals right")]
+    crop = next(r["crop"] for r in families.rows(day, "fields") if r["field"] == harvested[0][0])
+    area = sum(Fraction(r["area_ha"]) for r in families.rows(day, "fields") if r["crop"] == crop)
     return f"{round(sum(Fraction(int(kg), 1000) for _, kg, _ in harvested) / area * 10) / 10:.1f}"
 
 
@@ -114,19 +96,19 @@ def _largest_under_the_cap(day: Day) -> str:
     call = next(content for path, content in day.drive.items() if "_call_" in path)
     cap = int(re.search(r"Maximum request per project: EUR ([\d,]+)", call)[1].replace(",", ""))  # type: ignore[index]
     totals = {r["scenario"]: sum(int(v) for k, v in r.items() if k != "scenario")
-              for r in _rows(day, "budget_scenarios")}
+              for r in families.rows(day, "budget_scenarios")}
     return max((code for code in totals if totals[code] <= cap), key=totals.__getitem__)
 
 
 def _cheapest_at_any_speed(day: Day) -> str:
     """The cheapest quote for the lane with room and certification, the customer's transit limit ignored."""
-    orders = [r for r in _rows(day, "open_orders") if r["status"] == "ready"]
+    orders = [r for r in families.rows(day, "open_orders") if r["status"] == "ready"]
     customer = next(t.objective for t in day.tasks).split(" wants all ")[1].split(" orders")[0]
     city = next(r["city"] for r in orders if r["customer"] == customer)
     mine = [r for r in orders if r["customer"] == customer and r["city"] == city]
     pallets, hazardous = sum(int(r["pallets"]) for r in mine), any(r["dangerous_goods"] == "yes" for r in mine)
-    fit = [q for q in _rows(day, "carrier_quotes") if q["lane"] == f"to {city}" and int(q["max_pallets"]) >= pallets
-           and (q["adr_certified"] == "yes" or not hazardous)]
+    fit = [q for q in families.rows(day, "carrier_quotes") if q["lane"] == f"to {city}"
+           and int(q["max_pallets"]) >= pallets and (q["adr_certified"] == "yes" or not hazardous)]
     return min(fit, key=lambda q: int(q["fixed_fee_eur"]) + int(q["rate_per_pallet_eur"]) * pallets)["quote_id"]
 
 
@@ -144,7 +126,7 @@ def test_the_obvious_shortcut_gives_a_wrong_answer(family: str) -> None:
     checkpoint, shortcut = SHORTCUTS[family]
     for draw in range(DRAWS):
         day = alone(family, draw)
-        assert shortcut(day) not in _checked(day, checkpoint), (family, draw)
+        assert shortcut(day) not in families.values(day, checkpoint), (family, draw)
 
 
 @pytest.mark.parametrize("family", sorted(MINE))

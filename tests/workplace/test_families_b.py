@@ -6,21 +6,19 @@ fact or the file's fine print gives a wrong answer."""
 
 from __future__ import annotations
 
-import csv
-import io
-import random
 import re
 
 import pytest
 
 from occubench.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import END, START, _set_deadlines, reference_schedule
+from occubench.workplace.generate import reference_schedule
 from occubench.workplace.model import Day, WorkTask
 from occubench.workplace.scoring import _has, score_day
 from occubench.workplace.templates import FAMILIES
-from occubench.workplace.templates.base import ROOMS, Names
+from occubench.workplace.templates.base import ROOMS
 from occubench.workplace.validate import validate_day
+from tests.workplace import families
 from tests.workplace.test_clues import GENERIC
 
 #: name → (kind, difficulty, category)
@@ -37,13 +35,7 @@ TOOLS = set(WorkplaceEnvironment.TOOLS)
 
 
 def alone(family: str, draw: int) -> Day:
-    """A day holding only ``family``'s piece, with deadlines set the way generated days get them."""
-    rng = random.Random(f"families-b:{family}:{draw}")
-    piece = FAMILIES[family].build(rng, Names(rng), "t1")
-    day = Day(f"{family}-{draw}", draw, START, END, piece.tasks, piece.colleagues, piece.groups, piece.drive,
-              dict(ROOMS), piece.meetings, piece.busy)
-    _set_deadlines(day, rng)
-    return day
+    return families.alone(family, draw, "families-b")
 
 
 @pytest.fixture(scope="module")
@@ -111,15 +103,6 @@ def test_hints_guide_without_giving_the_answer(family: str, days: dict[str, list
                            if v not in people), (day.id, task.objective)
 
 
-def _rows(day: Day, part: str) -> list[dict[str, str]]:
-    [text] = [content for path, content in day.drive.items() if part in path]
-    return list(csv.DictReader(io.StringIO(text)))
-
-
-def _values(day: Day, name: str) -> list[str]:
-    return next(c.check for t in day.tasks for c in t.checkpoints if c.name == name)["values"]
-
-
 def _provisional_clinic(day: Day) -> str:
     """The follow-up clinic in the admission note, without asking the consultant."""
     mrn = re.search(r"\((MRN-\d+)\)", day.tasks[0].objective)[1]  # type: ignore[index]
@@ -131,25 +114,25 @@ def _weekly_slot(day: Day) -> str:
     """The section's regular weekly start, without asking the timetabling officer."""
     objective = day.tasks[0].objective
     course, section = re.search(r"'s (\S+) .* for section (\w)", objective).groups()  # type: ignore[union-attr]
-    return next(r["start"] for r in _rows(day, "weekly_timetable") if r["course"] == course and
+    return next(r["start"] for r in families.rows(day, "weekly_timetable") if r["course"] == course and
                 r["section"] == section)
 
 
 def _cheapest_at_any_speed(day: Day) -> str:
     """The lowest total among quotes that take the quantity, the delivery limit ignored."""
     quantity = int(re.search(r"needs (\d+) ", day.tasks[0].objective)[1])  # type: ignore[index]
-    quotes = [q for q in _rows(day, "quotes_") if int(q["min_order_qty"]) <= quantity]
+    quotes = [q for q in families.rows(day, "quotes_") if int(q["min_order_qty"]) <= quantity]
     return min(quotes, key=lambda q: round(float(q["unit_price_eur"]) * quantity) + int(q["shipping_eur"]))["supplier"]
 
 
 def _highest_blank(day: Day) -> str:
     """The run with the highest blank, calibration runs included."""
-    return max(_rows(day, "_runs_"), key=lambda r: float(r["blank_au"]))["run_id"]
+    return max(families.rows(day, "_runs_"), key=lambda r: float(r["blank_au"]))["run_id"]
 
 
 def _all_responses(day: Day) -> list[str]:
     """Counts by theme over every response, late ones included."""
-    rows = _rows(day, "_responses_")
+    rows = families.rows(day, "_responses_")
     return [f"{t}: {sum(r['theme'] == t for r in rows)}" for t in sorted({r["theme"] for r in rows})]
 
 
@@ -172,7 +155,7 @@ def test_the_obvious_shortcut_gives_a_wrong_answer(family: str, days: dict[str, 
 
 def test_counting_late_responses_changes_the_counts(days: dict[str, list[Day]]) -> None:
     for day in days["public_consultation_digest"]:
-        right = _values(day, "counts by theme")
+        right = families.values(day, "counts by theme")
         assert len(set(_all_responses(day)) - set(right)) >= 2, day.id
 
 
@@ -180,7 +163,7 @@ def test_a_server_plan_that_skips_part_of_the_rule_is_refused(days: dict[str, li
     """Each partial rule (no memory floor, no headroom, no spare, sizing for the average) gives a configuration the
     plan must not hold, and the right one is not among them."""
     for day in days["server_capacity_plan"]:
-        right = _values(day, "cheapest configuration that meets the rule")
+        right = families.values(day, "cheapest configuration that meets the rule")
         absent = next(c.check["absent"] for c in day.tasks[0].checkpoints if c.name.startswith("no configuration"))
         assert len([a for a in absent if " x " in a]) >= 2 and not set(right) & set(absent), day.id
 
@@ -191,8 +174,8 @@ def test_only_the_right_technician_knows_the_part(days: dict[str, list[Day]]) ->
         assert sorted(len(c.clues) for c in technicians) == [0, 1], day.id
         holder = next(c for c in technicians if c.clues)
         system = "mechanical" if "mechanical" in holder.role else "electrical"
-        unit, code, _ = _values(day, "faulty unit and part found")
-        row = [r for r in _rows(day, "alarms") if r["unit"] == unit and r["code"] == code][-1]
+        unit, code, _ = families.values(day, "faulty unit and part found")
+        row = [r for r in families.rows(day, "alarms") if r["unit"] == unit and r["code"] == code][-1]
         assert row["state"] == "RAISED" and {"MECH": "mechanical", "ELEC": "electrical"}[row["system"]] == system
 
 
