@@ -152,10 +152,13 @@ def role_params(config: RunConfig) -> dict[str, dict[str, Any]]:
              "reasoning_effort": config.reasoning_effort}
     # Every role but the agent under test gets an output cap by default: a judge or a colleague that rambles for
     # thousands of tokens costs minutes on a one-slot server (override with --<role>-params '{"max_tokens": N}').
-    return {"agent": {**{k: v for k, v in named.items() if v is not None}, **config.agent_params},
+    agent = {**{k: v for k, v in named.items() if v is not None}, **config.agent_params}
+    return {"agent": agent,
             "world": {"max_tokens": 4096, **config.world_params},
             "verifier": {"max_tokens": 2048, **config.verifier_params},
-            "npc": {"max_tokens": 512, **config.npc_params}}
+            "npc": {"max_tokens": 512, **config.npc_params},
+            # The agent's own model reflects with the agent's settings; another model with defaults.
+            "reflection": {"max_tokens": 2048, **(agent if config.reflection_model is None else {})}}
 
 
 def _agent(config: RunConfig, models: dict[str, Model], date: str, plan: SuitePlan) -> Agent:
@@ -227,7 +230,8 @@ class RunSetup:
                    # when unset, so earlier run directories match.
                    **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
                       if (value := getattr(config, key)) is not None},
-                   **({"guidance": config.guidance} if config.guidance else {})}
+                   **({"guidance": config.guidance} if config.guidance else {}),
+                   **({"reflection_model": self.roles["reflection"]} if "reflection" in self.roles else {})}
         return {**run_fields, "config_hash": config_hash(meaning)}, meaning
 
     def episodes(self, config: RunConfig, phase: SuitePlan, models: dict[str, Model], agent: Agent,

@@ -27,7 +27,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 #: Roles a run can give a model to; each has its own endpoint flags.
-ROLES = ("agent", "world", "verifier", "npc")
+ROLES = ("agent", "world", "verifier", "npc", "reflection")
 #: Agents that need no code of the user's: the model under test, or a suite's scripted solutions.
 BUILTIN_AGENTS = ("llm", "reference", "noop")
 FaultMode = Literal["E0", "E1", "E2", "E3"]
@@ -146,6 +146,10 @@ class RunConfig(Settings):
     verifier_base_url: str | None = None
     npc_api_key: SecretStr | None = None
     npc_base_url: str | None = None
+    #: Workplace ``--learning``: the model that reflects on day one (default: the agent's, on its endpoint).
+    reflection_model: str | None = None
+    reflection_api_key: SecretStr | None = None
+    reflection_base_url: str | None = None
     # Environment mode.
     env_mode: FaultMode = "E0"
     fault_count: int = Field(2, ge=0)
@@ -190,7 +194,6 @@ class RunConfig(Settings):
     days: int = Field(10, ge=1)
     workplace_dir: str | None = None
     learning: bool = False
-    with_notes: bool = False
     #: Hint tiers each workplace task shows in the task list: 0 none, 1 where to look, 2 also whom to ask and what
     #: for, 3 also the plan step by step (never a checkpoint's value).
     guidance: int = Field(0, ge=0, le=3)
@@ -249,6 +252,15 @@ class RunConfig(Settings):
         if value is not None and (Path(value).name != value or value in ("", ".", "..")):
             raise ValueError(f"must be a plain directory name, got {value!r}")
         return value
+
+    def endpoint(self, role: str) -> Endpoint:
+        # Without --reflection-model the agent reflects on its day itself: its model, so its endpoint.
+        if role == "reflection" and self.reflection_model is None:
+            own = super().endpoint("reflection")
+            agent = super().endpoint("agent")
+            return Endpoint(own.base_url if self.reflection_base_url else agent.base_url,
+                            own.api_key if self.reflection_api_key else agent.api_key)
+        return super().endpoint(role)
 
 
 

@@ -104,10 +104,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--days", type=int, help="days to generate from --seed (default: 10)")
     work.add_argument("--workplace-dir", help="run the days written by `occubench workplace generate` instead")
     work.add_argument("--learning", action="store_true",
-                      help="after each day, a second day with the same kinds of tasks and new parameters; the agent "
-                      "starts it with the mentor's feedback on the first")
-    work.add_argument("--with-notes", action="store_true",
-                      help="with --learning: also give back the notes the agent left when it finished day one")
+                      help="after each day, a second day with the same kinds of tasks and new parameters, in three "
+                      "arms: no experience, the agent's own notes (with the mentor's feedback), and notes a "
+                      "reflection on day one wrote; the report compares day one and day two per arm")
+    work.add_argument("--reflection-model",
+                      help="with --learning: the model that reflects on day one's trajectory and feedback (default: "
+                      "the agent's model, on the agent's endpoint)")
     work.add_argument("--guidance", type=int, nargs="+", choices=(0, 1, 2, 3), metavar="TIER",
                       help="hints each task shows in the task list: 0 none (default), 1 where to look, 2 also whom to "
                       "ask and what for, 3 also the plan step by step; several tiers run at once, a run directory each")

@@ -56,7 +56,7 @@ class ToolError(Exception):
 
 def tool_error(kind: ErrorKind, message: str) -> JSONObject:
     """The observation of a failed call."""
-    return {"error": kind, "message": _clip(message)}
+    return {"error": kind, "message": clip(message)}
 
 
 def describe(exc: BaseException) -> str:
@@ -67,7 +67,8 @@ def describe(exc: BaseException) -> str:
         return f"(a {type(exc).__name__} whose message cannot be shown)"
 
 
-def _clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+def clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+    """``text``, or its start and end with the length of the middle cut out when longer than ``limit``."""
     if len(text) <= limit:
         return text
     half = limit // 2
@@ -121,7 +122,7 @@ class ToolSpec:
             return None  # a reference the declared schema cannot resolve: the schema is at fault, not the call
         except RecursionError:  # the validator walks nested data and schemas in Python frames, JSON in C
             return "the arguments are nested too deeply to check"
-        return "; ".join(f"{'.'.join(map(str, p.path)) or 'arguments'}: {_clip(p.message, _PROBLEM_LIMIT)}"
+        return "; ".join(f"{'.'.join(map(str, p.path)) or 'arguments'}: {clip(p.message, _PROBLEM_LIMIT)}"
                          for p in problems) or None
 
     @cached_property
@@ -159,7 +160,7 @@ def _json_name(value: object) -> str:
 def unknown_tool(name: str, specs: Iterable[ToolSpec]) -> JSONObject:
     """The observation of a call to a tool that does not exist."""
     available = ", ".join(sorted(spec.name for spec in specs))
-    shown = _clip(repr(name), _PROBLEM_LIMIT)
+    shown = clip(repr(name), _PROBLEM_LIMIT)
     return tool_error("unknown_tool", f"there is no tool named {shown}; available: {available}")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from occubench.config import RunConfig
+from occubench.config import Endpoint, RunConfig
 from occubench.errors import ConfigError
 
 
@@ -51,3 +51,13 @@ def test_secrets_never_serialised(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.endpoint("agent").api_key == secret and secret in config.secrets()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
     assert RunConfig().endpoint("world").api_key == "sk-from-the-environment"
+
+
+def test_the_agent_reflects_on_its_own_endpoint_unless_another_model_is_named() -> None:
+    shared, own = "http://shared.test/v1", "http://agent.test/v1"
+    config = RunConfig(base_url=shared, agent_base_url=own, agent_api_key="sk-agent-placeholder")
+    assert config.endpoint("reflection") == config.endpoint("agent") == Endpoint(own, "sk-agent-placeholder")
+    critic = RunConfig(base_url=shared, agent_base_url=own, reflection_model="critic")
+    assert critic.endpoint("reflection").base_url == shared
+    flagged = RunConfig(base_url=shared, agent_base_url=own, reflection_base_url="http://critic.test/v1")
+    assert flagged.endpoint("reflection").base_url == "http://critic.test/v1"

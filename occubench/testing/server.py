@@ -159,6 +159,14 @@ def _label_reply(messages: list[dict]) -> str:
     return f'Checked.\n<label>{json.dumps({"feedback": "Scripted label.", "label": label})}</label>'
 
 
+def _reflection_reply(messages: list[dict]) -> str:
+    # A workplace day's reflection: a lesson per checkpoint the mentor says was missed ("  - name: feedback").
+    mentor = _text(messages[-1].get("content")).partition("Mentor's feedback:")[2]
+    missed = [line.strip()[2:] for line in mentor.splitlines() if line.startswith("  - ")]
+    lessons = "\n".join(f"- Next time: {line}" for line in missed) or "- Every checkpoint was met: work the same way."
+    return f"<notes>\n{lessons}\n</notes>"
+
+
 def _example_value(schema: dict) -> Any:
     if schema.get("enum"):
         return schema["enum"][0]
@@ -226,6 +234,8 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
             return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
         if "<label>" in system:
             return _MALFORMED_REPLY if _malformed() else _label_reply(messages)
+        if "<notes>" in system:
+            return _reflection_reply(messages)
         # Only the prompt's own messages: replies sent back (e.g. with reasoning drafts) must not change the role.
         if any("<verdict>" in _text(m.get("content")) for m in messages if m.get("role") in ("system", "user")):
             return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)

@@ -1,5 +1,6 @@
-"""Workplace days as a plugin: generated working days, optionally followed by a second day that carries the
-mentor's feedback (``--learning``)."""
+"""Workplace days as a plugin: generated working days; with ``--learning``, each followed by a second day with
+the same kinds of tasks, run in three arms: told nothing of day one, told the mentor's feedback and the agent's own
+notes, or told the notes a reflection on day one wrote."""
 
 from __future__ import annotations
 
@@ -17,41 +18,51 @@ from occubench.suite import Suite
 from occubench.tables import Table
 from occubench.workplace.commands import validate_days
 from occubench.workplace.generate import generate_day, generate_days, read_days
-from occubench.workplace.model import Day
 from occubench.workplace.report import workplace_tables
-from occubench.workplace.suite import WORKPLACE_SUITE, WorkplaceSuite, reference_agent
+from occubench.workplace.suite import ARMS, WORKPLACE_SUITE, DayTwo, WorkplaceSuite, reference_agent
 from occubench.workplace.templates import FAMILIES
 
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     if config.learning and config.workplace_dir:
         raise ConfigError("--learning generates both days from --seed; it cannot use --workplace-dir")
+    if config.reflection_model and not config.learning:
+        raise ConfigError("--reflection-model reflects on day one of a --learning run; add --learning")
     days = read_days(Path(config.workplace_dir)) if config.workplace_dir else generate_days(config.seed, config.days)
     if not days:
         raise ConfigError(f"--workplace-dir: no day files in {config.workplace_dir}")
-    return _phase(config, console, days, {})
-
-
-def _phase(config: RunConfig, console: Console, days: list[Day], carried_over: dict[str, str]) -> SuitePlan:
-    tasks = select_tasks(WorkplaceSuite(days, carried_over=carried_over).tasks(), config, console)
+    reflection = config.reflection_model or (config.agent_model if config.agent == "llm" else None)
+    if config.learning and not reflection:
+        console.print(f"[yellow]--learning with --agent {config.agent}: no model to reflect on day one, so day two "
+                      "runs without the reflection arm (give --reflection-model for it)[/yellow]")
+    arms = [arm for arm in ARMS if arm != "reflection" or reflection]
+    tasks = select_tasks(WorkplaceSuite(days).tasks(), config, console)
+    roles: dict[str, str | None] = {**({"npc": config.npc_model} if config.npc_model else {}),
+                                    **({"reflection": reflection} if config.learning and reflection else {})}
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
-        return WorkplaceSuite(days, models.get("npc"), carried_over, config.guidance)
+        return WorkplaceSuite(days, models.get("npc"), config.guidance, reflector=models.get("reflection"))
 
     def day_two(results: dict[Any, Result]) -> SuitePlan:
-        # Only the days selected for day one (--task-ids, --limit, ...) have a day two.
-        firsts = [day for day in days if (day.id, 0) in results]
-        second = [generate_day(config.seed, int(day.id.split("-d")[1]), phase=2) for day in firsts]
-        told = {}
-        for first, day in zip(firsts, second):
-            result = results.get((first.id, 0))
-            feedback = str(result.verdict_details.get("day_feedback", "")) if result else ""
-            notes = result.env_info.get("day_notes") if result and config.with_notes else None
-            told[day.id] = feedback + (f"\nYour own notes: {notes}" if notes else "")
-        return _phase(config, console, second, told)
-    return SuitePlan(tasks, {"npc": config.npc_model} if config.npc_model else {}, make, world_label=None,
-                     simulated=False, reference=reference_agent(),
-                     follow_up=day_two if config.learning and not carried_over else None)
+        # Only days selected for day one (--task-ids, --limit, ...) and done have a day two (a day one that ended
+        # in an error gets its day two when the next run has retried it); each arm starts it with what it is told.
+        seconds, plans = [], {}
+        for first in days:
+            if (result := results.get((first.id, 0))) is None or not result.ok:
+                continue
+            details = result.verdict_details
+            notes = str(details.get("reflection_notes") or "")
+            told = {"none": "", "notes": str(details.get("day_feedback", "")),
+                    "reflection": f"Your notes after reflecting on it:\n{notes}" if notes else ""}
+            seconds.append(generate_day(config.seed, int(first.id.split("-d")[1]), phase=2))
+            plans[seconds[-1].id] = DayTwo(first.id, {arm: told[arm] for arm in arms})
+
+        def make_two(models: dict[str, Model], fault_rules: str | None) -> Suite:
+            return WorkplaceSuite(seconds, models.get("npc"), config.guidance, day_two=plans)
+        return SuitePlan(WorkplaceSuite(seconds, day_two=plans).tasks(), roles, make_two, world_label=None,
+                         simulated=False, reference=reference_agent())
+    return SuitePlan(tasks, roles, make, world_label=None, simulated=False, reference=reference_agent(),
+                     follow_up=day_two if config.learning else None)
 
 
 def listing() -> tuple[list[Table], Any]:

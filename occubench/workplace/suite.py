@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from occubench.agent import ScriptedAgent
 from occubench.environment import Environment
 from occubench.llm import Message, Model
 from occubench.suite import Suite
 from occubench.task import Task
+from occubench.tools import clip
 from occubench.trajectory import Trajectory
 from occubench.verifier import Verdict
 from occubench.workplace.environment import WorkplaceEnvironment
@@ -76,19 +78,58 @@ class LLMColleague:
         return completion.replies[0].content or ""
 
 
+#: The arms of a learning run's day two, in order: what the agent starts it with (see :class:`DayTwo`).
+ARMS = ("none", "notes", "reflection")
+
+REFLECTION_PROMPT = """You have just finished a working day as a new employee. Below are the record of your day \
+(each action you took and what it returned) and your mentor's feedback on each task. Your next day brings the same \
+kinds of tasks with other details: other figures, files and people. Reflect on what went wrong and why, then write \
+notes for your next day: lessons that will still hold then (whom to ask for what, where information is kept, what \
+to check before you answer, how to plan around deadlines and meetings), not this day's figures. At most 300 words, \
+between <notes> and </notes>."""
+
+#: The longest day record a reflection reads: its start and end are kept (see ``occubench.tools.clip``).
+REFLECTION_INPUT_CHARS = 60_000
+NOTES_CHARS = 4_000
+
+
+def reflect(model: Model, trajectory: Trajectory, mentor: str) -> str:
+    """Notes ``model`` writes on a finished day from its record and the mentor's feedback (never the answers)."""
+    messages: list[Message] = [
+        {"role": "system", "content": REFLECTION_PROMPT},
+        {"role": "user", "content": f"Your day:\n{clip(trajectory.render(), REFLECTION_INPUT_CHARS)}\n\n{mentor}"}]
+    reply = model.chat(messages).replies[0].content or ""
+    notes = reply.partition("<notes>")[2].partition("</notes>")[0] if "<notes>" in reply else reply
+    return clip(notes.strip(), NOTES_CHARS)
+
+
+@dataclass(frozen=True)
+class DayTwo:
+    """A learning run's second day: the first day's task id and, per arm, what the agent is told of it."""
+
+    day_one: str
+    told: dict[str, str]
+
+
 class WorkplaceSuite(Suite):
-    def __init__(self, days: Sequence[Day], npc: Model | None = None,
-                 carried_over: dict[str, str] | None = None, guidance: int = 0) -> None:
+    """One task per day; with ``day_two`` (day id → :class:`DayTwo`), one per day and arm instead. A ``reflector``
+    reflects on each finished day, for the reflection arm of the day after."""
+
+    def __init__(self, days: Sequence[Day], npc: Model | None = None, guidance: int = 0, *,
+                 day_two: dict[str, DayTwo] | None = None, reflector: Model | None = None) -> None:
         self.days = {day.id: day for day in days}
         self.npc = npc
         self.guidance = guidance
-        self._tasks = [
-            Task(task_id=day.id, instruction=instruction(day, (carried_over or {}).get(day.id, "")),
-                 scenario="Workplace day", category=day_category(day), domain="Office work",
-                 difficulty=1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), env_name=day.id,
-                 metadata={"day": day})
-            for day in days
-        ]
+        self.reflector = reflector
+        self._tasks = []
+        for day in days:
+            second = (day_two or {}).get(day.id)
+            for arm, told in second.told.items() if second else [(None, "")]:
+                self._tasks.append(Task(
+                    task_id=f"{day.id}-{arm}" if arm else day.id, instruction=instruction(day, told),
+                    scenario="Workplace day", category=day_category(day), domain="Office work",
+                    difficulty=1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), env_name=day.id,
+                    metadata={"day": day, **({"phase": 2, "arm": arm, "day_one": second.day_one} if second else {})}))
 
     def tasks(self) -> list[Task]:
         return self._tasks
@@ -103,10 +144,15 @@ class WorkplaceSuite(Suite):
         scores = score_day(day, instance)
         day_score = sum(s.score for s in scores) / len(scores)
         summary = "; ".join(f"{s.task_id} {s.family}: {s.score:.2f}" for s in scores)
+        details: dict[str, Any] = {
+            "day_score": day_score, "n_tasks": len(day.tasks), "task_scores": [asdict(s) for s in scores],
+            "day_feedback": feedback(scores, instance.notes),
+            **{key: task.metadata[key] for key in ("phase", "arm", "day_one") if key in task.metadata}}
+        if self.reflector:
+            details.update(reflection_model=self.reflector.name,
+                           reflection_notes=reflect(self.reflector, trajectory, feedback(scores)))
         return Verdict(is_correct=all(s.success for s in scores), feedback=f"day score {day_score:.2f} ({summary})",
-                       details={"day_score": day_score, "n_tasks": len(day.tasks),
-                                "task_scores": [asdict(s) for s in scores],
-                                "day_feedback": feedback(scores, instance.notes)}, score=day_score)
+                       details=details, score=day_score)
 
 
 def reference_agent() -> ScriptedAgent:

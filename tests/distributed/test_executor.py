@@ -46,8 +46,8 @@ def test_day_two_of_a_learning_run_is_told_day_one_s_feedback_in_the_workers(tmp
         context = read_context(out / "r")
         told[executor] = {r["task_id"]: (r["is_correct"], context[r["context"]["instruction"]])
                           for r in read_results(out / "r" / RESULTS_FILE)}
-    assert told["ray"] == told["local"] and len(told["ray"]) == 4
-    assert all(("Mentor's feedback" in instruction) == task.endswith("day2")
+    assert told["ray"] == told["local"] and len(told["ray"]) == 6  # two days, each with two day-two arms
+    assert all(("Mentor's feedback" in instruction) == task.endswith("-day2-notes")
                for task, (_, instruction) in told["ray"].items())
 
 

@@ -3,6 +3,7 @@ and the day-one → day-two learning run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,33 +65,81 @@ def test_an_llm_agent_with_llm_colleagues(tmp_path: Path) -> None:
 
 
 def test_two_day_learning_run_reports_the_gain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, records = run(tmp_path, "--agent", "reference", "--days", "3", "--seed", "9", "--learning",
-                        "--with-notes")
+    code, records = run(tmp_path, "--agent", "reference", "--days", "3", "--seed", "9", "--learning")
     assert code == 0
+    # A scripted agent has no model to reflect with: two arms, and the run says why.
+    assert "without the reflection arm" in capsys.readouterr().err.replace("\n", " ")
     ids = sorted(r["task_id"] for r in records)
-    assert ids == sorted([f"s9-d00{i}" for i in (1, 2, 3)] + [f"s9-d00{i}-day2" for i in (1, 2, 3)])
-    out = capsys.readouterr().out
-    assert "Day one → day two" in out and "+0.0 pts" in out  # the reference is perfect on both days
-    code, _ = run(tmp_path, "--agent", "reference", "--days", "3", "--seed", "9", "--learning", "--with-notes")
-    assert code == 0 and capsys.readouterr().err.replace("\n", " ").count("3 already done, 0 to run") == 2
+    assert ids == sorted([f"s9-d00{i}" for i in (1, 2, 3)] +
+                         [f"s9-d00{i}-day2-{arm}" for i in (1, 2, 3) for arm in ("none", "notes")])
+    code, _ = run(tmp_path, "--agent", "reference", "--days", "3", "--seed", "9", "--learning")
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert code == 0 and "3 already done, 0 to run" in err and "6 already done, 0 to run" in err
 
 
-def test_day_two_starts_with_the_feedback_of_day_one(tmp_path: Path) -> None:
+def _learning_responder(reflection: str) -> Callable[[dict, int], str | dict]:
+    """An agent that leaves a note and finishes its day; a reflection that answers ``reflection``."""
     def responder(request: dict, index: int) -> str | dict:
+        if "<notes>" in request["messages"][0]["content"]:
+            return reflection
         if sum(m["role"] == "tool" for m in request["messages"]) == 0:
             return {"content": None, "tool_calls": [{"name": "finish_day", "arguments": {"notes": "Ask Finance."}}]}
         return "Done."
-    with MockLLMServer(responder) as server:
+    return responder
+
+
+def test_three_arms_start_day_two_with_what_they_are_told(tmp_path: Path) -> None:
+    with MockLLMServer(_learning_responder("<notes>Ask whoever owns a figure before using it.</notes>")) as server:
         code, records = run(tmp_path, "--agent-model", "agent", "--base-url", server.base_url, "--days", "1",
-                            "--seed", "2", "--learning", "--with-notes")
+                            "--seed", "2", "--learning")
     assert code == 0
-    day_two = [r for r in agent_requests(server) if "previous working day" in r["messages"][1]["content"]]
-    assert day_two
-    carried = day_two[0]["messages"][1]["content"]
-    assert "Mentor's feedback" in carried and "checkpoint(s) missed" in carried and "Ask Finance." in carried
+    by_id = {r["task_id"]: r for r in records}
+    assert set(by_id) == {"s2-d001", *(f"s2-d001-day2-{arm}" for arm in ("none", "notes", "reflection"))}
+    first = by_id["s2-d001"]["verdict_details"]
+    # The agent's own model reflected (without --reflection-model), its tokens counted apart from the agent's.
+    assert first["reflection_model"] == "agent" and first["reflection_notes"] == \
+        "Ask whoever owns a figure before using it."
+    assert set(by_id["s2-d001"]["usage"]) == {"agent", "reflection"}
+    assert all(by_id[f"s2-d001-day2-{arm}"]["verdict_details"]["arm"] == arm for arm in ("none", "notes", "reflection"))
+
+    reflections = [r for r in server.requests if "<notes>" in r["messages"][0]["content"]]
+    assert len(reflections) == 1 and reflections[0]["model"] == "agent"
+    read = reflections[0]["messages"][1]["content"]
+    assert "finish_day" in read and "Mentor's feedback" in read and "checkpoint(s) missed" in read
     answers = {str(value) for task in generate_day(2, 1).tasks for c in task.checkpoints
                for value in c.check.get("values", [])}
-    assert answers and not any(answer in carried for answer in answers)  # feedback, not the answers
+    assert answers and not any(answer in read for answer in answers)  # the feedback, never the answers
+
+    instructions = [r["messages"][1]["content"] for r in agent_requests(server) if len(r["messages"]) == 2]
+    assert len(instructions) == 4  # day one and the three arms of day two
+    carried = [text.partition("From your previous working day:")[2] for text in instructions]
+    assert sum(not text for text in carried) == 2  # day one, and day two told nothing
+    notes = [text for text in carried if "Mentor's feedback" in text]
+    assert len(notes) == 1 and "Ask Finance." in notes[0] and not any(answer in notes[0] for answer in answers)
+    reflected = [text for text in carried if "reflecting" in text]
+    assert len(reflected) == 1 and "Ask whoever owns a figure before using it." in reflected[0]
+    assert "Mentor's feedback" not in reflected[0]
+
+
+def test_a_reflection_model_of_its_own_and_a_hostile_reflection(tmp_path: Path) -> None:
+    # A reply without the tags, a lone surrogate and far too long: the notes are kept, cleaned and cut.
+    hostile = "Keep lists short. \ud800" + "x" * 200_000
+    with MockLLMServer(_learning_responder(hostile)) as server:
+        code, records = run(tmp_path, "--agent-model", "agent", "--reflection-model", "critic", "--base-url",
+                            server.base_url, "--days", "1", "--seed", "3", "--learning")
+    assert code == 0 and all(r["status"] == "ok" for r in records) and len(records) == 4
+    assert {r["model"] for r in server.requests if "<notes>" in r["messages"][0]["content"]} == {"critic"}
+    notes = next(r for r in records if r["task_id"] == "s3-d001")["verdict_details"]["reflection_notes"]
+    assert notes.startswith("Keep lists short. \ufffd") and len(notes) < 5_000 and "characters cut" in notes
+
+
+def test_a_reflection_that_fails_is_an_error_not_a_score(tmp_path: Path) -> None:
+    with MockLLMServer(_learning_responder("<notes>n</notes>"), models=["agent"]) as server:
+        code, records = run(tmp_path, "--agent-model", "agent", "--reflection-model", "gone", "--base-url",
+                            server.base_url, "--days", "2", "--seed", "3", "--learning", "--skip-preflight")
+    assert code == 1 and len(records) == 2  # no day two without a day one
+    assert all(r["status"] == "error" and r["is_correct"] is None and r["error"]["kind"] == "request_rejected"
+               for r in records)
 
 
 def test_harness_faults_apply_to_workplace_days(tmp_path: Path) -> None:
