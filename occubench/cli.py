@@ -16,7 +16,6 @@ from rich.table import Table
 
 from occubench import __version__, evaluate, rescore
 from occubench.errors import ConfigError, OccuBenchError
-from occubench.faults import FAULT_MODES
 from occubench.report import view_command
 from occubench.synth.executable import command as executable_command
 from occubench.synth.lwm import command as lwm_command
@@ -42,6 +41,7 @@ def _data_verify(args: argparse.Namespace) -> int:
 
 
 def _robustness(args: argparse.Namespace) -> int:
+    from occubench.report.tables import modes_table
     from occubench.robustness import load_named_runs, robustness_table, robustness_warnings, warn
 
     # A directory without results is skipped with a warning; none with results is an error.
@@ -51,15 +51,7 @@ def _robustness(args: argparse.Namespace) -> int:
                           "only errors")
     for message in robustness_warnings(rows):
         warn(message)
-    table = Table(title="Completion by environment mode; R = min(E1, E2, E3) / E0")
-    text_columns = ("Suite", "Agent", "World model")
-    for column in (*text_columns, *FAULT_MODES, "R"):
-        table.add_column(column, justify="left" if column in text_columns else "right")
-    for row in rows:
-        rates = [f"{100 * rate:.1f}" if (rate := row.rates[m]) is not None else "-" for m in FAULT_MODES]
-        table.add_row(row.suite, row.agent_model, row.world_model, *rates,
-                      "-" if row.score is None else f"{row.score:.2f}")
-    Console(highlight=False).print(table)
+    Console(highlight=False).print(modes_table(rows).to_rich())
     return 0
 
 
@@ -100,7 +92,8 @@ def _report(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(report.report_csv(stats, by_domain=args.by_domain))
     else:
-        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes, paired=paired))
+        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes, paired=paired,
+                                     overview=report.overview_tables(runs)))
     if args.html:
         report.write_html(Path(args.html), runs, stats, prices=prices, notes=notes, paired=paired)
         print(f"HTML report written to {args.html}", file=sys.stderr)

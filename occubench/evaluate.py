@@ -290,6 +290,8 @@ def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float
         console.print(report.modes_table(modes).to_rich())
         if paired := report.paired_comparisons(result for r in runs for result in r.results):
             console.print(report.paired_table(paired).to_rich())
+        for table in report.overview_tables(runs):
+            console.print(table.to_rich())
         for message in robustness_warnings(modes):
             warn(message)
     for summary in outcome.runs:

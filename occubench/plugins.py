@@ -3,9 +3,10 @@
 A suite is a :class:`SuiteDefinition` registered under the entry-point group ``occubench.suites`` (the three
 built-in suites are registered that way too), or named directly as ``--suite package.module:attribute``. It says
 everything the harness needs to know about it — its tasks and the model roles it needs (:class:`SuitePlan`), how
-to list and validate it, and the tables it adds to a run's summary — so no code outside a suite tests a suite's
-name. An agent is anything with ``run(task, env, trajectory)`` (:class:`occubench.agent.Agent`); ``--agent
-package.module:attribute`` names one, or a factory that takes an :class:`AgentContext` and returns one.
+to list and validate it, and the tables it adds to a run's summary and to a report over several runs — so no code
+outside a suite tests a suite's name. An agent is anything with ``run(task, env, trajectory)``
+(:class:`occubench.agent.Agent`); ``--agent package.module:attribute`` names one, or a factory that takes an
+:class:`AgentContext` and returns one.
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ class SuiteDefinition:
     validate: Callable[[ValidateOptions, Console], bool] | None = None
     #: Tables the suite adds to a run's summary and report.
     report_tables: Callable[[list[Result]], list[Table]] | None = None
+    #: Tables over all of the suite's results across the runs of a report or a matrix run (the workplace's scores
+    #: per guidance tier, say).
+    overview_tables: Callable[[list[Result]], list[Table]] | None = None
 
 
 def _load(spec: str, what: str) -> Any:

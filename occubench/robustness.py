@@ -2,9 +2,10 @@
 
 The score is OccuBench's worst-case retention, ``R = min(CR_E1, CR_E2, CR_E3) / CR_E0``.
 
-A row is one (suite, agent model, world model): runs of different suites (an executable E1 run and a workplace E0
-run of the same agent, say) are never joined into one row. Two things a row cannot show are reported as warnings
-(:attr:`RobustnessRow.warnings`, one line each, naming the runs):
+A row is one (suite, agent model, world model, guidance tier): runs of different suites (an executable E1 run and a
+workplace E0 run of the same agent, say), or of different workplace guidance tiers, are never joined into one row.
+Two things a row cannot show are reported as warnings (:attr:`RobustnessRow.warnings`, one line each, naming the
+runs):
 
 - its modes cover different tasks (E0 has results for 382 tasks, E2 for 2): R then compares rates over different
   tasks. A task counts as covered when it has a result, an error included: errors are counted apart and retried,
@@ -40,6 +41,18 @@ def suite_of(result: Result) -> str:
     if result.suite:
         return result.suite
     return "occubench" if result.world_model else UNKNOWN_SUITE
+
+
+def guidance_of(result: Result) -> int:
+    """The workplace guidance tier a result was run with (``--guidance``); 0 when it has none (tier 0, other suites
+    and files written before tiers existed)."""
+    tier = result.env_info.get("guidance")
+    return tier if isinstance(tier, int) and not isinstance(tier, bool) else 0
+
+
+def with_guidance(text: str, tier: int) -> str:
+    """``text`` naming the guidance tier when there is one: how a row or setting of tier N > 0 is told apart."""
+    return f"{text}, guidance {tier}" if tier else text
 
 
 def warn(message: str, warnings: list[str] | None = None) -> None:
@@ -85,6 +98,8 @@ class RobustnessRow:
     runs: dict[str, list[RunTally]] = field(default_factory=dict)
     #: Per mode, how many (task, trial) pairs were evaluated by more than one run (they count once per run).
     overlapping: dict[str, int] = field(default_factory=dict)
+    #: The workplace guidance tier of the row's results (see :func:`guidance_of`).
+    guidance: int = 0
 
     @property
     def score(self) -> float | None:
@@ -92,7 +107,8 @@ class RobustnessRow:
 
     @property
     def label(self) -> str:
-        return f"agent {self.agent_model}, world model {self.world_model}, suite {self.suite}"
+        return with_guidance(f"agent {self.agent_model}, world model {self.world_model}, suite {self.suite}",
+                             self.guidance)
 
     @property
     def warnings(self) -> list[str]:
@@ -122,33 +138,34 @@ def _run_names(tallies: list[RunTally]) -> str:
 
 
 def robustness_table(results: Iterable[Result] | Mapping[str, Iterable[Result]]) -> list[RobustnessRow]:
-    """One row per (suite, agent model, world model) with the completion rate of each mode; errors are left out.
+    """One row per (suite, agent model, world model, guidance tier) with the completion rate of each mode; errors
+    are left out.
 
     ``results`` are results, or results by run name (a run directory's): given names, the rows say which runs
     they pool and their warnings name them.
     """
     named = results.items() if isinstance(results, Mapping) else [("", results)]
-    # (suite, agent, world) -> mode -> run -> [((task id, trial), passed)] of its evaluated results
-    groups: dict[tuple[str, str, str], dict[str, dict[str, list[tuple[tuple[str, int], bool]]]]] = \
+    # (suite, agent, world, tier) -> mode -> run -> [((task id, trial), passed)] of its evaluated results
+    groups: dict[tuple[str, str, str, int], dict[str, dict[str, list[tuple[tuple[str, int], bool]]]]] = \
         defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    covered: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    covered: dict[tuple[str, str, str, int], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for run, records in named:
         for result in records:
-            key = (suite_of(result), str(result.agent_model), result.world_model or "-")
+            key = (suite_of(result), str(result.agent_model), result.world_model or "-", guidance_of(result))
             covered[key][result.env_mode].add(str(result.task_id))
             verdicts = groups[key][result.env_mode][run]  # a run with errors only is named too
             if result.ok:
                 verdicts.append(((str(result.task_id), result.trial), result.passed))
     rows = []
-    for (suite, agent, world), modes in sorted(groups.items()):
-        row = RobustnessRow(agent, world, suite=suite)
+    for (suite, agent, world, tier), modes in sorted(groups.items()):
+        row = RobustnessRow(agent, world, suite=suite, guidance=tier)
         for mode in FAULT_MODES:
             by_run = modes.get(mode, {})
             row.runs[mode] = [RunTally(run, sum(passed for _, passed in v), len(v)) for run, v in by_run.items()]
             row.evaluated[mode] = sum(t.evaluated for t in row.runs[mode])
             row.rates[mode] = sum(t.passed for t in row.runs[mode]) / row.evaluated[mode] if row.evaluated[mode] \
                 else None
-            row.tasks[mode] = frozenset(covered[(suite, agent, world)].get(mode, ()))
+            row.tasks[mode] = frozenset(covered[(suite, agent, world, tier)].get(mode, ()))
             # A run directory holds one result per (task, trial): a repeat comes from another run (or, when the
             # results carry no run names, from anywhere).
             seen = Counter(task for verdicts in by_run.values() for task, _ in verdicts)

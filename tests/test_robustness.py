@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from occubench.cli import main
 from occubench.results import Result
 from occubench.robustness import load_runs, robustness_score, robustness_table, robustness_warnings
+from tests.report.conftest import result
+from tests.report.conftest import write_run as write_records
 
 
 @pytest.mark.parametrize("rates, expected", [
@@ -80,3 +83,33 @@ def test_overlap_without_run_names_is_still_found() -> None:
     (warning,) = row.warnings
     assert warning == ("agent A, world model sim, suite occubench, E0: results evaluated the same 1 (task, trial) "
                        "pairs; pooled as they are, a shared task counting once per run: 33.3% over 3 results")
+
+
+def test_guidance_tiers_are_separate_rows() -> None:
+    # The same agent with no hints (3 of 4 pass) and with tier-2 hints (4 of 4) on the same tasks: two rows, not
+    # one run taken for a repeat of the other.
+    plain = [_result(t, t < 3, suite="workplace") for t in range(4)]
+    hinted = [_result(t, True, suite="workplace", env_info={"guidance": 2}) for t in range(4)]
+    rows = robustness_table({"plain": plain, "hinted": hinted})
+    assert [(r.guidance, r.rates["E0"], r.evaluated["E0"]) for r in rows] == [(0, 0.75, 4), (2, 1.0, 4)]
+    assert robustness_warnings(rows) == []
+    assert rows[0].label == "agent A, world model sim, suite workplace"
+    assert rows[1].label == "agent A, world model sim, suite workplace, guidance 2"
+    # A tier that is not a whole number (a hand-edited file) is no tier: those results pool with tier 0.
+    for odd in (True, "2", 1.5):
+        (row,) = robustness_table(plain + [_result(9, True, suite="workplace", env_info={"guidance": odd})])
+        assert (row.guidance, row.evaluated["E0"]) == (0, 5)
+
+
+def test_the_tier_is_shown_only_when_there_is_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = write_records(tmp_path, "plain", [result(t, t < 1) for t in range(2)])
+    hinted = write_records(tmp_path, "hinted", [result(t, True, env_info={"guidance": 3}) for t in range(2)])
+    assert main(["robustness", str(plain)]) == 0
+    assert "Guidance" not in capsys.readouterr().out  # files without tiers: the table as before
+    assert main(["robustness", str(plain), str(hinted)]) == 0
+    captured = capsys.readouterr()
+    assert "Guidance" in captured.out and captured.err == ""
+    assert main(["report", str(plain), str(hinted), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(r["guidance"], r["rates"]["E0"]) for r in data["robustness"]] == [(0, 0.5), (3, 1.0)]
+    assert data["warnings"] == []

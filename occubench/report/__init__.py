@@ -28,7 +28,8 @@ _EXPORTS = {
     "Table": "occubench.report.tables", "compare_json": "occubench.report.tables",
     "compare_tables": "occubench.report.tables", "leaderboard": "occubench.report.tables",
     "leaderboard_table": "occubench.report.tables", "markdown_report": "occubench.report.tables",
-    "modes_table": "occubench.report.tables", "paired_json": "occubench.report.tables",
+    "modes_table": "occubench.report.tables", "overview_tables": "occubench.report.tables",
+    "paired_json": "occubench.report.tables",
     "paired_table": "occubench.report.tables", "report_csv": "occubench.report.tables",
     "report_json": "occubench.report.tables", "report_warnings": "occubench.report.tables",
     "run_tables": "occubench.report.tables",
@@ -39,10 +40,10 @@ __all__ = [
     "Count", "Interval", "PairAgreement", "PairedComparison", "PairedSetting", "PassK", "Run", "RunStats", "Table",
     "TrialsNeeded", "Unanimity", "breakdown", "compare_groups", "compare_json", "compare_tables", "completion_ci",
     "difficulty_chart", "group_rates", "html_report", "leaderboard", "leaderboard_table", "load_run",
-    "load_run_dirs", "markdown_report", "mcnemar_p", "modes_chart", "modes_table", "paired_comparisons",
-    "paired_json", "paired_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart", "report_csv", "report_json",
-    "report_warnings", "run_stats", "run_tables", "series_labels", "suite_tables", "to_markdown", "trial_counts",
-    "trials_needed", "unanimity", "world_label", "write_html"
+    "load_run_dirs", "markdown_report", "mcnemar_p", "modes_chart", "modes_table", "overview_tables",
+    "paired_comparisons", "paired_json", "paired_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart",
+    "report_csv", "report_json", "report_warnings", "run_stats", "run_tables", "series_labels", "suite_tables",
+    "to_markdown", "trial_counts", "trials_needed", "unanimity", "world_label", "write_html"
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
         leaderboard_table,
         markdown_report,
         modes_table,
+        overview_tables,
         paired_json,
         paired_table,
         report_csv,

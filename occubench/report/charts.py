@@ -17,7 +17,7 @@ from matplotlib.ticker import PercentFormatter
 from occubench.faults import FAULT_MODES
 from occubench.report.stats import breakdown
 from occubench.results import Result
-from occubench.robustness import UNKNOWN_SUITE, robustness_table, suite_of
+from occubench.robustness import UNKNOWN_SUITE, guidance_of, robustness_table, suite_of, with_guidance
 from occubench.task import CATEGORY_ABBREVIATIONS
 
 
@@ -29,7 +29,8 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-#: A chart series: (suite, agent model, world model or "-"), as the robustness rows group results.
+#: A chart series: (suite, agent model, world model or "-"), as the robustness rows group results; the agent names
+#: its workplace guidance tier when it has one (:func:`occubench.robustness.with_guidance`).
 SeriesKey = tuple[str, str, str]
 
 
@@ -54,10 +55,10 @@ def series_labels(keys: Iterable[SeriesKey]) -> dict[SeriesKey, str]:
 
 
 def _series(results: Iterable[Result]) -> dict[str, list[Result]]:
-    """Results per (suite, agent model, world model), by label (:func:`series_labels`)."""
+    """Results per (suite, agent model and guidance tier, world model), by label (:func:`series_labels`)."""
     by_key: dict[SeriesKey, list[Result]] = defaultdict(list)
     for r in results:
-        by_key[(suite_of(r), str(r.agent_model), r.world_model or "-")].append(r)
+        by_key[(suite_of(r), with_guidance(str(r.agent_model), guidance_of(r)), r.world_model or "-")].append(r)
     labels = series_labels(by_key)
     return dict(sorted((labels[key], records) for key, records in by_key.items()))
 
@@ -125,8 +126,9 @@ def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | No
 def modes_chart(records: Iterable[Result]) -> bytes:
     """E0–E3 completion side by side for each agent (and world: see :func:`series_labels`)."""
     rows = robustness_table(records)
-    labels = series_labels((r.suite, r.agent_model, r.world_model) for r in rows)
-    groups = [labels[(r.suite, r.agent_model, r.world_model)] for r in rows]
+    keys = [(r.suite, with_guidance(r.agent_model, r.guidance), r.world_model) for r in rows]
+    labels = series_labels(keys)
+    groups = [labels[key] for key in keys]
     return _grouped_bars("Completion by environment mode", groups,
                          {mode: [r.rates[mode] for r in rows] for mode in FAULT_MODES}, "Mode")
 

@@ -1,10 +1,10 @@
 """Paired comparison of two agents on the same tasks: is their difference in completion more than run-to-run noise?
 
 Two agents are compared within one :class:`PairedSetting` (suite, world model, environment mode, fault count and
-duration), so that their results differ only in the agent. A *pair* is one (task id, trial) evaluated under both
-agents; a pair with an error on either side is dropped and counted (``errors``), a (task, trial) only one agent has
-is no pair, and only tasks with at least one pair count. Trials pair by their number: both sides then have the same
-trials of every task, and each agent's completion is taken over the same pairs.
+duration, workplace guidance tier), so that their results differ only in the agent. A *pair* is one (task id, trial)
+evaluated under both agents; a pair with an error on either side is dropped and counted (``errors``), a (task, trial)
+only one agent has is no pair, and only tasks with at least one pair count. Trials pair by their number: both sides
+then have the same trials of every task, and each agent's completion is taken over the same pairs.
 
 - Difference: A's completion minus B's over the pairs, with a percentile bootstrap over tasks that keeps each
   task's pairs — all its trials, both agents — together. A hard task pulls both agents down alike; resampling the
@@ -31,7 +31,7 @@ from statistics import NormalDist
 from occubench.report.compare import group_name
 from occubench.report.stats import bootstrap_ratio
 from occubench.results import Result
-from occubench.robustness import suite_of, warn
+from occubench.robustness import guidance_of, suite_of, warn, with_guidance
 
 #: Per task: (paired trials, A's passes, B's passes).
 TaskPairs = tuple[int, int, int]
@@ -48,11 +48,13 @@ class PairedSetting:
     env_mode: str
     fault_count: int
     fault_duration: int
+    #: The workplace guidance tier (:func:`occubench.robustness.guidance_of`): hints change what is compared.
+    guidance: int = 0
 
     @classmethod
     def of(cls, result: Result) -> PairedSetting:
         return cls(suite_of(result), result.world_model or "-", result.env_mode, result.fault_count,
-                   result.fault_duration)
+                   result.fault_duration, guidance_of(result))
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,10 @@ def paired_comparisons(results: Iterable[Result], *, level: float = 0.95, resamp
         mine[key] = result.passed if result.ok else None
     for setting, agent in sorted(repeated):
         del verdicts[setting][agent]
-        warn(f"paired comparison: agent {agent} has several results for one (task, trial) in suite {setting.suite}, "
-             f"world model {setting.world_model}, {setting.env_mode} (several runs of it?): left out of that "
-             "setting's comparisons", warnings)
+        where = with_guidance(f"suite {setting.suite}, world model {setting.world_model}, {setting.env_mode}",
+                              setting.guidance)
+        warn(f"paired comparison: agent {agent} has several results for one (task, trial) in {where} (several runs "
+             "of it?): left out of that setting's comparisons", warnings)
     comparisons = []
     for setting in sorted(verdicts):
         agents = verdicts[setting]

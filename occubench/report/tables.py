@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
@@ -11,11 +12,12 @@ from typing import Any
 from occubench.errors import ConfigError
 from occubench.faults import FAULT_MODES
 from occubench.llm.types import Usage
-from occubench.plugins import load_suite
+from occubench.plugins import SuiteDefinition, load_suite
 from occubench.report.compare import PairAgreement
 from occubench.report.paired import PairedComparison
 from occubench.report.runs import Run
 from occubench.report.stats import Count, RunStats
+from occubench.results import Result
 from occubench.robustness import RobustnessRow, robustness_warnings
 from occubench.summary import USAGE_COLUMNS, ordered_roles, usage_row
 from occubench.tables import Table, percent
@@ -106,11 +108,14 @@ MODES_TITLE = "Completion by environment mode; R = min(E1, E2, E3) / E0"
 
 
 def modes_table(rows: list[RobustnessRow]) -> Table:
-    """One row per (suite, agent, world model). What the rates hide (modes over different tasks, runs pooled over
-    the same tasks) is in the rows' warnings, which the report shows in its Warnings section."""
-    return Table(MODES_TITLE, ["Suite", "Agent", "World model", *FAULT_MODES, "R"],
-                 [[r.suite, r.agent_model, r.world_model, *(percent(r.rates[m]) for m in FAULT_MODES),
-                   "-" if r.score is None else f"{r.score:.2f}"] for r in rows], text_columns=3)
+    """One row per (suite, agent, world model[, guidance tier]). What the rates hide (modes over different tasks,
+    runs pooled over the same tasks) is in the rows' warnings, which the report shows in its Warnings section."""
+    # The tier gets a column only when a row has one: tables of runs without tiers keep their shape.
+    tiers = any(r.guidance for r in rows)
+    return Table(MODES_TITLE, ["Suite", "Agent", "World model", *(["Guidance"] if tiers else []), *FAULT_MODES, "R"],
+                 [[r.suite, r.agent_model, r.world_model, *([str(r.guidance)] if tiers else []),
+                   *(percent(r.rates[m]) for m in FAULT_MODES), "-" if r.score is None else f"{r.score:.2f}"]
+                  for r in rows], text_columns=3)
 
 
 def compare_tables(pairs: list[PairAgreement]) -> list[Table]:
@@ -156,17 +161,19 @@ def paired_table(comparisons: list[PairedComparison]) -> Table:
     """One row per pair of agents per setting (see :mod:`occubench.report.paired`); differences in percentage
     points."""
     level = comparisons[0].level if comparisons else 0.95
+    tiers = any(c.setting.guidance for c in comparisons)  # a column only when a setting has a guidance tier
     rows = []
     for c in comparisons:
         s, d, needed = c.setting, c.difference, c.trials_needed
         faults = f"{s.fault_count}×{s.fault_duration}" if s.fault_count or s.fault_duration else "-"
-        rows.append([s.suite, s.world_model, s.env_mode, faults, c.agent_a, c.agent_b, str(c.tasks), str(c.a_only),
-                     str(c.b_only), "-" if d is None else _points(d),
+        rows.append([s.suite, s.world_model, s.env_mode, faults, *([str(s.guidance)] if tiers else []), c.agent_a,
+                     c.agent_b, str(c.tasks), str(c.a_only), str(c.b_only), "-" if d is None else _points(d),
                      "-" if c.low is None or c.high is None else f"{_points(c.low)} to {_points(c.high)}",
                      f"{c.p_value:.3g}", str(needed.k) if needed.k else needed.reason, str(c.errors)])
-    return Table(PAIRED_TITLE, ["Suite", "World model", "Mode", "Faults", "A", "B", "Tasks", "A only (b)",
-                                "B only (c)", "A − B (pp)", f"{100 * level:.0f}% CI (paired bootstrap)",
-                                "McNemar p", "Trials needed", "Errors"], rows, text_columns=6,
+    return Table(PAIRED_TITLE, ["Suite", "World model", "Mode", "Faults", *(["Guidance"] if tiers else []), "A", "B",
+                                "Tasks", "A only (b)", "B only (c)", "A − B (pp)",
+                                f"{100 * level:.0f}% CI (paired bootstrap)", "McNemar p", "Trials needed", "Errors"],
+                 rows, text_columns=7 if tiers else 6,
                  note="Pairs: the same task and trial under both agents; a pair with an error on either side is "
                       "dropped (Errors). b / c: tasks on which A / B passed more of the paired trials (with one "
                       "trial: A passed and B failed / the reverse); McNemar p: exact two-sided test on b and c, "
@@ -197,20 +204,38 @@ def to_markdown(table: Table, level: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _suites(results: Iterable[Result]) -> list[tuple[SuiteDefinition, list[Result]]]:
+    """The results of each installed suite, in the suites' name order; a suite that is not installed has no tables
+    to add, so its results are left out."""
+    by_name: dict[str, list[Result]] = defaultdict(list)
+    for result in results:
+        if result.suite:
+            by_name[result.suite].append(result)
+    found = []
+    for name, records in sorted(by_name.items()):
+        try:
+            found.append((load_suite(name), records))
+        except ConfigError:
+            continue
+    return found
+
+
 def suite_tables(runs: list[Run]) -> dict[str, list[Table]]:
     """The tables each run's suite adds (the workplace's figures, say), by run name; suites that are not installed
     add none."""
     tables: dict[str, list[Table]] = {}
     for run in runs:
-        for name in sorted({r.suite for r in run.results if r.suite}):
-            try:
-                definition = load_suite(name)
-            except ConfigError:
-                continue
+        for definition, results in _suites(run.results):
             if definition.report_tables:
-                tables.setdefault(run.name, []).extend(definition.report_tables(
-                    [r for r in run.results if r.suite == name]))
+                tables.setdefault(run.name, []).extend(definition.report_tables(results))
     return tables
+
+
+def overview_tables(runs: list[Run]) -> list[Table]:
+    """The tables each installed suite adds over its results of all ``runs`` (the workplace's scores per guidance
+    tier, say)."""
+    return [table for definition, results in _suites(r for run in runs for r in run.results)
+            if definition.overview_tables for table in definition.overview_tables(results)]
 
 
 def report_warnings(modes: list[RobustnessRow], notes: Iterable[str] = ()) -> list[str]:
@@ -225,13 +250,15 @@ def warnings_markdown(warnings: list[str]) -> str:
 
 def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
                     extra: dict[str, list[Table]] | None = None, notes: Iterable[str] = (),
-                    paired: list[PairedComparison] | None = None) -> str:
+                    paired: list[PairedComparison] | None = None, overview: list[Table] | None = None) -> str:
     """The whole report in Markdown; ``notes`` are warnings to show beside the robustness rows' own (see
     :func:`report_warnings`), in a Warnings section after the title. ``paired`` comparisons, when there are any,
-    get their table after the modes."""
+    get their table after the modes, and the ``overview`` tables over all runs (:func:`overview_tables`) follow,
+    before each run's section."""
     warnings = warnings_markdown(report_warnings(modes, notes))
     parts = ["# OccuBench report\n", *([warnings] if warnings else []), to_markdown(leaderboard_table(runs), 2),
-             to_markdown(modes_table(modes), 2), *([to_markdown(paired_table(paired), 2)] if paired else [])]
+             to_markdown(modes_table(modes), 2), *([to_markdown(paired_table(paired), 2)] if paired else []),
+             *(to_markdown(table, 2) for table in overview or [])]
     for stats in runs:
         parts.append(f"## Run {stats.name}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
@@ -272,7 +299,7 @@ def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: 
     return {"runs": [run_json(s, by_domain=by_domain) for s in runs],
             "leaderboard": [s.name for s in leaderboard(runs)],
             "robustness": [{"suite": r.suite, "agent_model": r.agent_model, "world_model": r.world_model,
-                            "rates": r.rates, "evaluated": r.evaluated,
+                            "guidance": r.guidance, "rates": r.rates, "evaluated": r.evaluated,
                             "tasks": {m: len(tasks) for m, tasks in r.tasks.items()},
                             "runs": {m: [t.run for t in tallies] for m, tallies in r.runs.items()},
                             "score": r.score} for r in modes],

@@ -18,7 +18,7 @@ from occubench.suite import Suite
 from occubench.tables import Table
 from occubench.workplace.commands import validate_days
 from occubench.workplace.generate import generate_day, generate_days, read_days
-from occubench.workplace.report import workplace_tables
+from occubench.workplace.report import workplace_overview_tables, workplace_tables
 from occubench.workplace.suite import ARMS, WORKPLACE_SUITE, DayTwo, WorkplaceSuite, reference_agent
 from occubench.workplace.templates import FAMILIES
 
@@ -80,5 +80,6 @@ def check(options: ValidateOptions, console: Console) -> bool:
 
 suite = SuiteDefinition(
     name=WORKPLACE_SUITE, plan=plan, listing=listing, validate=check, report_tables=workplace_tables,
+    overview_tables=workplace_overview_tables,
     description="workplace scenarios: generated working days with deadlines, meetings and colleagues who hold "
                 "clues (offline with --agent reference)")

@@ -1,5 +1,6 @@
-"""Workplace figures: task success rate, checkpoint score, steps and tool calls, by tasks per day and by easy/hard
-tasks; with two-day runs, the day-two gain."""
+"""Workplace figures in the shape of Trainee-Bench's tables: per task the success rate and checkpoint score, per day
+the steps and tool calls — overall, by tasks per day, by easy and hard task and by category; for runs with a day
+two, each arm's day-one → day-two change; over several runs, the scores per guidance tier."""
 
 from __future__ import annotations
 
@@ -8,58 +9,167 @@ from collections.abc import Iterable
 from typing import Any
 
 from occubench.results import Result
+from occubench.robustness import guidance_of
 from occubench.tables import Table, percent
+
+#: What each day-two arm started with, in display order; "feedback" is the arm of files written before arms.
+ARM_LABELS = {"none": "no experience", "notes": "own notes", "reflection": "reflected notes",
+        "feedback": "mentor's feedback"}
+LEVELS = ("easy", "hard")
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def workplace_figures(results: Iterable[Result]) -> dict[str, Any]:
-    """Per group of days (``tasks per day``) and per task difficulty: tasks, success rate, mean checkpoint score,
-    and per day the mean steps and tool calls; plus, for two-day runs, day-one and day-two scores by difficulty."""
-    by_size: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    by_level: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    learning: dict[tuple[int, str], list[float]] = defaultdict(list)
-    for result in results:
-        details = result.verdict_details
-        if not result.ok or "task_scores" not in details:
-            continue
-        phase = 2 if str(result.task_id).endswith("-day2") else 1
-        size = by_size[details["n_tasks"]]
-        size["steps"].append(result.step_count)
-        size["calls"].append(len(result.tool_calls))
-        for task in details["task_scores"]:
-            for group in (size, by_level[task["difficulty"]]):
-                group["score"].append(task["score"])
-                group["success"].append(float(task["success"]))
-            learning[(phase, task["difficulty"])].append(task["score"])
+def _day_of(result: Result) -> tuple[int, str, str]:
+    """(phase, arm, day-one task id) of a workplace result: (1, "", its own id) for a day one. A day two written
+    before arms existed (its id ends in ``-day2``, no ``phase``) is the mentor's-feedback arm."""
+    details, task_id = result.verdict_details, str(result.task_id)
+    if details.get("phase", 1) != 1:
+        return 2, str(details.get("arm", "feedback")), str(details.get("day_one", task_id.split("-day2")[0]))
+    if "phase" not in details and task_id.endswith("-day2"):
+        return 2, "feedback", task_id.removesuffix("-day2")
+    return 1, "", task_id
 
-    def summarise(g: dict[str, list[float]]) -> dict[str, Any]:
-        return {"tasks": len(g["score"]), "success_rate": _mean(g["success"]), "checkpoint_score": _mean(g["score"]),
-                "steps": _mean(g["steps"]), "tool_calls": _mean(g["calls"])}
-    gain = {level: {"day1": _mean(learning[(1, level)]), "day2": _mean(learning[(2, level)])}
-            for level in ("easy", "hard") if learning[(2, level)]}
-    return {"by_tasks_per_day": {n: summarise(g) for n, g in sorted(by_size.items())},
-            "by_difficulty": {level: summarise(g) for level, g in sorted(by_level.items())}, "learning": gain}
+
+def _scored(results: Iterable[Result]) -> list[Result]:
+    """The days that were scored: an error has no task scores, and is never counted as a failure."""
+    return [r for r in results if r.ok and "task_scores" in r.verdict_details]
+
+
+def _tasks(days: Iterable[Result]) -> list[dict[str, Any]]:
+    return [task for day in days for task in day.verdict_details["task_scores"]]
+
+
+def _task_figures(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"tasks": len(tasks), "success_rate": _mean([float(t["success"]) for t in tasks]),
+            "checkpoint_score": _mean([t["score"] for t in tasks])}
+
+
+def _day_figures(days: list[Result]) -> dict[str, Any]:
+    return {"days": len(days), **_task_figures(_tasks(days)), "steps": _mean([d.step_count for d in days]),
+            "tool_calls": _mean([len(d.tool_calls) for d in days])}
+
+
+def _by(tasks: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for task in tasks:
+        groups[str(task[key])].append(task)
+    return groups
+
+
+def _change(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    day1 = sum(first["score"] for first, _ in pairs) / len(pairs)
+    day2 = sum(second["score"] for _, second in pairs) / len(pairs)
+    return {"tasks": len(pairs), "day1": day1, "day2": day2, "gain": day2 - day1}
+
+
+def _learning(days: list[Result]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per arm and task group (overall, easy, hard): the tasks and the mean day-one and day-two scores, over the
+    days whose day one and that arm's day two were both scored. Task i of a day two is of the same family as task
+    i of its day one, so the two lists pair up in order."""
+    firsts = {(_day_of(r)[2], r.trial): r for r in days if _day_of(r)[0] == 1}
+    pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for result in days:
+        phase, arm, first = _day_of(result)
+        if phase == 2 and (first, result.trial) in firsts:
+            pairs[arm] += zip(_tasks([firsts[(first, result.trial)]]), _tasks([result]))
+    learning = {}
+    order = list(ARM_LABELS)
+    for arm in sorted(pairs, key=lambda arm: (order.index(arm) if arm in order else len(order), arm)):
+        groups = {"overall": pairs[arm], **{level: [p for p in pairs[arm] if p[0]["difficulty"] == level]
+                                            for level in LEVELS}}
+        learning[arm] = {name: _change(group) for name, group in groups.items() if group}
+    return learning
+
+
+def workplace_figures(results: Iterable[Result]) -> dict[str, Any]:
+    """The figures of :func:`workplace_tables`, JSON-able. Over the scored day-one results: ``overall`` and
+    ``by_tasks_per_day`` (days, tasks, success_rate, checkpoint_score, steps and tool_calls per day), and
+    ``by_difficulty`` and ``by_category`` (tasks, success_rate, checkpoint_score); ``learning``, per day-two arm
+    and task group (overall, easy, hard), the tasks and the mean day1 and day2 scores with their gain;
+    ``day_two`` whether there are day-two results, and ``guidance`` the tier every result was run with (0 when
+    none, or when they differ)."""
+    scored = _scored(results)
+    firsts = [r for r in scored if _day_of(r)[0] == 1]
+    tasks = _tasks(firsts)
+    by_size: dict[int, list[Result]] = defaultdict(list)
+    for day in firsts:
+        by_size[day.verdict_details["n_tasks"]].append(day)
+    levels = _by(tasks, "difficulty")
+    tiers = {guidance_of(r) for r in scored}
+    return {"day_two": len(firsts) < len(scored), "guidance": tiers.pop() if len(tiers) == 1 else 0,
+            "overall": _day_figures(firsts),
+            "by_tasks_per_day": {n: _day_figures(days) for n, days in sorted(by_size.items())},
+            "by_difficulty": {level: _task_figures(group) for level, group in sorted(levels.items())},
+            "by_category": {category: _task_figures(group)
+                            for category, group in sorted(_by(tasks, "category").items())},
+            "learning": _learning(scored)}
+
+
+def _rates(row: dict[str, Any]) -> list[str]:
+    return [str(row["tasks"]), percent(row["success_rate"]), percent(row["checkpoint_score"])]
+
+
+def _gain(delta: float) -> str:
+    # Rounded first, plus 0.0: a difference of -1e-17 would print as "-0.0".
+    return f"{round(100 * delta, 1) + 0.0:+.1f} pts"
 
 
 def workplace_tables(results: Iterable[Result]) -> list[Table]:
+    """Trainee-Bench's tables for one run: overall and by tasks per day, easy and hard tasks, by category, and,
+    with day-two results, the change from day one to day two in each arm."""
     figures = workplace_figures(results)
-    if not figures["by_tasks_per_day"]:
+    if not figures["overall"]["days"]:
         return []
-    rows = [[f"{n} tasks per day", str(row["tasks"]), percent(row["success_rate"]), percent(row["checkpoint_score"]),
-             f"{row['steps']:.1f}", f"{row['tool_calls']:.1f}"] for n, row in figures["by_tasks_per_day"].items()]
-    rows += [[f"{level} tasks", str(row["tasks"]), percent(row["success_rate"]), percent(row["checkpoint_score"]),
-              "", ""] for level, row in figures["by_difficulty"].items()]
-    tables = [Table("Workplace: tasks by day size and by difficulty",
-                    ["Group", "Tasks", "Success", "Checkpoint score", "Steps / day", "Tool calls / day"], rows)]
-    if figures["learning"]:
-        gain_rows = []
-        for level, row in figures["learning"].items():
-            delta = None if row["day1"] is None else row["day2"] - row["day1"]
-            gain_rows.append([level, percent(row["day1"]), percent(row["day2"]),
-                              "-" if delta is None else f"{100 * delta:+.1f} pts"])
-        tables.append(Table("Day one → day two (mean checkpoint score)", ["Tasks", "Day 1", "Day 2", "Gain"],
-                            gain_rows))
+    scope = [*(["day one"] if figures["day_two"] else []),
+             *([f"guidance tier {figures['guidance']}"] if figures["guidance"] else [])]
+    prefix = f"Workplace ({', '.join(scope)})" if scope else "Workplace"
+    sizes = [("Overall", figures["overall"])] + [(f"{n} tasks per day", row)
+                                                 for n, row in figures["by_tasks_per_day"].items()]
+    tables = [
+        Table(f"{prefix}: overall and by tasks per day",
+              ["", "Days", "Tasks", "Success rate", "Checkpoint score", "Steps / day", "Tool calls / day"],
+              [[name, str(row["days"]), *_rates(row), f"{row['steps']:.1f}", f"{row['tool_calls']:.1f}"]
+               for name, row in sizes],
+              note="Success rate: tasks with every checkpoint passed; checkpoint score: a task's passed checkpoint "
+                   "weight over its total, averaged over tasks."),
+        Table(f"{prefix}: easy and hard tasks", ["Difficulty", "Tasks", "Success rate", "Checkpoint score"],
+              [[level, *_rates(row)] for level, row in figures["by_difficulty"].items()]),
+        Table(f"{prefix}: by category", ["Category", "Tasks", "Success rate", "Checkpoint score"],
+              [[category, *_rates(row)] for category, row in figures["by_category"].items()]),
+    ]
+    rows = [[ARM_LABELS.get(arm, arm), f"{group} ({row['tasks']})", percent(row["day1"]), percent(row["day2"]),
+             _gain(row["gain"])]
+            for arm, groups in figures["learning"].items() for group, row in groups.items()]
+    if rows:
+        tier = f" (guidance tier {figures['guidance']})" if figures["guidance"] else ""
+        tables.append(Table(f"Workplace learning{tier}: Day one → day two by arm (mean checkpoint score)",
+                            ["Arm", "Tasks", "Day 1", "Day 2", "Gain"], rows, text_columns=2,
+                            note="Over the days whose day one and that arm's day two both ended without an error; "
+                                 "Tasks: the group and, in brackets, its tasks."))
     return tables
+
+
+def workplace_overview_tables(results: Iterable[Result]) -> list[Table]:
+    """Scores per (agent, guidance tier) over the day-one results of several runs (a ``--guidance 0 1 2 3``
+    matrix, say); none when every result is of tier 0. Runs in several environment modes get a Mode column: a
+    faulted run's scores are not pooled with a clean one's."""
+    groups: dict[tuple[str, str, int], list[Result]] = defaultdict(list)
+    for day in _scored(results):
+        if _day_of(day)[0] == 1:
+            groups[(str(day.agent_model), day.env_mode, guidance_of(day))].append(day)
+    if {tier for _, _, tier in groups} <= {0}:
+        return []
+    modes = len({mode for _, mode, _ in groups}) > 1
+    rows = []
+    for (agent, mode, tier), days in sorted(groups.items()):
+        figures, levels = _day_figures(days), _by(_tasks(days), "difficulty")
+        rows.append([agent, *([mode] if modes else []), str(tier), str(figures["days"]), *_rates(figures),
+                     *(percent(_task_figures(levels[level])["checkpoint_score"]) for level in LEVELS)])
+    return [Table("Workplace scores per guidance tier",
+                  ["Agent", *(["Mode"] if modes else []), "Guidance tier", "Days", "Tasks", "Success rate",
+                   "Checkpoint score", "Easy CS", "Hard CS"], rows, text_columns=2 if modes else 1,
+                  note="Day-one results only. Tiers: 0 no hints, 1 where to look, 2 also whom to ask and what for, "
+                       "3 also the plan step by step.")]

@@ -151,3 +151,35 @@ def test_report_without_shared_tasks_has_no_paired_table(tmp_path: Path,
     b = write_run(tmp_path, "B", [result(2, True, agent_model="B")])
     assert main(["report", str(a), str(b)]) == 0
     assert "Paired comparison" not in capsys.readouterr().out
+
+
+def test_guidance_tiers_are_separate_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A and B without hints and with tier-1 hints: two comparisons, never A-without against A-with.
+    plain = _records(VERDICTS)
+    hinted = _records([(True, True)] * 20, env_info={"guidance": 1})
+    runs = [str(write_run(tmp_path, f"{agent}{tier}", [r for r in records if r["agent_model"] == agent]))
+            for tier, records in enumerate([plain, hinted]) for agent in "AB"]
+    assert main(["report", *runs]) == 0
+    captured = capsys.readouterr()
+    assert "several results" not in captured.err
+    table = captured.out.split("## Paired comparison", 1)[1].split("\n## ", 1)[0]
+    assert "| Suite | World model | Mode | Faults | Guidance | A | B |" in table
+    assert "| occubench | sim | E0 | - | 0 | A | B | 20 | 8 | 2 | +30.0 |" in table
+    assert "| occubench | sim | E0 | - | 1 | A | B | 20 | 0 | 0 | +0.0 |" in table
+    assert main(["report", *runs, "--format", "json"]) == 0
+    paired = json.loads(capsys.readouterr().out)["paired"]
+    assert [(p["guidance"], p["a_only"]) for p in paired] == [(0, 8), (1, 0)]
+    # Results without a tier compare as before, with no Guidance column.
+    assert [c.setting.guidance for c in paired_comparisons(_typed(VERDICTS))] == [0]
+    assert main(["report", *runs[:2]]) == 0
+    assert "| Suite | World model | Mode | Faults | A | B |" in capsys.readouterr().out
+
+
+def test_a_repeated_agent_is_named_with_its_tier() -> None:
+    warnings: list[str] = []
+    hinted = _typed(VERDICTS[:2], env_info={"guidance": 2})
+    assert paired_comparisons(hinted + [typed(0, False, agent_model="A", env_info={"guidance": 2})],
+                              warnings=warnings) == []
+    assert warnings == ["paired comparison: agent A has several results for one (task, trial) in suite occubench, "
+                        "world model sim, E0, guidance 2 (several runs of it?): left out of that setting's "
+                        "comparisons"]
