@@ -58,8 +58,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     models.add_argument("--base-url", help="OpenAI-compatible endpoint for every role (default: $OPENAI_BASE_URL, "
                         "else OpenAI)")
     for role in ROLES:
-        models.add_argument(f"--{role}-base-url", help=f"endpoint for the {role} (default: --base-url)")
-        models.add_argument(f"--{role}-api-key", help=f"API key for the {role} (default: --api-key)")
+        # The agent reflects on its own endpoint unless another model is named (RunConfig.endpoint).
+        default = "the agent's, or with --reflection-model " if role == "reflection" else ""
+        models.add_argument(f"--{role}-base-url", help=f"endpoint for the {role} (default: {default}--base-url)")
+        models.add_argument(f"--{role}-api-key", help=f"API key for the {role} (default: {default}--api-key)")
 
     faults = parser.add_argument_group("environment mode")
     faults.add_argument("--env-mode", choices=FAULT_MODES, nargs="+", metavar="MODE",
