@@ -26,6 +26,10 @@ from occubench.workplace.templates import FAMILIES
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     if config.learning and config.workplace_dir:
         raise ConfigError("--learning generates both days from --seed; it cannot use --workplace-dir")
+    if config.learning and config.trials > 1:
+        # Day two is told of one day one; trials of it would be told of another trial's day, and compared with it.
+        raise ConfigError("--learning runs one trial per day (--trials 1): its day two starts with what one day one "
+                          "left; for more samples, run more --days")
     if config.reflection_model and not config.learning:
         raise ConfigError("--reflection-model reflects on day one of a --learning run; add --learning")
     days = read_days(Path(config.workplace_dir)) if config.workplace_dir else generate_days(config.seed, config.days)

@@ -133,6 +133,14 @@ def test_a_reflection_model_of_its_own_and_a_hostile_reflection(tmp_path: Path) 
     assert notes.startswith("Keep lists short. \ufffd") and len(notes) < 5_000 and "characters cut" in notes
 
 
+def test_learning_settings_that_cannot_hold_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for flags, named in ((["--learning", "--trials", "2"], "--trials 1"),
+                         (["--agent-model", "a", "--reflection-model", "b"], "add --learning")):
+        code, _ = run(tmp_path, "--agent", "reference", "--days", "1", *flags)
+        assert code == 2 and named in capsys.readouterr().err.replace("\n", " ")
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_reflection_that_fails_is_an_error_not_a_score(tmp_path: Path) -> None:
     with MockLLMServer(_learning_responder("<notes>n</notes>"), models=["agent"]) as server:
         code, records = run(tmp_path, "--agent-model", "agent", "--reflection-model", "gone", "--base-url",
