@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench_run import start_server, stop_server
 from rich.console import Console
 
 from occubench.synth.executable import ExecutableSynthConfig, synthesize
@@ -32,19 +32,6 @@ from occubench.synth.sandbox import run_confined
 
 FAULTS = {"invalid_ddl": True, "failing_inserts": True, "raising_tool": True, "passes_initially": [1],
           "wrong_passes": [2]}
-
-
-def start_server(script: Path, latency: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen([sys.executable, "-m", "occubench.testing.server", "--port", "0", "--latency",
-                                str(latency), "--synth-script", str(script)], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    return process, process.stdout.readline().strip()
-
-
-def stop_server(process: subprocess.Popen[str]) -> dict:
-    process.terminate()
-    out, _ = process.communicate(timeout=30)
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -64,7 +51,7 @@ def main() -> None:
         script, prices, out = Path(tmp) / "script.json", Path(tmp) / "prices.json", Path(tmp) / "out"
         script.write_text(json.dumps(FAULTS))
         prices.write_text(json.dumps({"synth-m": {"input": 1.25, "output": 10.0}}))
-        process, url = start_server(script, args.latency)
+        process, url = start_server("--latency", str(args.latency), "--synth-script", str(script))
         try:
             config = ExecutableSynthConfig.create({
                 "scenario": [f"Scenario {i} operations desk" for i in range(1, args.worlds + 1)], "out": str(out),
@@ -74,7 +61,7 @@ def main() -> None:
             report = synthesize(config, Console(quiet=True))
             fresh = time.perf_counter() - started
             before = stop_server(process)["requests"]
-            process, url = start_server(script, args.latency)
+            process, url = start_server("--latency", str(args.latency), "--synth-script", str(script))
             started = time.perf_counter()
             synthesize(config.model_copy(update={"base_url": url}), Console(quiet=True))
             resumed = time.perf_counter() - started
