@@ -28,7 +28,7 @@ from rich.console import Console
 
 from occubench.synth.executable import ExecutableSynthConfig, synthesize
 from occubench.synth.executable.pipeline import LIMITS, PROBE
-from occubench.synth.sandbox import run_confined
+from occubench.sandbox.allowlist import run_confined
 
 FAULTS = {"invalid_ddl": True, "failing_inserts": True, "raising_tool": True, "passes_initially": [1],
           "wrong_passes": [2]}

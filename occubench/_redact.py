@@ -44,7 +44,7 @@ class Redactor:
             return self.text(value)
         if isinstance(value, dict):
             return {key: self.value(item) for key, item in value.items()}
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):
             return [self.value(item) for item in value]
         return value
 

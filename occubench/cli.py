@@ -126,7 +126,7 @@ def _suites(args: argparse.Namespace) -> int:
         from occubench.executable import plugin
 
         suites = {plugin.NAME: plugin.suite}
-        listings = {plugin.NAME: plugin.listing(args.worlds_dir)}
+        listings = {plugin.NAME: plugin.listing(args.worlds_dir, args.trust_world_code)}
     else:
         suites = installed_suites()
         listings = {name: definition.listing() if definition.listing else ([], None)
@@ -170,19 +170,39 @@ def _validate(args: argparse.Namespace) -> int:
     definition = load_suite(args.suite)
     if definition.validate is None:
         raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
-    options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir)
+    options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir,
+                              trust_world_code=args.trust_world_code)
     return 0 if definition.validate(options, Console(highlight=False)) else 1
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from occubench.executable import ExecutableEnvironment, load_world
+    from occubench.executable.plugin import listed_worlds
+    from occubench.executable.registry import world_named
     from occubench.serve import serve  # the MCP SDK loads only for this command
 
-    env = ExecutableEnvironment(load_world(args.env, args.worlds_dir))
+    worlds = listed_worlds(args.worlds_dir, args.trust_world_code)
+    env = world_named(args.env, worlds, args.worlds_dir).environment()
     try:
         serve(env, args.env, transport=args.transport, host=args.host, port=args.port)
     finally:
         env.close()
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from importlib.util import find_spec
+
+    from occubench.sandbox import INSTALL_HINT, detect
+
+    detection = detect()
+    sandbox = (detection.provider.describe() if detection.provider is not None else
+               f"none ({detection.reason}): worlds from outside occubench are refused unless --trust-world-code; "
+               f"to sandbox them, {INSTALL_HINT}")
+    extras = ", ".join(f"{name} {'yes' if find_spec(module) else 'no'}" for name, module in
+                       (("gym", "gymnasium"), ("ray", "ray"), ("inspect", "inspect_ai")))
+    print(f"occubench {__version__} on Python {sys.version.split()[0]} ({sys.platform})")
+    print(f"sandbox: {sandbox}")
+    print(f"extras: {extras}")
     return 0
 
 
@@ -206,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     suites.add_argument("--json", action="store_true", help="print JSON instead of a table")
     suites.add_argument("--worlds-dir", metavar="DIR", help="list only the executable worlds in DIR (as `occubench "
                         "synth executable` writes them)")
+    evaluate.add_trust_argument(suites)
     suites.set_defaults(func=_suites)
 
     tasks = sub.add_parser("tasks", help="list the tasks a run would evaluate: ids, scenario, category, difficulty",
@@ -227,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
     check.add_argument("--worlds-dir", metavar="DIR", help="executable: validate the world folders in DIR instead "
                        "of the built-in worlds")
+    evaluate.add_trust_argument(check)
 
     workplace = sub.add_parser("workplace", help="workplace scenarios: generate days to disk")
     workplace_sub = workplace.add_subparsers(dest="workplace_command", required=True, metavar="ACTION")
@@ -242,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--env", required=True, help="environment name (see `occubench suites`)")
     serve.add_argument("--worlds-dir", metavar="DIR", help="serve a world of DIR (as `occubench synth executable` "
                        "writes them) instead of a built-in one")
+    evaluate.add_trust_argument(serve)
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     serve.add_argument("--host", default="127.0.0.1", help="http transport: address to bind (default: 127.0.0.1)")
     # 8000 is vLLM's default and 8100 the mock server's: the three can run side by side.
@@ -279,6 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
         track.add_parser(synth_sub)
     rescore.add_parser(sub)
     view_command.add_parser(sub)
+
+    doctor = sub.add_parser("doctor", help="what this machine offers occubench: the sandbox for outside worlds, "
+                            "the optional extras")
+    doctor.set_defaults(func=_doctor)
 
     data_parser = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
     data_sub = data_parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")

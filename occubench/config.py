@@ -170,6 +170,8 @@ class RunConfig(Settings):
     limit: int | None = Field(None, ge=1)
     #: Executable suite: the world folders to run instead of the built-in ones.
     worlds_dir: str | None = None
+    #: Executable suite: where no sandbox is available, run outside worlds' code as a plain process all the same.
+    trust_world_code: bool = False
     # The agent.
     with_plan: bool = False
     max_steps: int = Field(50, ge=1)

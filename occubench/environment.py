@@ -13,7 +13,8 @@ world keeps the same contract, implemented once here by :meth:`Environment.call`
   a call that runs past :attr:`Environment.time_limit` is interrupted and answered ``{"error": "timeout", ...}``;
   the episode goes on;
 - an :class:`occubench.errors.OccuBenchError` (a simulator that stays unparsable, a model endpoint that is down)
-  is not the agent's doing: it propagates, and the episode is recorded as an error rather than scored;
+  is not the agent's doing: it propagates, and the episode is recorded as an error rather than scored; so does a
+  ``MemoryError`` (a world past its memory bound: in a sandbox worker, an environment error);
 - a result that is not a JSON object is wrapped as ``{"result": value}``.
 
 Cross-cutting behaviour (fault injection, recording) wraps an environment instead of being built into one, as
@@ -72,7 +73,7 @@ class Environment(ABC):
             return tool_error("timeout", f"{name}: {describe(exc)}")
         except ToolError as exc:
             return tool_error("tool_error", describe(exc))
-        except OccuBenchError:
+        except (OccuBenchError, MemoryError):  # not the agent's doing: a worker reports it as an environment error
             raise
         except Exception as exc:  # noqa: BLE001 - a broken tool is reported to the agent; the episode goes on
             return tool_error("tool_failed", f"{type(exc).__name__}: {describe(exc)}")

@@ -160,6 +160,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
                       help="when the data is missing, download it into the user cache directory")
     data.add_argument("--worlds-dir", metavar="DIR", help="executable suite: run the world folders in DIR (as "
                       "`occubench synth executable` writes them) instead of the built-in worlds")
+    add_trust_argument(data)
     data.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (space- or comma-separated)")
     data.add_argument("--categories", nargs="+", metavar="CATEGORY",
                       help="only these categories: full names or Agri, Biz, Comm, Edu, Hlth, Ind, Pub, Sci, "
@@ -167,6 +168,12 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--difficulty", nargs="+", metavar="LEVEL", help="only tasks of these difficulty levels")
     data.add_argument("--shuffle", action="store_true", help="shuffle the selected tasks with --seed (before --limit)")
     data.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
+
+
+def add_trust_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    parser.add_argument("--trust-world-code", action="store_true",
+                        help="where no sandbox (bubblewrap) is available, run world code from outside occubench "
+                        "(--worlds-dir, synthesis) as a plain process anyway: it can then read your files and keys")
 
 
 def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:

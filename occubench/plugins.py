@@ -62,6 +62,8 @@ class ValidateOptions:
     seed: int = 0
     #: Executable worlds: validate the world folders in this folder instead of the built-in ones.
     worlds_dir: str | None = None
+    #: Executable worlds: run outside worlds without a sandbox where none is available.
+    trust_world_code: bool = False
 
 
 @dataclass(frozen=True)

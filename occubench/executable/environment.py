@@ -1,18 +1,46 @@
-"""An isolated instance of an executable world: its own database, tools that are code, a state diff."""
+"""An isolated instance of an executable world: its own database, tools that are code, a state diff, and the
+task's checks run on it. :class:`WorldEnvironment` is what the suite needs of an instance wherever it runs: here in
+the process (:class:`ExecutableEnvironment`) or in a sandbox worker (:mod:`occubench.executable.isolated`)."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from abc import abstractmethod
+from typing import Any, NamedTuple
 
 from occubench.environment import Environment, JSONObject
-from occubench.executable.world import World
-from occubench.tools import TOOL_TIME_LIMIT, ToolSpec
+from occubench.executable.world import Check, World
+from occubench.tools import TOOL_TIME_LIMIT, ToolSpec, call_with_time_limit
+
+StateDiff = dict[str, dict[str, list[Any]]]
 
 
-class ExecutableEnvironment(Environment):
-    """One rollout's copy of ``world``, under the tool contract of :class:`Environment`: each call runs in a
-    transaction, so one that fails or times out halfway changes nothing; ``time_limit`` seconds per call."""
+class Verification(NamedTuple):
+    """A task's checks on an instance's final database, and what the agent changed in it."""
+
+    checks: list[Check]
+    diff: StateDiff
+
+
+class WorldEnvironment(Environment):
+    """An instance of an executable world, with what its suite and validation read of it."""
+
+    @abstractmethod
+    def verify(self, task_id: str, answer: str) -> Verification:
+        """Task ``task_id``'s checks on this instance and ``answer``, and the state diff."""
+
+    @abstractmethod
+    def state_diff(self) -> StateDiff:
+        """Rows inserted, deleted and updated per table since the instance was created."""
+
+    @abstractmethod
+    def table_sizes(self) -> dict[str, int]:
+        """The number of rows of each table."""
+
+
+class ExecutableEnvironment(WorldEnvironment):
+    """One rollout's copy of ``world``, in this process, under the tool contract of :class:`Environment`: each call
+    runs in a transaction, so one that fails or times out halfway changes nothing; ``time_limit`` seconds per call."""
 
     def __init__(self, world: World, *, time_limit: float | None = TOOL_TIME_LIMIT) -> None:
         self.world = world
@@ -35,9 +63,30 @@ class ExecutableEnvironment(Environment):
     def close(self) -> None:
         self.db.close()
 
-    def state_diff(self) -> dict[str, dict[str, list[Any]]]:
-        """Rows inserted, deleted and updated per table since the instance was created."""
-        return state_diff(self.world, self.world.instance(), self.db)
+    def state_diff(self) -> StateDiff:
+        initial = self.world.instance()
+        try:
+            return state_diff(self.world, initial, self.db)
+        finally:
+            initial.close()
+
+    def verify(self, task_id: str, answer: str) -> Verification:
+        spec = next((task for task in self.world.tasks if task.id == task_id), None)
+        if spec is None:
+            raise KeyError(f"world {self.world.name} has no task {task_id!r}")
+        initial = self.world.instance()
+        try:
+            checks = call_with_time_limit(lambda: spec.verify(initial, self.db, answer), self.time_limit)
+            if not isinstance(checks, list) or not all(isinstance(check, Check) for check in checks):
+                raise TypeError(f"task {task_id}: verify returned {type(checks).__name__}, not a list of Check")
+            return Verification(checks, state_diff(self.world, initial, self.db))
+        finally:
+            initial.close()
+
+    def table_sizes(self) -> dict[str, int]:
+        # Table names come from the schema, never from input.
+        return {table: self.db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+                for table in self.world.tables()}
 
 
 def _keyed(db: sqlite3.Connection, table: str, key: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -46,8 +95,8 @@ def _keyed(db: sqlite3.Connection, table: str, key: tuple[str, ...]) -> dict[tup
             for row in db.execute(f'SELECT {columns}, * FROM "{table}"')}  # names come from the schema, not input
 
 
-def state_diff(world: World, before: sqlite3.Connection, after: sqlite3.Connection) -> dict[str, dict[str, list[Any]]]:
-    diff: dict[str, dict[str, list[Any]]] = {}
+def state_diff(world: World, before: sqlite3.Connection, after: sqlite3.Connection) -> StateDiff:
+    diff: StateDiff = {}
     for table, key in world.tables().items():
         old, new = _keyed(before, table, key), _keyed(after, table, key)
         for row in (*old.values(), *new.values()):

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 
 from occubench.config import RunConfig
+from occubench.executable.isolated import TRUST_FLAG, IsolatedWorld, sandbox_in_use
 from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import REFERENCE, validate
@@ -19,20 +20,30 @@ from occubench.verifier import LabelJudge
 NAME = "executable"
 
 
+def listed_worlds(worlds_dir: str | None, trust: bool, console: Console | None = None) -> list[IsolatedWorld]:
+    """The worlds of ``worlds_dir`` (or the built-in ones), warning on ``console`` when ``trust`` is given."""
+    console = console or Console(stderr=True, highlight=False)
+    if trust:
+        console.print(f"[yellow]warning: {TRUST_FLAG}: where no sandbox is available, world code from outside "
+                      "occubench runs as a plain process that can read your files and keys[/yellow]")
+    return worlds_of(worlds_dir, trust)
+
+
 def plan(config: RunConfig, console: Console) -> SuitePlan:
-    worlds = worlds_of(config.worlds_dir)
+    worlds = listed_worlds(config.worlds_dir, config.trust_world_code, console)
     tasks = select_tasks(ExecutableSuite(worlds).tasks(), config, console)
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         judge = models.get("verifier")
         return ExecutableSuite(worlds, LabelJudge(judge, num_votes=config.num_votes) if judge else None)
     return SuitePlan(tasks, {"verifier": config.verifier_model} if config.verifier_model else {}, make,
-                     world_label=None, simulated=False, reference=REFERENCE)
+                     world_label=None, simulated=False, reference=REFERENCE,
+                     settings={"sandbox": sandbox_in_use(worlds), "trust_world_code": config.trust_world_code})
 
 
-def listing(worlds_dir: str | None = None) -> tuple[list[Table], Any]:
+def listing(worlds_dir: str | None = None, trust: bool = False) -> tuple[list[Table], Any]:
     """The built-in worlds, or those in ``worlds_dir``."""
-    worlds = worlds_of(worlds_dir)
+    worlds = listed_worlds(worlds_dir, trust)
     data = [{"name": w.name, "scenario": w.scenario, "category": w.category, "domain": w.domain,
              "tools": len(w.tools), "tasks": len(w.tasks)} for w in worlds]
     table = Table(f"Suite {NAME}: executable worlds (run with --suite {NAME})",
@@ -43,7 +54,7 @@ def listing(worlds_dir: str | None = None) -> tuple[list[Table], Any]:
 
 
 def check(options: ValidateOptions, console: Console) -> bool:
-    world_problems, results = validate(worlds_of(options.worlds_dir))
+    world_problems, results = validate(listed_worlds(options.worlds_dir, options.trust_world_code, console))
     mark = {True: "[green]pass[/green]", False: "[red]fail[/red]"}
     table = Table("Reference solution must pass; doing nothing and the wrong solution must fail",
                   ["Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"],

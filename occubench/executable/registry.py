@@ -1,6 +1,12 @@
 """The executable worlds: the built-in ones (every folder under ``worlds/``), or those of a folder given with
 ``--worlds-dir`` (one subfolder per world, shaped as the built-in ones, such as ``occubench synth executable``
-writes). A world from outside the package is checked by the sandbox's allow-list before any of its code runs."""
+writes).
+
+What a run, a listing or a validation uses are :class:`IsolatedWorld` s: every world, built-in or not, is loaded and
+executed in a worker process (:mod:`occubench.executable.isolated`), a world from outside the package only in a
+sandboxed one. :func:`load_world` and :func:`builtin_worlds` give the built-in worlds' definitions in this process,
+for the library API; :func:`load_world_folder` is what a worker runs to load a folder (the allow-list first).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,9 @@ import types
 from pathlib import Path
 
 from occubench.errors import ConfigError
+from occubench.executable.isolated import IsolatedWorld, load_isolated, provider_for
 from occubench.executable.world import World
+from occubench.sandbox.allowlist import check_source
 
 BUILTIN_SUITE = "executable"
 _WORLDS = Path(__file__).parent / "worlds"
@@ -21,12 +29,8 @@ def world_names() -> list[str]:
     return sorted(p.name for p in _WORLDS.iterdir() if (p / "__init__.py").is_file())
 
 
-def load_world(name: str, worlds_dir: str | Path | None = None) -> World:
-    if worlds_dir is not None:
-        worlds = {world.name: world for world in load_worlds_dir(worlds_dir)}
-        if name not in worlds:
-            raise ConfigError(f"unknown environment {name!r}; in {worlds_dir}: {', '.join(sorted(worlds))}")
-        return worlds[name]
+def load_world(name: str) -> World:
+    """A built-in world's definition, in this process."""
     if name not in world_names():
         raise ConfigError(f"unknown environment {name!r}; built-in ones: {', '.join(world_names())}")
     return importlib.import_module(f"occubench.executable.worlds.{name}").world
@@ -36,13 +40,12 @@ def builtin_worlds() -> list[World]:
     return [load_world(name) for name in world_names()]
 
 
-def worlds_of(worlds_dir: str | Path | None) -> list[World]:
-    """The worlds in ``worlds_dir``, or the built-in ones without it."""
-    return builtin_worlds() if worlds_dir is None else load_worlds_dir(worlds_dir)
-
-
-def load_worlds_dir(worlds_dir: str | Path) -> list[World]:
-    """Every world folder in ``worlds_dir`` (subfolders holding an ``__init__.py``)."""
+def worlds_of(worlds_dir: str | Path | None, trust: bool = False) -> list[IsolatedWorld]:
+    """The worlds in ``worlds_dir``, or the built-in ones without it, each loaded by a worker. Outside worlds need
+    a sandbox, or ``trust``."""
+    if worlds_dir is None:
+        return load_isolated(_WORLDS, [_WORLDS / name for name in world_names()],
+                             provider_for(True, "the built-in worlds"))
     root = Path(worlds_dir)
     if not root.is_dir():
         raise ConfigError(f"--worlds-dir: {root} is not a folder")
@@ -50,20 +53,31 @@ def load_worlds_dir(worlds_dir: str | Path) -> list[World]:
     if not folders:
         raise ConfigError(f"--worlds-dir: {root} holds no world folder (a subfolder with schema.sql, seed.sql and "
                           "__init__.py)")
-    return [load_world_folder(folder) for folder in folders]
+    for folder in folders:
+        for name in ("schema.sql", "seed.sql"):
+            if not (folder / name).is_file():
+                raise ConfigError(f"{folder}: no {name} (a world folder holds schema.sql, seed.sql and __init__.py)")
+    return load_isolated(root, folders, provider_for(trust, f"--worlds-dir {root}"))
 
 
-def load_world_folder(folder: Path) -> World:
+def world_named(name: str, worlds: list[IsolatedWorld], worlds_dir: str | Path | None) -> IsolatedWorld:
+    found = next((world for world in worlds if world.name == name), None)
+    if found is None:
+        where = f"in {worlds_dir}" if worlds_dir is not None else "built-in ones"
+        raise ConfigError(f"unknown environment {name!r}; {where}: {', '.join(sorted(w.name for w in worlds))}")
+    return found
+
+
+def load_world_folder(folder: Path, *, allow_list: bool = True) -> World:
     """The world a folder defines, its ``__init__.py`` checked by the allow-list and then run: exactly the text that
-    was checked (compiled here, never from a cached ``.pyc``)."""
-    from occubench.synth.sandbox import check_source  # only worlds from outside the package load it
-
+    was checked (compiled here, never from a cached ``.pyc``). Only the tests of the OS sandbox, which must see what
+    world code does once past the allow-list, load without it (:mod:`occubench.testing.unchecked`)."""
     path = folder / "__init__.py"
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the world's code ({exc})") from None
-    problems = check_source(source)
+    problems = check_source(source) if allow_list else []
     if problems:
         raise ConfigError(f"{path} is refused by the sandbox's allow-list: "
                           + "; ".join(f"{path}:{problem.line}: {problem.message}" for problem in problems[:10]))

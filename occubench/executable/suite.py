@@ -9,7 +9,8 @@ from typing import Any
 
 from occubench.environment import Environment
 from occubench.errors import LLMError, VerifierError
-from occubench.executable.environment import ExecutableEnvironment, state_diff
+from occubench.executable.environment import WorldEnvironment
+from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.world import ExecTask, World
 from occubench.suite import Suite
 from occubench.task import Task
@@ -22,7 +23,9 @@ def exec_task(task: Task) -> ExecTask:
 
 
 class ExecutableSuite(Suite):
-    def __init__(self, worlds: Sequence[World], judge: LabelJudge | None = None) -> None:
+    """The tasks of ``worlds``: definitions run in this process, or worlds loaded by workers (as runs use)."""
+
+    def __init__(self, worlds: Sequence[World | IsolatedWorld], judge: LabelJudge | None = None) -> None:
         self.worlds = {world.name: world for world in worlds}
         self.judge = judge
         self._tasks = [
@@ -36,18 +39,12 @@ class ExecutableSuite(Suite):
         return self._tasks
 
     def make_env(self, task: Task) -> Environment:
-        return ExecutableEnvironment(self.worlds[task.env_name])
+        return open_environment(self.worlds[task.env_name])
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         instance = env.unwrapped
-        assert isinstance(instance, ExecutableEnvironment)
-        world = self.worlds[task.env_name]
-        initial = world.instance()
-        try:
-            checks = exec_task(task).verify(initial, instance.db, trajectory.final_answer)
-            diff = state_diff(world, initial, instance.db)
-        finally:
-            initial.close()
+        assert isinstance(instance, WorldEnvironment)
+        checks, diff = instance.verify(exec_task(task).id, trajectory.final_answer)
         passed = bool(checks) and all(check.passed for check in checks)
         feedback = "; ".join(f"{'PASS' if c.passed else 'FAIL'} {c.name}" + (f": {c.message}" if c.message else "")
                              for c in checks)

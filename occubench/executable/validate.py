@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from occubench.agent import ScriptedAgent
+from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.suite import ExecutableSuite, exec_task
-from occubench.executable.world import Call, World, rows
+from occubench.executable.world import Call, World
 from occubench.runner import evaluate_task
 from occubench.task import Task
 
@@ -38,23 +39,25 @@ class TaskValidation:
         return self.reference and not self.noop and not self.wrong and not self.problems
 
 
-def world_problems(world: World) -> list[str]:
+def world_problems(world: World | IsolatedWorld) -> list[str]:
     """What keeps a world from meeting the suite's size rules."""
     problems = []
     if len(world.tools) < MIN_TOOLS:
         problems.append(f"{len(world.tools)} tools (at least {MIN_TOOLS})")
-    db = world.instance()
+    env = open_environment(world)
+    try:
+        sizes = env.table_sizes()
+    finally:
+        env.close()
     for table in world.main_tables:
-        count = rows(db, f'SELECT COUNT(*) AS n FROM "{table}"')[0]["n"]  # table names come from the world
-        if count < MIN_ROWS:
-            problems.append(f"table {table} has {count} rows (at least {MIN_ROWS})")
-    db.close()
+        if sizes.get(table, 0) < MIN_ROWS:
+            problems.append(f"table {table} has {sizes.get(table, 0)} rows (at least {MIN_ROWS})")
     if len(world.tasks) < MIN_TASKS or {t.difficulty for t in world.tasks} != {1, 2, 3}:
         problems.append(f"needs at least {MIN_TASKS} tasks covering difficulties 1, 2 and 3")
     return problems
 
 
-def validate(worlds: Sequence[World]) -> tuple[dict[str, list[str]], list[TaskValidation]]:
+def validate(worlds: Sequence[World | IsolatedWorld]) -> tuple[dict[str, list[str]], list[TaskValidation]]:
     """World-level problems, and per task: reference passes, do-nothing fails, wrong solution fails."""
     suite = ExecutableSuite(worlds)
     results = []

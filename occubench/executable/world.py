@@ -5,12 +5,22 @@ A folder holds ``schema.sql`` (the tables), ``seed.sql`` (their rows) and an ``_
 database connection) with ``@world.tool``, and tasks with ``world.task(ExecTask(...))``. A tool's JSON schema is
 derived from its signature and docstring unless declared. Tools reach data only through the connection they are
 given, with parameterised SQL.
+
+Every database a world gets (the template its SQL files build, each instance, synthesis's scratch databases) comes
+from :func:`new_database`: in memory, with ``trusted_schema`` off, SQLite's defensive mode where Python exposes it
+(3.12 on), and an authorizer that refuses ATTACH and DETACH, VACUUM (authorized as an ATTACH, so ``VACUUM INTO``
+writes no file), every PRAGMA but two that only report, virtual tables, and any SQL function outside
+:data:`SQL_FUNCTIONS`; a DEFAULT clause, which the authorizer never sees, may call only functions SQLite marks
+innocuous. So neither a tool with a bug nor a world folder's SQL reaches a file, or raw memory (``fts3_tokenizer``
+hands out and takes in C function pointers), through SQL. What a tool's Python does is for the allow-list
+(:mod:`occubench.sandbox.allowlist`) and the operating system's sandbox to stop, not for the database.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,6 +34,41 @@ from occubench.tools import JSONObject, ToolError, ToolSpec, spec_of, time_is_up
 ToolFunction = Callable[..., Any]
 #: SQLite virtual-machine instructions between two checks of the running call's time limit.
 _PROGRESS_STEPS = 1000
+#: The SQL functions a world's SQL may call: SQLite's own functions on values (text, numbers, dates, JSON),
+#: aggregates and window functions, none of which reaches a file, the engine or memory (the built-in worlds use
+#: coalesce, count, like, max, replace, round, substr and sum). Left out: ``fts3_tokenizer`` (reads and sets a C
+#: function pointer: a pointer leak, then a jump anywhere), ``load_extension``, ``fts5`` and the full-text and
+#: R*Tree helpers (their virtual tables are refused anyway), ``sqlite_*`` (the engine's build and log: no world needs
+#: them), and whatever SQLite adds later. Names of newer SQLite than some Pythons ship are in (``concat``, ``unhex``).
+SQL_FUNCTIONS = frozenset({
+    # text
+    "char", "concat", "concat_ws", "format", "glob", "hex", "instr", "length", "like", "lower", "ltrim",
+    "octet_length", "printf", "quote", "replace", "rtrim", "soundex", "substr", "substring", "trim", "unhex",
+    "unicode", "upper",
+    # values, numbers, randomness
+    "abs", "changes", "coalesce", "ifnull", "iif", "last_insert_rowid", "likelihood", "likely", "max", "min",
+    "nullif", "random", "randomblob", "round", "sign", "total_changes", "typeof", "unlikely", "zeroblob",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos", "cosh", "degrees", "exp",
+    "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow", "power", "radians", "sin", "sinh", "sqrt", "tan",
+    "tanh", "trunc",
+    # dates and times
+    "current_date", "current_time", "current_timestamp", "date", "datetime", "julianday", "strftime", "time",
+    "timediff", "unixepoch",
+    # aggregates and window functions
+    "avg", "count", "group_concat", "string_agg", "sum", "total", "cume_dist", "dense_rank", "first_value", "lag",
+    "last_value", "lead", "nth_value", "ntile", "percent_rank", "rank", "row_number",
+    # JSON (json_each and json_tree are table-valued: the authorizer sees them as reads)
+    "->", "->>", "json", "json_array", "json_array_length", "json_error_position", "json_extract",
+    "json_group_array", "json_group_object", "json_insert", "json_object", "json_patch", "json_quote", "json_remove",
+    "json_replace", "json_set", "json_type", "json_valid",
+})
+#: PRAGMAs that only report, which the harness reads after the authorizer is on (a world's tables and columns,
+#: the seed's broken foreign keys); every other PRAGMA could change the engine's settings.
+_REPORTS = frozenset({"table_info", "foreign_key_check"})
+#: ATTACH and DETACH reach files (VACUUM, with or without INTO a file, is authorized as an ATTACH); virtual tables
+#: run C code of their own (an fts3 table calls its tokenizer's function pointer).
+_DENIED_ACTIONS = frozenset({sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH, sqlite3.SQLITE_CREATE_VTABLE,
+                             sqlite3.SQLITE_DROP_VTABLE})
 
 
 @dataclass(frozen=True)
@@ -108,16 +153,14 @@ class World:
 
     def _built(self) -> sqlite3.Connection:
         if self._template is None:
-            template = sqlite3.connect(":memory:", check_same_thread=False)
-            # A world folder from --worlds-dir is not ours: its SQL may not ATTACH a file or change settings either.
-            template.set_authorizer(_authorize)
+            # A world folder from --worlds-dir is not ours: its SQL is held to the same authorizer as a tool's.
+            template = new_database()
             for name in ("schema.sql", "seed.sql"):
                 try:
                     template.executescript((self.directory / name).read_text(encoding="utf-8"))
                 except (OSError, UnicodeDecodeError, sqlite3.Error) as exc:
                     raise ConfigError(f"{self.directory / name}: {exc}") from None
             template.commit()
-            template.set_authorizer(None)
             self._template = template
         return self._template
 
@@ -132,23 +175,40 @@ class World:
                     for name in names}
 
     def instance(self) -> sqlite3.Connection:
-        """A private in-memory copy of the seeded database, locked down against reaching files, whose queries stop
-        when the tool call running them is out of time."""
-        connection = sqlite3.connect(":memory:", check_same_thread=False)
+        """A private in-memory copy of the seeded database, from :func:`new_database`, whose queries stop when the
+        tool call running them is out of time."""
+        connection = new_database(foreign_keys=True)
         with self._lock:  # one template connection serves every thread
             self._built().backup(connection)
         connection.row_factory = sqlite3.Row
-        connection.execute("PRAGMA foreign_keys = ON")  # before the authorizer shuts PRAGMAs off
-        connection.set_authorizer(_authorize)
         # A query runs in C, where the time limit's interrupt cannot reach it: SQLite asks instead.
         connection.set_progress_handler(time_is_up, _PROGRESS_STEPS)
         return connection
 
 
-def _authorize(action: int, *_: object) -> int:
-    # Even a tool with a bug cannot ATTACH a file or change the engine's settings.
-    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH,
-                                             sqlite3.SQLITE_PRAGMA) else sqlite3.SQLITE_OK
+def new_database(*, foreign_keys: bool = False) -> sqlite3.Connection:
+    """An empty in-memory database, locked down before any SQL of a world runs on it (see the module's docstring)."""
+    connection = sqlite3.connect(":memory:", check_same_thread=False)
+    # Functions and virtual tables not marked innocuous may not run from the schema (a DEFAULT clause, which the
+    # authorizer never sees; a view; a trigger).
+    connection.execute("PRAGMA trusted_schema = OFF")
+    if sys.version_info >= (3, 12):  # no writing to the schema table or to a virtual table's shadow tables
+        connection.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+    if foreign_keys:
+        connection.execute("PRAGMA foreign_keys = ON")
+    connection.set_authorizer(_authorize)  # last: it refuses the PRAGMAs above
+    return connection
+
+
+def _authorize(action: int, detail: str | None, name: str | None, *_: object) -> int:
+    # For a function, SQLite gives its name in the second detail; for a PRAGMA, the pragma's name in the first.
+    if action == sqlite3.SQLITE_FUNCTION:
+        allowed = name in SQL_FUNCTIONS
+    elif action == sqlite3.SQLITE_PRAGMA:
+        allowed = detail in _REPORTS
+    else:
+        allowed = action not in _DENIED_ACTIONS
+    return sqlite3.SQLITE_OK if allowed else sqlite3.SQLITE_DENY
 
 
 def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[JSONObject]:

@@ -81,10 +81,11 @@ def occubench(env_mode: str = "E0", fault_count: int = 2, fault_duration: int = 
 def executable(world: str | list[str] | None = None, task_ids: str | list[str] | None = None,
                categories: str | list[str] | None = None, difficulty: str | list[int] | int | None = None,
                env_mode: str = "E0", fault_count: int = 2, fault_duration: int = 2, worlds_dir: str | None = None,
-               num_votes: int = 3, max_steps: int = 50, seed: int = 0, date: str | None = None,
-               epochs: int = 1) -> Task:
+               trust_world_code: bool = False, num_votes: int = 3, max_steps: int = 50, seed: int = 0,
+               date: str | None = None, epochs: int = 1) -> Task:
     """Executable worlds (SQLite, tools that are code), checked by code; with a ``grader`` model role, a judge
-    also labels each episode (complete, incomplete, agent_error, environment_error)."""
+    also labels each episode (complete, incomplete, agent_error, environment_error). ``worlds_dir`` worlds run in
+    the sandbox, or without one only with ``trust_world_code``."""
     return _task("executable", locals(), {"verifier": Role("grader")}, verdict)
 
 

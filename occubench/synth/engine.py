@@ -22,6 +22,7 @@ from typing import Any
 
 from occubench._jsonl import write_atomic
 from occubench._jsonsafe import json_safe
+from occubench._redact import Redactor
 from occubench.errors import OccuBenchError
 from occubench.llm.ledger import open_ledger, record
 from occubench.llm.model import Model
@@ -77,9 +78,12 @@ class Engine:
     stats: dict[str, StageStats] = field(default_factory=dict)
     #: Stages run in parallel threads; counting is under this lock (shared like the stats).
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Masks every known key in what is asked, stored and answered: executed code's feedback is in the inputs.
+    redactor: Redactor = field(default_factory=Redactor)
 
     def run(self, stage: Stage, inputs: dict[str, Any]) -> dict[str, Any]:
         """The stage's accepted answer for ``inputs``: stored, or asked for (and stored)."""
+        inputs = self.redactor.value(inputs)
         with self.lock:
             stats = self.stats.setdefault(stage.name, StageStats())
         path = self.store / stage.name / f"{self._key(stage, inputs)}.json"
@@ -94,6 +98,7 @@ class Engine:
         try:
             with open_ledger() as ledger:  # what this answer cost, kept with it
                 answer, asks = self._ask(stage, inputs, stats)
+                answer = self.redactor.value(answer)
         finally:
             usage = ledger.by_role.get(role, Usage())
             record(role, usage)  # and counted in the caller's ledger, if any

@@ -78,7 +78,8 @@ def _open(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str
                 console.print(f"note: taking over {out} from process {lock.taken_over}, which ended without "
                               "releasing it")
             setup_logging(work, debug=config.debug, redactor=redactor, tag_tasks=False)
-            yield Session(config, console, models, Engine(models["synth"], work / "stages"), ledger, prices, work)
+            engine = Engine(models["synth"], work / "stages", redactor=redactor)
+            yield Session(config, console, models, engine, ledger, prices, work)
     finally:
         if cache:
             cache.close()

@@ -1,14 +1,19 @@
 """The executable-world contract: schemas from signatures, isolated instances, validated arguments, transactional
-tools (a failing or timed-out one changes nothing), state diffs, and a database that cannot reach files."""
+tools (a failing or timed-out one changes nothing), state diffs, and databases that reach no file and call no SQL
+function, PRAGMA or virtual table outside their allow-lists."""
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
+from occubench.errors import ConfigError
 from occubench.executable import (
     ExecutableEnvironment,
     ToolError,
@@ -21,6 +26,7 @@ from occubench.executable import (
     rows,
     scalar,
 )
+from occubench.synth.executable import probe
 
 
 def make_world(tmp_path: Path) -> World:
@@ -169,6 +175,107 @@ def test_the_database_cannot_reach_files(tmp_path: Path) -> None:
     observation = env.call("sneaky", {"path": str(target)})
     assert observation["error"] == "tool_failed" and "not authorized" in observation["message"]
     assert not target.exists()
+
+
+def test_vacuum_into_a_file_is_refused(tmp_path: Path) -> None:
+    # VACUUM, into a file or not, asks the authorizer for an ATTACH of the file it is to write (as it runs).
+    db = make_world(tmp_path).instance()
+    with pytest.raises(sqlite3.DatabaseError, match="authorization denied"):
+        db.execute("VACUUM INTO ?", (str(tmp_path / "copy.db"),))
+    assert not (tmp_path / "copy.db").exists()
+    sqlite3.connect(":memory:").execute("VACUUM INTO ?", (str(tmp_path / "plain.db"),))
+    assert (tmp_path / "plain.db").exists()  # what is refused: an unguarded database writes the file
+
+
+REFUSED_SQL = [
+    "SELECT fts3_tokenizer('simple')",  # the address of a C struct of function pointers, which a second form sets
+    "SELECT load_extension('/tmp/evil.so')",
+    "SELECT sqlite_compileoption_get(0)",
+    "PRAGMA writable_schema = ON",
+    "PRAGMA trusted_schema = ON",
+    "CREATE VIRTUAL TABLE docs USING fts5(body)",
+    "ATTACH DATABASE ':memory:' AS other",
+]
+
+
+@pytest.mark.parametrize("sql", REFUSED_SQL)
+def test_functions_pragmas_and_virtual_tables_outside_the_allow_lists_are_refused(tmp_path: Path, sql: str) -> None:
+    db = make_world(tmp_path).instance()
+    with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+        db.execute(sql)
+
+
+def test_a_refused_pragma_changes_nothing(tmp_path: Path) -> None:
+    db = make_world(tmp_path).instance()
+    db.execute("CREATE TABLE holds (sku TEXT REFERENCES stock (sku))")
+    with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+        db.execute("PRAGMA foreign_keys = OFF")
+    with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+        db.execute("INSERT INTO holds VALUES ('no such sku')")
+
+
+def test_tool_sql_calls_sqlite_functions_on_values(tmp_path: Path) -> None:
+    db = make_world(tmp_path).instance()
+    row = db.execute("SELECT upper(lower(sku)), round(qty * 1.55, 1), coalesce(NULL, qty), "
+                     "date('2024-01-31', '+1 day'), json_extract(json_object('q', qty), '$.q'), printf('%03d', qty), "
+                     "rank() OVER (ORDER BY qty) FROM stock WHERE sku LIKE 'a'").fetchone()
+    assert tuple(row) == ("A", 7.8, 5, "2024-02-01", 5, "005", 1)
+    assert tuple(db.execute("SELECT count(*), sum(qty), group_concat(sku, '+') FROM stock").fetchone()) == (2, 5, "A+B")
+
+
+@pytest.mark.parametrize(("seed", "refused"), [
+    ("SELECT fts3_tokenizer('simple');", "seed.sql: not authorized to use function: fts3_tokenizer"),
+    # A DEFAULT clause is never shown to the authorizer: with trusted_schema off it may call only the functions
+    # SQLite marks innocuous, and fts5_source_id is not one.
+    ("CREATE TABLE made (x DEFAULT (fts5_source_id())); INSERT INTO made DEFAULT VALUES;", "seed.sql: .*fts5_source"),
+])
+def test_a_world_whose_sql_calls_a_refused_function_does_not_build(tmp_path: Path, seed: str, refused: str) -> None:
+    world = make_world(tmp_path)
+    (tmp_path / "seed.sql").write_text(seed)
+    with pytest.raises(ConfigError, match=refused):
+        world.tables()
+
+
+def test_the_fts3_tokenizer_exploit_is_refused_and_the_process_lives(tmp_path: Path) -> None:
+    # Unguarded, the first statement leaks a pointer, and the other two make SQLite call a function at
+    # 0x4141414141414141 (SIGSEGV): a child process runs them, from a world's seed.sql and from a tool's SQL.
+    exploit = ["SELECT fts3_tokenizer('simple')", "SELECT fts3_tokenizer('simple', x'4141414141414141')",
+               "CREATE VIRTUAL TABLE t USING fts3(x, tokenize=simple)"]
+    for name, seed in (("plain", ""), ("hostile", ";\n".join(exploit) + ";\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "schema.sql").write_text("CREATE TABLE stock (sku TEXT PRIMARY KEY);")
+        (tmp_path / name / "seed.sql").write_text(seed)
+    script = textwrap.dedent("""
+        import sqlite3, sys
+        from occubench.errors import ConfigError
+        from occubench.executable.world import World
+
+        def world(folder):
+            return World(folder, scenario="s", category="Transportation & Logistics", domain="d", description="d",
+                         directory=folder, main_tables=())
+
+        try:
+            world(sys.argv[1]).tables()
+        except ConfigError as exc:
+            print("refused:", str(exc).partition("seed.sql: ")[2])
+        db = world(sys.argv[2]).instance()
+        for sql in sys.argv[3:]:
+            try:
+                db.execute(sql)
+            except sqlite3.DatabaseError as exc:
+                print("refused:", exc)
+        """)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "hostile"), str(tmp_path / "plain"), *exploit],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    refused = "refused: not authorized to use function: fts3_tokenizer"
+    assert done.stdout.splitlines() == [refused, refused, refused, "refused: not authorized"]
+
+
+def test_synthesis_scratch_databases_are_held_to_the_same_authorizer() -> None:
+    ddl = "CREATE TABLE t (x TEXT CHECK (fts3_tokenizer('simple') IS NOT NULL))"
+    problems = probe.schema({"tables": [["t", ddl]]})["problems"]
+    assert problems == ["table t: not authorized to use function: fts3_tokenizer"]
 
 
 def test_mentions_number() -> None:

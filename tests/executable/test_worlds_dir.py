@@ -15,7 +15,7 @@ import pytest
 
 from occubench.cli import main
 from occubench.errors import ConfigError
-from occubench.executable.registry import _WORLDS, load_world, load_worlds_dir
+from occubench.executable.registry import _WORLDS, load_world, world_named, worlds_of
 
 TWO = ("insurance_claims", "warehouse_inventory")
 
@@ -83,19 +83,19 @@ def test_a_broken_world_folder_is_a_configuration_error_naming_it(worlds_dir: Pa
                                                                   message: str) -> None:
     breakage(worlds_dir / "insurance_claims")
     with pytest.raises(ConfigError, match="insurance_claims|claims") as error:
-        load_worlds_dir(worlds_dir)
+        worlds_of(worlds_dir)
     assert message in str(error.value)
 
 
 def test_a_missing_or_empty_folder_and_an_unknown_world_are_configuration_errors(worlds_dir: Path,
                                                                                   tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is not a folder"):
-        load_worlds_dir(tmp_path / "nowhere")
+        worlds_of(tmp_path / "nowhere")
     with pytest.raises(ConfigError, match="holds no world folder"):
-        load_worlds_dir(tmp_path)
+        worlds_of(tmp_path)
     with pytest.raises(ConfigError, match="unknown environment 'pharmacy_dispensing'; in .*: insurance_claims, "
                                           "warehouse_inventory"):
-        load_world("pharmacy_dispensing", worlds_dir)
+        world_named("pharmacy_dispensing", worlds_of(worlds_dir), worlds_dir)
 
 
 def test_a_folders_sql_cannot_attach_a_file(worlds_dir: Path, tmp_path: Path,

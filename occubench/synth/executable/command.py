@@ -7,7 +7,7 @@ import os
 
 from rich.console import Console
 
-from occubench.evaluate import config_from_args
+from occubench.evaluate import add_trust_argument, config_from_args
 from occubench.synth.command import add_synth_arguments
 
 
@@ -46,4 +46,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     worlds.add_argument("--worlds", type=int, help="worlds made of each scenario, as different variants (default: 1)")
     worlds.add_argument("--tasks", type=int, help="tasks per world, at least 3 (default: 3); a world is kept with "
                         "at least 3 valid tasks covering difficulties 1, 2 and 3")
+    add_trust_argument(worlds)
     parser.set_defaults(func=_run)

@@ -20,6 +20,8 @@ class ExecutableSynthConfig(SynthConfig):
     worlds: int = Field(1, ge=1, le=100)
     #: Tasks per world; a world needs three that pass validation, covering difficulties 1, 2 and 3.
     tasks: int = Field(3, ge=3, le=30)
+    #: Where the machine has no sandbox, execute the generated code as a plain process anyway.
+    trust_world_code: bool = False
 
     @field_validator("scenario", mode="before")
     @classmethod

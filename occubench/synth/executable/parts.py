@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from occubench._jsonsafe import clean_text, json_safe
-from occubench.synth.sandbox import check_source
+from occubench.sandbox.allowlist import check_source
 
 #: The header of every assembled ``__init__.py``: what the parts may use besides their own names.
 HEADER = '''

@@ -1,7 +1,8 @@
 """``occubench synth executable``: scenario → tasks → SQLite schema → seed rows → tools → per task checks with a
 reference and a wrong solution (the Agent World Model pipeline).
 
-Every answer is executed in the sandbox (:mod:`occubench.synth.executable.probe`): tables created, rows inserted,
+Every answer is executed in a sandbox worker (:mod:`occubench.synth.executable.probe`, never in this process; where
+the machine has no sandbox, only with ``--trust-world-code``): tables created, rows inserted,
 tools called, checks run on the initial database and after the reference, do-nothing and wrong solutions. Its
 problems go back to the stage that wrote it, as ``previous_answer`` and ``problems`` in the inputs of the next ask,
 up to four correction rounds; what still fails is dropped with its reason. Because each round's inputs are plain
@@ -24,21 +25,24 @@ from rich.console import Console
 from rich.markup import escape
 
 from occubench.errors import OccuBenchError
+from occubench.executable.isolated import provider_for
 from occubench.executable.validate import MIN_ROWS, MIN_TOOLS
+from occubench.sandbox import Limits, Provider, Worker, WorkerFailed
 from occubench.synth.engine import Stage, StageFailed
 from occubench.synth.executable.config import ExecutableSynthConfig
 from occubench.synth.executable.parts import TaskPart, ToolPart, WorldParts, function_problems
 from occubench.synth.executable.report import SynthesisReport, Tally
 from occubench.synth.executable.stages import CHECKS, SCHEMA, SEED, TASKS, TOOLS
-from occubench.synth.sandbox import Limits, run_confined
 from occubench.synth.session import WORK_DIR, Session, open_session
 
 #: Rounds of feedback after the first answer, per stage and item.
 CORRECTIONS = 4
 #: What one round feeds back at most: the first problems, each cut to a length a model reads.
 MAX_PROBLEMS, PROBLEM_CHARS = 12, 600
-PROBE = "occubench.synth.executable.probe:run"
-LIMITS = Limits(cpu_seconds=60, memory_bytes=2 << 30, wall_seconds=120)
+PROBE = "occubench.synth.executable.probe"
+LIMITS = Limits(cpu_seconds=60, memory_bytes=2 << 30)
+#: Seconds one execution of a stage's answer may take in all.
+PROBE_SECONDS = 120.0
 T = TypeVar("T")
 
 
@@ -54,8 +58,9 @@ def synthesize(config: ExecutableSynthConfig, console: Console | None = None) ->
     """Make the worlds ``config`` asks for under ``config.out``, printing progress to ``console``; the report is
     also written to ``<out>/synthesis/report.json``."""
     console = console or Console(highlight=False)
+    provider = provider_for(config.trust_world_code, "executable synthesis")  # before any request is sent
     with open_session(config, {}, {}, console) as session:
-        synthesis = _Synthesis(session, config)
+        synthesis = _Synthesis(session, config, provider)
         synthesis.run()
         report = SynthesisReport.of(session, synthesis.tallies, synthesis.kept, synthesis.dropped,
                                     config.worlds * len(config.scenario))
@@ -71,8 +76,8 @@ class _Design:
 
 
 class _Synthesis:
-    def __init__(self, session: Session, config: ExecutableSynthConfig) -> None:
-        self.session, self.config = session, config
+    def __init__(self, session: Session, config: ExecutableSynthConfig, provider: Provider) -> None:
+        self.session, self.config, self.provider = session, config, provider
         self.tallies = {stage.name: Tally() for stage in (TASKS, SCHEMA, SEED, TOOLS, CHECKS)}
         self.kept: list[dict[str, Any]] = []
         self.dropped: list[dict[str, str]] = []
@@ -254,14 +259,21 @@ class _Synthesis:
         ``result`` its whole reply."""
         with tempfile.TemporaryDirectory(prefix="occubench-synth-") as scratch:
             if parts is not None:
-                folder = Path(scratch) / parts.name
-                parts.write(folder)
-                job = {**job, "folder": str(folder)}
-            outcome = run_confined(PROBE, job, LIMITS)
-        reply = outcome.result if isinstance(outcome.result, dict) else {}
-        if outcome.error is not None:
-            reply = {"problems": [f"the code could not be run to the end: {outcome.error}"],
-                     "world": [f"the code could not be run to the end: {outcome.error}"]}
+                parts.write(Path(scratch) / parts.name)
+            worker = Worker(self.provider, PROBE, [Path(scratch)], LIMITS)  # one per execution: nothing carries over
+            try:
+                if parts is not None:
+                    job = {**job, "folder": f"{worker.path(0)}/{parts.name}"}
+                reply = worker.request("run", job, PROBE_SECONDS)
+                if not isinstance(reply, dict) or not isinstance(reply.get("problems", reply.get("world")), list):
+                    raise WorkerFailed("protocol", "the reply is not the probe's")
+            except WorkerFailed as exc:
+                error = f"the code could not be run to the end: {exc.kind}: {exc}"
+                reply = {"problems": [error], "world": [error]}
+            finally:
+                worker.kill()
+        # What the executed code printed or raised goes back to the model and onto disk: no key may be in it.
+        reply = self.session.engine.redactor.value(reply)
         return reply if result else reply["problems"]
 
     def _count(self, stage: str, rounds: int, dropped: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""What the synthesis executes, always in the confined child process (:func:`occubench.synth.sandbox.run_confined`):
+"""What the synthesis executes, always in a sandbox worker (the service `occubench.synth.executable.probe`):
 each stage's output built into a scratch database or world folder and exercised. What goes wrong comes back as
 problems for the stage's model to fix, worded the same on every run (no paths, no addresses), so that a resumed
 synthesis asks the same questions and finds its stored answers."""
@@ -17,7 +17,7 @@ from occubench.executable.environment import ExecutableEnvironment
 from occubench.executable.registry import load_world_folder
 from occubench.executable.suite import exec_task
 from occubench.executable.validate import MIN_CALLS, NOOP_ANSWER, validate
-from occubench.executable.world import Call, Check, ExecTask, World
+from occubench.executable.world import Call, Check, ExecTask, World, new_database
 from occubench.synth.executable.parts import insert_sql
 from occubench.tools import TimeLimitExceeded, call_with_time_limit, describe
 
@@ -34,9 +34,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     return kinds[job["kind"]](job)
 
 
+HANDLERS = {"run": run}
+
+
 def schema(job: dict[str, Any]) -> dict[str, Any]:
     """Each table's statement, run in a scratch database: it must create exactly that table."""
-    db = sqlite3.connect(":memory:")
+    db = new_database()
     problems = []
     for name, ddl in job["tables"]:
         if not _CREATE_TABLE.match(ddl):
@@ -62,7 +65,7 @@ def _tables(db: sqlite3.Connection) -> set[str]:
 def seed(job: dict[str, Any]) -> dict[str, Any]:
     """Each row inserted on its own, then foreign keys checked; more than 10 % failing is a problem, and so is a main
     table left with too few rows. Returns the failing rows (by index), which the world leaves out."""
-    db = sqlite3.connect(":memory:")
+    db = new_database()
     for _, ddl in job["tables"]:
         db.execute(ddl)
     failed: dict[int, str] = dict(job["failed"])  # rows already refused (say, too few values)
@@ -99,7 +102,7 @@ def tools(job: dict[str, Any]) -> dict[str, Any]:
         arguments = job["samples"].get(name, {})
         env = ExecutableEnvironment(world, time_limit=SECONDS)
         try:
-            observation = env.call(name, arguments)
+            observation = _observe(env, name, arguments)
             if "error" in observation:
                 problems.append(f"tool {name} with its sample_arguments {_short(arguments)}: "
                                 f"{observation['error']}: {observation['message']}")
@@ -176,11 +179,19 @@ def _play(world: World, calls: Sequence[Call]) -> tuple[sqlite3.Connection, list
     env = ExecutableEnvironment(world, time_limit=SECONDS)
     errors = []
     for number, call in enumerate(calls, start=1):
-        observation = env.call(call.tool, dict(call.arguments))
+        observation = _observe(env, call.tool, dict(call.arguments))
         if "error" in observation:
             errors.append((number, f"{call.tool}({_short(call.arguments)})",
                            f"{observation['error']}: {observation['message']}"))
     return env.db, errors
+
+
+def _observe(env: ExecutableEnvironment, name: str, arguments: Any) -> dict[str, Any]:
+    """The call's observation; a call past the worker's memory limit is one too, for the model to fix."""
+    try:
+        return env.call(name, arguments)
+    except MemoryError:
+        return {"error": "memory", "message": f"{name}: the call ran out of memory"}
 
 
 def _verify(spec: ExecTask, initial: sqlite3.Connection, final: sqlite3.Connection, answer: str,

@@ -185,7 +185,8 @@ def synthesize(config: LWMSynthConfig, *, console: Console | None = None) -> Syn
             for name in config.agent_model[1:]:
                 preflight({"agent": Model(agent.client, name, agent.params, "agent")},
                           {"agent": config.endpoint("agent")}, config.retry_budget, console)
-        repairer = Engine(session.models["repair"], session.engine.store, session.engine.stats, session.engine.lock)
+        repairer = Engine(session.models["repair"], session.engine.store, session.engine.stats, session.engine.lock,
+                          session.engine.redactor)
         candidates = candidates_of(session, config, scenarios_of(session, config))
         for round_ in range(config.repair_rounds + 1):
             todo = [c for c in candidates if c.status == "pending"]

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from occubench.cli import main
-from occubench.executable.registry import load_worlds_dir
+from occubench.executable.registry import worlds_of
 from occubench.executable.validate import validate
 from occubench.synth.executable import ExecutableSynthConfig, SynthesisReport, synthesize
 from occubench.testing import MockLLMServer
@@ -84,7 +84,7 @@ def test_the_world_folder_has_the_built_in_shape_and_passes_validation(corrected
     out, report, _ = corrected
     assert sorted(p.name for p in (out / WORLD).iterdir()) == ["__init__.py", "schema.sql", "seed.sql"]
     assert "pending" not in (out / WORLD / "seed.sql").read_text()  # the failing rows were asked again, not kept
-    [world] = load_worlds_dir(out)
+    [world] = worlds_of(out)
     problems, results = validate([world])
     assert problems == {WORLD: []} and all(r.ok for r in results) and len(results) == 3
     assert main(["validate", "--worlds-dir", str(out)]) == 0
@@ -151,7 +151,8 @@ def test_the_synthesized_world_runs_and_is_served_to_the_mcp_client(corrected: A
     ("socket", "tool get_case: line 7: `import socket` is not allowed"),
     ("endless_loop", "tool get_case with its sample_arguments {'case_id': 'CASE-1001'}: timeout: get_case: the call "
                      "did not finish within 2 s"),
-    ("memory_bomb", "tool get_case with its sample_arguments {'case_id': 'CASE-1001'}: tool_failed: MemoryError"),
+    ("memory_bomb", "tool get_case with its sample_arguments {'case_id': 'CASE-1001'}: memory: get_case: the call "
+                    "ran out of memory"),
 ])
 def test_hostile_tool_code_is_refused_or_stopped_and_then_corrected(tmp_path: Path, hostile: str,
                                                                     refused: str) -> None:

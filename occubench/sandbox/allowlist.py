@@ -1,15 +1,18 @@
-"""Generated code is checked before it is ever imported, and during synthesis runs only in a confined child process.
+"""Generated code is checked before it is ever imported: :func:`check_source`, an allow-list over its syntax tree.
 
-:func:`check_source` is an allow-list over the syntax tree: imports only of a few modules (and of names in them that
-are not modules), builtins only from a safe set (no ``open``, ``eval``, ``exec``, ``__import__``, ``getattr``,
-``globals``...), no dunder name and no attribute beginning with ``_`` (dunder tricks, private state), no attributes
-that reach files, frames or the database engine's settings, no ``str.format`` (whose fields read attributes), no
-classes, no ``global``, and no strings in annotations (``typing`` would evaluate them as code) outside ``Literal``.
-A world folder loaded with ``--worlds-dir`` passes the same check before its ``__init__.py`` runs.
-
-:func:`run_confined` runs a function in a child interpreter under an address-space limit (``RLIMIT_AS``), a CPU-time
-limit (``RLIMIT_CPU``) and a wall-clock kill, with no API key in its environment, and returns its JSON result or why
-it was stopped.
+The allow-list is a second wall, behind the operating system's sandbox (:mod:`occubench.sandbox`), and not a wall of
+its own: it keeps generated code to plain functions on values and on the connection it is handed, so that the usual
+ways out of a Python process take an interpreter bug rather than a line of code. It allows imports only of a few
+modules (and of names in them that are not modules); a module imported whole only as ``m.name`` read directly (never
+put in a list, passed, assigned or returned, so no chain of attributes starts from it); builtins only from a safe
+set (no ``open``, ``eval``, ``exec``, ``__import__``, ``getattr``, ``globals``...); no dunder name and no attribute
+beginning with ``_``; no attribute that reaches files, frames, modules or the database engine's settings, nor
+``str.format`` and functools' wrappers (which read or set attributes named in strings); ``sqlite3.Connection`` and
+``sqlite3.Row`` in annotations only, and annotations that only name types (``typing`` evaluates them); ``Path``,
+``__file__`` and ``World`` only as ``World(..., directory=Path(__file__).parent)``; no classes, no ``global``, no
+generators. A world folder loaded with ``--worlds-dir`` passes the same check before its ``__init__.py`` runs. What
+an allowed object reaches that the check does not know of (a bug in the interpreter or in a module it allows) is the
+OS sandbox's to stop.
 """
 
 from __future__ import annotations
@@ -17,17 +20,10 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib
-import json
-import os
-import signal
-import subprocess
 import symtable
-import sys
 import types
 from dataclasses import dataclass
-from typing import Any
 
-from occubench._jsonsafe import dumps
 from occubench.tools import describe
 
 #: Builtins generated code may use: values and pure functions, nothing that reaches objects' internals or the system.
@@ -41,25 +37,44 @@ SAFE_BUILTINS = frozenset({
 MODULES: dict[str, frozenset[str] | None] = {
     "__future__": frozenset({"annotations"}),
     "sqlite3": frozenset({"Connection", "Row", "Error", "DatabaseError", "IntegrityError", "OperationalError"}),
-    "pathlib": frozenset({"Path"}),  # and only as Path(__file__).parent: see _directory_of_file
+    "pathlib": frozenset({"Path"}),  # and only as World(..., directory=Path(__file__).parent)
     "typing": frozenset({"Any", "Literal", "Optional", "Union"}),
     "occubench.executable.world": frozenset({"Call", "Check", "ExecTask", "ToolError", "World", "found",
                                              "mentions_number", "next_id", "one", "only_changed", "rows", "scalar"}),
     "collections": None, "datetime": None, "decimal": None, "fractions": None, "functools": None, "itertools": None,
     "json": None, "math": None, "re": None, "statistics": None,
 }
-#: Attributes that reach files, frames, the database engine's settings or a transaction's boundaries, or that read
-#: attributes named in a string (``str.format``), whatever object they are taken from.
+#: sqlite3's classes that open a database file (``Connection('/etc/passwd')``) or read one: names for annotations.
+TYPES_ONLY = frozenset({"Connection", "Row"})
+#: Attributes refused whatever object they are taken from.
 DENIED_ATTRIBUTES = frozenset({
+    # files
     "open", "read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmdir", "mkdir", "touch", "chmod",
-    "symlink_to", "hardlink_to", "iterdir", "glob", "rglob", "connect", "format", "format_map",
-    "set_authorizer", "set_progress_handler", "set_trace_callback", "enable_load_extension", "load_extension",
-    "backup", "iterdump", "serialize", "deserialize", "create_function", "create_aggregate",
-    "create_window_function", "create_collation", "blobopen", "interrupt", "commit", "rollback", "close",
-    "register_adapter", "register_converter", "mro", "directory", "parent", "parents", "gi_frame", "gi_code",
-    "cr_frame", "cr_code", "ag_frame", "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code",
-    "tb_frame", "tb_next",
+    "symlink_to", "hardlink_to", "iterdir", "glob", "rglob", "directory", "parent", "parents",
+    # the database engine's settings, other databases, a transaction's boundaries
+    "connect", "set_authorizer", "set_progress_handler", "set_trace_callback", "enable_load_extension",
+    "load_extension", "setconfig", "setlimit", "backup", "iterdump", "serialize", "deserialize", "create_function",
+    "create_aggregate", "create_window_function", "create_collation", "blobopen", "interrupt", "commit", "rollback",
+    "close", "register_adapter", "register_converter",
+    # attributes read or set by a name in a string: str.format's fields, and functools' wrappers, which copy any
+    # attribute (updated=("__globals__",) pours another module's globals, its imported modules, into the world's)
+    "format", "format_map", "update_wrapper", "wraps",
+    # frames and classes' insides, from which any function's globals are a step away
+    "mro", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_globals", "f_locals", "f_builtins",
+    "f_back", "f_code", "tb_frame", "tb_next",
+    # Modules one step from files, processes or the interpreter, and the import machinery. A module imported whole
+    # is read only as `m.name`, never handled as a value, but another object may hold one (`codecs.sys`): these
+    # names stop such a chain wherever it starts.
+    "builtins", "codecs", "ctypes", "importlib", "io", "load_module", "loader", "marshal", "meta_path", "modules",
+    "multiprocessing", "os", "pathlib", "pickle", "posix", "resource", "shutil", "signal", "socket", "spec",
+    "subprocess", "sys", "tempfile", "threading", "types",
 })
+#: What an annotation may hold: types named, subscripted and joined with `|`; never a call or an assignment
+#: (typing.get_type_hints evaluates annotations in the module's namespace).
+_ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant, ast.BinOp,
+                     ast.BitOr, ast.Load)
+#: The only use of Path and of __file__: where a world's SQL files are, handed to World(..., directory=...).
+_DIRECTORY_OF_FILE = ast.dump(ast.parse("Path(__file__).parent", mode="eval").body)
 _DENIED_NODES = {ast.ClassDef: "classes", ast.Global: "global", ast.Nonlocal: "nonlocal",
                  ast.AsyncFunctionDef: "async functions", ast.Await: "await", ast.AsyncFor: "async for",
                  ast.AsyncWith: "async with", ast.Yield: "generators", ast.YieldFrom: "generators",
@@ -89,8 +104,8 @@ def check_source(source: str, forbidden_names: frozenset[str] = frozenset()) -> 
         return [Problem(exc.lineno or 1, f"syntax error: {exc.msg}")]
     except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte, nesting beyond the parser
         return [Problem(1, f"cannot be parsed: {describe(exc)}")]
-    checker = _Checker(forbidden_names)
     try:
+        checker = _Checker(tree, forbidden_names)
         checker.visit(tree)
         builtins_used = _builtins_used(source, tree)
     except RecursionError:
@@ -120,11 +135,24 @@ def _builtins_used(source: str, tree: ast.AST) -> list[Problem]:
     return problems
 
 
+def _importable(module: str) -> bool:
+    """Whether ``import module`` is allowed: sqlite3 (for annotations) and the modules any of whose names may be used;
+    the others only with ``from ... import``."""
+    return module in MODULES and (MODULES[module] is None or module == "sqlite3")
+
+
 class _Checker(ast.NodeVisitor):
-    def __init__(self, forbidden_names: frozenset[str]) -> None:
+    def __init__(self, tree: ast.AST, forbidden_names: frozenset[str]) -> None:
         self.problems: list[Problem] = []
         self.forbidden = forbidden_names
-        self.modules: dict[str, str] = {}  # name bound by `import m` -> m
+        # Read from the whole tree first: a function may use a name above the import that binds it.
+        imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        self.modules = {alias.asname or alias.name: alias.name for node in imports if isinstance(node, ast.Import)
+                        for alias in node.names if _importable(alias.name)}  # name bound by `import m` -> m
+        self.types_only = {alias.asname or alias.name for node in imports
+                           if isinstance(node, ast.ImportFrom) and node.module == "sqlite3" and not node.level
+                           for alias in node.names if alias.name in TYPES_ONLY}
+        self.in_annotation = False
 
     def refuse(self, node: ast.AST, message: str) -> None:
         self.problems.append(Problem(getattr(node, "lineno", 1), message))
@@ -137,11 +165,10 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.name not in MODULES or MODULES[alias.name] is not None and alias.name != "sqlite3":
+            if not _importable(alias.name):
                 self.refuse(node, f"`import {alias.name}` is not allowed (allowed: {', '.join(sorted(MODULES))}; "
                             "occubench.executable.world, pathlib and typing only with `from ... import`)")
             else:
-                self.modules[alias.asname or alias.name] = alias.name
                 self.name(node, alias.asname or alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -151,9 +178,9 @@ class _Checker(ast.NodeVisitor):
             return
         for alias in node.names:
             self.member(node, module, alias.name)
-            if module == "pathlib" and alias.asname:
-                self.refuse(node, "Path may not be renamed")
-            elif alias.name != "Path":
+            if alias.name in ("Path", "World") and alias.asname not in (None, alias.name):
+                self.refuse(node, f"{alias.name} may not be renamed")
+            elif alias.name not in ("Path", "World"):  # the two are checked where they are used
                 self.name(node, alias.asname or alias.name)
 
     def member(self, node: ast.AST, module: str, name: str) -> None:
@@ -168,12 +195,17 @@ class _Checker(ast.NodeVisitor):
     def name(self, node: ast.AST, name: str) -> None:
         if name.startswith("__"):
             self.refuse(node, f"the name {name!r} is not allowed (no dunder names)")
-        elif name == "Path":
-            self.refuse(node, "Path may be used only as Path(__file__).parent")
+        elif name in ("Path", "World"):  # a world's folder goes to World and nowhere else: see visit_Call
+            self.refuse(node, f"{name} may be used only as World(..., directory=Path(__file__).parent)")
         elif name in self.forbidden:
             self.refuse(node, f"the name {name!r} may not be used here")
 
     def visit_Name(self, node: ast.Name) -> None:
+        if node.id in self.modules:  # its attribute reads do not come here: see visit_Attribute
+            self.refuse(node, f"the module {node.id} may be used only to read a name from it ({node.id}.name), "
+                        "not as a value")
+        elif node.id in self.types_only and not self.in_annotation:
+            self.refuse(node, f"{node.id} may be used only in annotations")
         self.name(node, node.id)
 
     def visit_arg(self, node: ast.arg) -> None:
@@ -213,85 +245,40 @@ class _Checker(ast.NodeVisitor):
                 assert isinstance(sub, ast.Subscript)
                 values.update(map(id, sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]))
         for sub in ast.walk(node):
-            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and id(sub) not in values:
+            if not isinstance(sub, _ANNOTATION_NODES):
+                self.refuse(sub, "an annotation may only name a type (X, m.X, X[...], X | Y): no calls, "
+                            "assignments or other expressions")
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and id(sub) not in values:
                 self.refuse(sub, "an annotation may not hold a string (outside Literal[...]): write the type itself")
+        self.in_annotation = True
         self.visit(node)
+        self.in_annotation = False
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if _directory_of_file(node):
-            return  # Path(__file__).parent: where a world's SQL files are
+        module = self.modules.get(node.value.id) if isinstance(node.value, ast.Name) else None
         if node.attr.startswith("_"):
             self.refuse(node, f"the attribute {node.attr!r} is not allowed (no attribute may begin with an "
                         "underscore)")
         elif node.attr in DENIED_ATTRIBUTES:
             self.refuse(node, f"the attribute {node.attr!r} is not allowed")
-        elif isinstance(node.value, ast.Name) and node.value.id in self.modules:
+        elif module is not None:
             if not isinstance(node.ctx, ast.Load):  # a module is shared by the whole process: no patching it
-                self.refuse(node, f"{node.value.id}.{node.attr} may be read, not assigned or deleted")
-            self.member(node, self.modules[node.value.id], node.attr)
-        self.visit(node.value)
+                self.refuse(node, f"{module}.{node.attr} may be read, not assigned or deleted")
+            self.member(node, module, node.attr)
+            if module == "sqlite3" and node.attr in TYPES_ONLY and not self.in_annotation:
+                self.refuse(node, f"sqlite3.{node.attr} may be used only in annotations")
+        if module is None:  # `m` of `m.name` is the one use a module's name may have
+            self.visit(node.value)
 
-
-def _directory_of_file(node: ast.Attribute) -> bool:
-    call = node.value
-    return (node.attr == "parent" and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-            and call.func.id == "Path" and not call.keywords and len(call.args) == 1
-            and isinstance(call.args[0], ast.Name) and call.args[0].id == "__file__")
-
-
-# -- the confined child ------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Limits:
-    cpu_seconds: int = 30
-    memory_bytes: int = 2 << 30
-    wall_seconds: float = 60.0
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a confined run gave: its result, or why there is none (an exception, a limit, a crash)."""
-
-    result: Any = None
-    error: str | None = None
-
-
-def run_confined(target: str, job: Any, limits: Limits = Limits()) -> Outcome:
-    """``module:function`` called with ``job`` (JSON data) in a confined child interpreter; its return value (JSON
-    data) as the outcome's result."""
-    command = [sys.executable, "-m", __name__, target, str(limits.cpu_seconds), str(limits.memory_bytes)]
-    # No API key or token for generated code to find; a fixed hash seed, so that messages are the same every run.
-    env = {"PYTHONPATH": os.pathsep.join(sys.path), "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        done = subprocess.run(command, input=json.dumps(job).encode(), stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, env=env, timeout=limits.wall_seconds, check=False)
-    except subprocess.TimeoutExpired:  # run() has killed it
-        return Outcome(error=f"stopped: did not finish within {limits.wall_seconds:g} s")
-    try:
-        reply = json.loads(done.stdout)
-        return Outcome(result=reply.get("result"), error=reply.get("error"))
-    except (ValueError, AttributeError):  # no reply: the child was killed by a limit, or crashed
-        if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
-            return Outcome(error=f"stopped: used more than {limits.cpu_seconds} s of CPU time")
-        if done.returncode < 0:
-            return Outcome(error=f"stopped by signal {signal.Signals(-done.returncode).name}")
-        return Outcome(error=f"the process ended with exit status {done.returncode} without a result")
-
-
-def _main(target: str, cpu_seconds: int, memory_bytes: int) -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    job = json.loads(sys.stdin.buffer.read())
-    out, sys.stdout = sys.stdout, sys.stderr  # stdout carries the reply only
-    try:
-        module, _, name = target.partition(":")
-        reply = {"result": getattr(importlib.import_module(module), name)(job)}
-    except BaseException as exc:  # noqa: BLE001 - whatever the code raised (MemoryError too) is the result
-        reply = {"error": f"{type(exc).__name__}: {describe(exc)}"}
-    out.write(dumps(reply))
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    def visit_Call(self, node: ast.Call) -> None:
+        # World(..., directory=Path(__file__).parent) is the one place for World, Path and __file__: nothing else
+        # gets the world's folder, and a world reads its SQL files from beside its code, never from elsewhere.
+        exempt: list[ast.AST] = []
+        if isinstance(node.func, ast.Name) and node.func.id == "World":
+            exempt = [node.func, *(keyword for keyword in node.keywords
+                                   if keyword.arg == "directory" and ast.dump(keyword.value) == _DIRECTORY_OF_FILE)]
+            if len(exempt) == 1:
+                self.refuse(node, "World(...) must be given directory=Path(__file__).parent")
+        for child in ast.iter_child_nodes(node):
+            if child not in exempt:
+                self.visit(child)

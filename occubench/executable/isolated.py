@@ -1,0 +1,169 @@
+"""Executable worlds that run in a worker process, never in the harness: the harness's side.
+
+An :class:`IsolatedWorld` is what the harness knows of a world loaded by a worker (its name, tools, tasks and
+reference solutions: data, no code); :meth:`IsolatedWorld.environment` leases a warm worker from the world's pool
+and opens an instance there. Every request has a deadline enforced from outside the worker (see
+:mod:`occubench.sandbox.pool`): a call the worker cannot answer in time, a crash or a memory overrun ends the episode
+as an environment error naming the tool, and the worker is replaced. Which worker: confined by the machine's
+sandbox provider where there is one; otherwise, for worlds we ship or that the user trusts, a plain child process
+under the same limits (see :func:`provider_for`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from occubench.errors import ConfigError, WorldError
+from occubench.executable.environment import ExecutableEnvironment, StateDiff, Verification, WorldEnvironment
+from occubench.executable.world import Call, Check, ExecTask, World
+from occubench.sandbox import INSTALL_HINT, Pool, Provider, Unconfined, Worker, WorkerFailed, detect, pool
+from occubench.tools import TOOL_TIME_LIMIT, JSONObject, ToolSpec
+
+SERVICE = "occubench.executable.service"
+#: Seconds a world may take to load (its module and SQL) or its checks to run.
+LOAD_SECONDS = VERIFY_SECONDS = 30.0
+TRUST_FLAG = "--trust-world-code"
+
+
+def provider_for(trusted: bool, what: str) -> Provider:
+    """The machine's sandbox; without one, a plain child process for ``trusted`` code, else a refusal."""
+    detection = detect()
+    if detection.provider is not None:
+        return detection.provider
+    if trusted:
+        return Unconfined()
+    raise ConfigError(f"{what} holds code from outside occubench, which runs only in a sandbox, and this machine has "
+                      f"none: {detection.reason}. To sandbox it, {INSTALL_HINT}. To run it without a sandbox (its "
+                      f"code could then read your files and keys), pass {TRUST_FLAG}.")
+
+
+def sandbox_in_use(worlds: Sequence[IsolatedWorld]) -> str:
+    """What runs ``worlds``' code, for a run's metadata: the provider of their workers."""
+    return "; ".join(sorted({world.pool.provider.describe() for world in worlds}))
+
+
+def _verify_in_worker(initial: object, final: object, answer: str) -> list[Check]:
+    raise RuntimeError("an isolated world's checks run in its worker: use its environment's verify()")
+
+
+class IsolatedWorld:
+    """A world loaded by a worker of ``pool``, which sees its folder as ``worker_folder``."""
+
+    def __init__(self, description: dict[str, Any], directory: Path, pool: Pool, worker_folder: str) -> None:
+        self.directory, self.pool, self.worker_folder = directory, pool, worker_folder
+        self.name: str = description["name"]
+        self.scenario, self.category = description["scenario"], description["category"]
+        self.domain, self.description = description["domain"], description["description"]
+        self.main_tables = tuple(description["main_tables"])
+        self.tools = {tool["name"]: ToolSpec(tool["name"], tool["description"], tool["parameters"], tool["writes"])
+                      for tool in description["tools"]}
+        self.tasks = [ExecTask(id=t["id"], instruction=t["instruction"], difficulty=t["difficulty"],
+                               verify=_verify_in_worker, reference=[Call(**c) for c in t["reference"]],
+                               answer=t["answer"], wrong=[Call(**c) for c in t["wrong"]],
+                               wrong_answer=t["wrong_answer"], rubric=t["rubric"]) for t in description["tasks"]]
+
+    def environment(self, time_limit: float = TOOL_TIME_LIMIT) -> IsolatedEnvironment:
+        return IsolatedEnvironment(self, time_limit)
+
+
+def open_environment(world: World | IsolatedWorld, time_limit: float | None = TOOL_TIME_LIMIT) -> WorldEnvironment:
+    """An instance of ``world``: in this process for a definition, in a worker for an isolated world."""
+    if isinstance(world, World):
+        return ExecutableEnvironment(world, time_limit=time_limit)
+    return world.environment(TOOL_TIME_LIMIT if time_limit is None else time_limit)  # a worker always has one
+
+
+def load_isolated(root: Path, folders: Sequence[Path], provider: Provider,
+                  service: str = SERVICE) -> list[IsolatedWorld]:
+    """The worlds of ``folders`` (subfolders of ``root``), loaded by workers of ``provider`` that see ``root`` and
+    serve ``service`` (:mod:`occubench.executable.service`, or a test's)."""
+    workers = pool(provider, service, [root])
+    worlds = []
+    try:
+        worker = workers.lease()
+    except WorkerFailed as exc:
+        raise ConfigError(f"the {provider.name} worker for {root} did not start: {exc.kind}: {exc}") from None
+    try:
+        for folder in folders:
+            inside = f"{worker.path(0)}/{folder.relative_to(root).as_posix()}"
+            try:
+                description = worker.request("load", {"folder": inside}, LOAD_SECONDS)
+            except WorkerFailed as exc:
+                # The worker names files as it sees them: name them as the user does.
+                message = str(exc).replace(worker.path(0), str(root))
+                raise ConfigError(message if exc.kind == "refused" else
+                                  f"{folder}: the world does not load: {message}") from None
+            try:
+                worlds.append(IsolatedWorld(description, folder, workers, inside))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ConfigError(f"{folder}: the worker described the world wrongly ({exc})") from None
+    finally:
+        workers.release(worker)
+    return worlds
+
+
+class IsolatedEnvironment(WorldEnvironment):
+    """An instance of ``world`` in a worker leased for this environment's lifetime."""
+
+    def __init__(self, world: IsolatedWorld, time_limit: float) -> None:
+        self.world = world
+        self.seconds = time_limit  # the worker's limit per call; the deadline here is a little later
+        self._specs = list(world.tools.values())
+        try:
+            self._worker: Worker | None = world.pool.lease()
+        except WorkerFailed as exc:
+            raise WorldError(f"{world.name}: the worker did not start: {exc.kind}: {exc}") from None
+        self._instance = self._request("open", {"folder": world.worker_folder, "time_limit": time_limit},
+                                       LOAD_SECONDS, "opening an instance")
+
+    def _request(self, op: str, args: dict[str, Any], seconds: float | None, what: str) -> Any:
+        if self._worker is None:
+            raise WorldError(f"{self.world.name}: {what}: the instance is closed")
+        try:
+            return self._worker.request(op, args, seconds)
+        except WorkerFailed as exc:
+            raise WorldError(f"{self.world.name}: {what}: {exc.kind}: {exc}") from None
+
+    def tools(self) -> list[ToolSpec]:
+        return self._specs
+
+    def _call(self, name: str, arguments: JSONObject) -> Any:
+        observation = self._request("call", {"instance": self._instance, "tool": name, "arguments": arguments},
+                                    self.seconds, f"tool {name}")
+        if not isinstance(observation, dict):
+            raise WorldError(f"{self.world.name}: tool {name}: the worker's reply is not an observation")
+        return observation
+
+    def verify(self, task_id: str, answer: str) -> Verification:
+        reply = self._request("verify", {"instance": self._instance, "task": task_id, "answer": answer},
+                              VERIFY_SECONDS, f"the checks of task {task_id}")
+        try:
+            checks = [Check(str(c["name"]), bool(c["passed"]), str(c.get("message", ""))) for c in reply["checks"]]
+            diff = reply["diff"]
+            assert isinstance(diff, dict)
+        except (KeyError, TypeError, AttributeError, AssertionError):
+            raise WorldError(f"{self.world.name}: the checks of task {task_id}: the worker's reply is malformed") \
+                from None
+        return Verification(checks, diff)
+
+    def state_diff(self) -> StateDiff:
+        return self._request("diff", {"instance": self._instance}, VERIFY_SECONDS, "the state diff")
+
+    def table_sizes(self) -> dict[str, int]:
+        return self._request("sizes", {"instance": self._instance}, VERIFY_SECONDS, "counting rows")
+
+    def reset(self) -> None:
+        self._request("reset", {"instance": self._instance}, LOAD_SECONDS, "reset")
+
+    def close(self) -> None:
+        if self._worker is None:
+            return
+        worker, self._worker = self._worker, None
+        try:
+            worker.request("close", {"instance": self._instance}, LOAD_SECONDS)
+        except WorkerFailed:
+            pass  # the worker is broken and will not be lent again
+        finally:
+            self.world.pool.release(worker)

@@ -1,0 +1,80 @@
+"""What a sandbox worker does for executable worlds (``occubench.sandbox.worker occubench.executable.service``).
+
+The worker loads world folders (the allow-list first, then the module, then its SQL), keeps each world's instances,
+and runs their tool calls and checks under the same tool contract as in the harness (:class:`ExecutableEnvironment`).
+Every request and reply is plain JSON; :mod:`occubench.executable.isolated` is the harness's side.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from occubench.errors import ConfigError
+from occubench.executable.environment import ExecutableEnvironment
+from occubench.executable.registry import load_world_folder
+from occubench.executable.world import World
+
+
+def describe(world: World) -> dict[str, Any]:
+    """What the harness needs of a world to list, plan and validate its tasks: everything but its code."""
+    return {
+        "name": world.name, "scenario": world.scenario, "category": world.category, "domain": world.domain,
+        "description": world.description, "main_tables": list(world.main_tables),
+        "tools": [{"name": t.name, "description": t.spec.description, "parameters": t.spec.parameters,
+                   "writes": t.writes} for t in world.tools.values()],
+        "tasks": [{"id": t.id, "instruction": t.instruction, "difficulty": t.difficulty, "rubric": t.rubric,
+                   "reference": [asdict(c) for c in t.reference], "answer": t.answer,
+                   "wrong": [asdict(c) for c in t.wrong], "wrong_answer": t.wrong_answer} for t in world.tasks],
+    }
+
+
+class WorldService:
+    """The worlds a worker has loaded with ``loader`` and their open instances."""
+
+    def __init__(self, loader: Callable[[Path], World]) -> None:
+        self.loader = loader
+        self.worlds: dict[str, World] = {}
+        self.instances: dict[int, ExecutableEnvironment] = {}
+        self.numbers = itertools.count(1)
+
+    def world(self, folder: str) -> World:
+        if folder not in self.worlds:
+            self.worlds[folder] = self.loader(Path(folder))
+        return self.worlds[folder]
+
+    def instance(self, args: dict[str, Any]) -> ExecutableEnvironment:
+        instance = self.instances.get(args["instance"])
+        if instance is None:
+            raise ConfigError(f"no instance {args['instance']!r}")
+        return instance
+
+    def open(self, args: dict[str, Any]) -> int:
+        number = next(self.numbers)
+        self.instances[number] = ExecutableEnvironment(self.world(str(args["folder"])), time_limit=args["time_limit"])
+        return number
+
+    def verify(self, args: dict[str, Any]) -> dict[str, Any]:
+        verification = self.instance(args).verify(str(args["task"]), str(args["answer"]))
+        return {"checks": [asdict(check) for check in verification.checks], "diff": verification.diff}
+
+    def close(self, args: dict[str, Any]) -> None:
+        instance = self.instances.pop(args["instance"], None)
+        if instance is not None:
+            instance.close()
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        return {
+            "load": lambda args: describe(self.world(str(args["folder"]))),
+            "open": self.open, "verify": self.verify, "close": self.close,
+            "call": lambda args: self.instance(args).call(str(args["tool"]), args["arguments"]),
+            "reset": lambda args: self.instance(args).reset(),
+            "diff": lambda args: self.instance(args).state_diff(),
+            "sizes": lambda args: self.instance(args).table_sizes(),
+        }
+
+
+HANDLERS = WorldService(load_world_folder).handlers()

@@ -1,0 +1,220 @@
+"""Workers seen from the harness: one process each, a deadline on every request, and warm pools to lease them from.
+
+A :class:`Worker` answers one request at a time. Its deadline is enforced here, outside the code that runs: when
+no reply has come by then, the worker's whole process group is killed and the request fails with
+:class:`WorkerFailed` (kind ``timeout``); a worker that dies (a segfault, a limit) fails it with kind ``crashed``.
+A :class:`Pool` keeps started workers for one service and set of folders, and lends each to one user at a time
+(an episode), so a new episode costs a request, not a process; a worker that failed, or has used half its CPU
+allowance, is not lent again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from occubench.sandbox import protocol, seccomp
+from occubench.sandbox.provider import Limits, Provider
+
+#: Seconds a worker may take to start (Python's start-up and our imports, in a fresh namespace).
+START_SECONDS = 30.0
+#: Seconds past a request's own time limit before the worker is killed: the worker's own interrupt comes first.
+GRACE_SECONDS = 2.0
+
+
+class WorkerFailed(Exception):
+    """A request without a usable reply: kind ``timeout``, ``crashed``, ``memory``, ``refused``, ``failed`` or
+    ``protocol``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+#: Every worker is started from this one thread, which lives as long as the process: bubblewrap's
+#: ``--die-with-parent`` follows the thread that started it, and an episode's thread ends long before the harness.
+_starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="occubench-sandbox-starter")
+
+
+class Worker:
+    def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits) -> None:
+        self.provider, self.folders = provider, tuple(folders)
+        self.cpu = 0.0
+        self.limits = limits
+        self.broken = False
+        try:
+            self._process = _starter.submit(provider.start, service, self.folders, limits).result()
+        except OSError as exc:
+            raise WorkerFailed("crashed", f"{provider.name} could not start: {exc}") from None
+        filter_program = seccomp.worker_filter() if seccomp.library() is not None else b""
+        try:
+            hello = self.request("start", {}, START_SECONDS, message={
+                "version": protocol.VERSION, "limits": provider.rlimits(limits),
+                "filter": base64.b64encode(filter_program).decode()})
+            if not isinstance(hello, dict) or hello.get("version") != protocol.VERSION:
+                raise WorkerFailed("protocol", f"a worker of another protocol version: {str(hello)[:100]}")
+        except WorkerFailed:
+            self.kill()
+            raise
+
+    def path(self, index: int) -> str:
+        """Where the worker sees the ``index``-th of its folders."""
+        return self.provider.path(self.folders[index], index)
+
+    def request(self, op: str, args: dict[str, Any], seconds: float | None,
+                message: dict[str, Any] | None = None) -> Any:
+        """The result of ``op``; :class:`WorkerFailed` when there is none. The worker is killed when ``seconds``
+        (and ``GRACE_SECONDS``, for a limit the service itself puts on the code it runs) pass without a reply; None
+        for no deadline."""
+        if self.broken:
+            raise WorkerFailed("crashed", "the worker is no longer running")
+        deadline = None if seconds is None else time.monotonic() + seconds + GRACE_SECONDS
+        try:
+            self._send(message if message is not None else {"op": op, "args": args})
+            reply = protocol.decode(self._receive(protocol.length(self._receive(protocol.HEADER_SIZE, deadline)),
+                                                  deadline))
+        except WorkerFailed:
+            self.kill()
+            raise
+        except (OSError, protocol.ProtocolError) as exc:
+            self.kill()
+            raise WorkerFailed("protocol" if isinstance(exc, protocol.ProtocolError) else "crashed",
+                               f"{op}: {self._death(str(exc))}") from None
+        if not isinstance(reply, dict) or not isinstance(reply.get("cpu", 0), (int, float)):
+            self.kill()
+            raise WorkerFailed("protocol", f"{op}: a reply that is not one of the protocol's")
+        self.cpu = float(reply.get("cpu", 0))
+        error = reply.get("error")
+        if error is not None:
+            kind = error.get("kind") if isinstance(error, dict) else None
+            text = str(error.get("message", "")) if isinstance(error, dict) else str(error)
+            if kind not in ("refused", "timeout", "memory", "failed"):
+                kind = "failed"
+            if kind == "memory":
+                self.kill()  # a process that ran out of memory may hold a half-built state
+            raise WorkerFailed(kind, text[:4000])
+        return reply.get("ok")
+
+    def _send(self, message: dict[str, Any]) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        stdin.write(protocol.encode(message))
+
+    def _receive(self, size: int, deadline: float | None) -> bytes:
+        stdout = self._process.stdout
+        assert stdout is not None
+        chunks, left = [], size
+        while left:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([stdout], [], [], wait)
+            if not ready:
+                raise WorkerFailed("timeout", f"no reply within {wait if deadline is None else 'its deadline'}: "
+                                              "the worker was stopped")
+            chunk = os.read(stdout.fileno(), min(left, 1 << 20))
+            if not chunk:
+                raise WorkerFailed("crashed", self._death("the worker ended"))
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _death(self, default: str) -> str:
+        try:
+            code = self._process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return default
+        number = -code if code < 0 else code - 128 if self.provider.confined and code > 128 else 0  # bwrap: 128 + n
+        with contextlib.suppress(ValueError):
+            return f"the worker was ended by signal {signal.Signals(number).name}"
+        return f"the worker ended with exit status {code}" if code else default
+
+    def kill(self) -> None:
+        """Stop the worker and everything it started (its whole process group)."""
+        self.broken = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        for stream in (self._process.stdin, self._process.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=5)
+
+
+class Pool:
+    """Started workers of one provider, service and set of folders, lent to one user at a time."""
+
+    def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits) -> None:
+        self.provider, self.service, self.folders, self.limits = provider, service, tuple(folders), limits
+        self._idle: list[Worker] = []
+        self._all: set[Worker] = set()
+        self._lock = threading.Lock()
+
+    def lease(self) -> Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if not worker.broken:
+                    return worker
+        worker = Worker(self.provider, self.service, self.folders, self.limits)
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def release(self, worker: Worker) -> None:
+        if worker.cpu > self.limits.cpu_seconds / 2:
+            worker.kill()
+        with self._lock:
+            if worker.broken:
+                self._all.discard(worker)
+            else:
+                self._idle.append(worker)
+
+    @contextlib.contextmanager
+    def leased(self) -> Iterator[Worker]:
+        worker = self.lease()
+        try:
+            yield worker
+        finally:
+            self.release(worker)
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._idle, self._all = list(self._all), [], set()
+        for worker in workers:
+            worker.kill()
+
+
+_pools: dict[tuple[str, str, tuple[Path, ...], Limits], Pool] = {}
+_pools_lock = threading.Lock()
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def pool(provider: Provider, service: str, folders: Sequence[Path], limits: Limits = DEFAULT_LIMITS) -> Pool:
+    """The process's pool for this provider, service, folders and limits (made on first use)."""
+    key = (provider.name, service, tuple(folder.resolve() for folder in folders), limits)
+    with _pools_lock:
+        if key not in _pools:
+            _pools[key] = Pool(provider, service, key[2], limits)
+        return _pools[key]
+
+
+@atexit.register
+def _close_pools() -> None:
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for each in pools:
+        each.close()

@@ -1,0 +1,204 @@
+"""Who confines a worker: bubblewrap on Linux, or nobody (a plain child process, for code the user trusts).
+
+A provider turns the worker's command into a process. :class:`Bubblewrap` starts it in its own user, PID, network,
+IPC, UTS and cgroup namespaces (no network at all, not even the host's loopback; no view of the harness's
+processes), with a mount view of read-only system files, the Python installation and packages it needs, the folders
+it was given (read-only, under ``/worlds``), a small private ``/tmp`` and nothing else of the host; an environment
+built from scratch; no capabilities; no new user namespaces; the kernel filter of :mod:`occubench.sandbox.seccomp`;
+killed with the harness (``--die-with-parent``). :class:`Unconfined` starts the same worker as a plain child process
+with the same limits and filters but the host's file system and network: it is for the built-in worlds (our code)
+where no sandbox exists, and for outside worlds only when the user passes ``--trust-world-code``.
+
+Which one is used: the environment variable ``OCCUBENCH_SANDBOX`` = ``auto`` (the default: bubblewrap when it works
+here), ``bubblewrap`` (it must work, or every run that needs it stops) or ``none``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import occubench
+from occubench.errors import ConfigError
+from occubench.sandbox import seccomp
+
+#: Where the worker finds the occubench package, and the folders it was given, inside the sandbox.
+PACKAGE_ROOT, WORLDS_ROOT = "/opt/occubench", "/worlds"
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install "
+                "bubblewrap`) on a Linux kernel that allows unprivileged user namespaces")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a worker may use: CPU seconds in all, address space, bytes per file written, open files; and the size
+    of its private ``/tmp``."""
+
+    cpu_seconds: int = 600
+    memory_bytes: int = 2 << 30
+    file_bytes: int = 64 << 20
+    open_files: int = 256
+    tmp_bytes: int = 64 << 20
+
+
+class Provider(ABC):
+    name: str
+    #: Whether the worker is confined by the operating system (False: a plain child process).
+    confined: bool
+
+    @abstractmethod
+    def describe(self) -> str:
+        """The provider and its version, for ``occubench doctor`` and a run's metadata."""
+
+    @abstractmethod
+    def start(self, service: str, folders: Sequence[Path], limits: Limits) -> subprocess.Popen[bytes]:
+        """The worker process serving ``service``, seeing ``folders``; its stdin and stdout are the protocol's."""
+
+    @abstractmethod
+    def path(self, folder: Path, index: int) -> str:
+        """Where the ``index``-th folder given to :meth:`start` is seen by the worker."""
+
+    def rlimits(self, limits: Limits) -> dict[str, int]:
+        return {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
+                "file_bytes": limits.file_bytes, "open_files": limits.open_files}
+
+
+def _python() -> str:
+    return os.path.realpath(sys.executable)
+
+
+def _package_dir() -> Path:
+    return Path(occubench.__file__).resolve().parent
+
+
+def _library_dirs() -> list[str]:
+    """The folders Python needs besides our package: its standard library and the installed packages."""
+    dirs = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p) and (
+        p.startswith((sys.base_prefix, sys.prefix, sys.exec_prefix)) or p.rstrip("/").endswith(
+            ("site-packages", "dist-packages")))}
+    package_parent = str(_package_dir().parent)
+    # A source checkout (an editable install) holds more than the package: only the package is shown.
+    return sorted(d for d in dirs if d != package_parent)
+
+
+def _command(service: str) -> list[str]:
+    return [_python(), "-S", "-B", "-m", "occubench.sandbox.worker", service]
+
+
+def _environment(library_dirs: Sequence[str], package_root: str) -> dict[str, str]:
+    """Built from scratch: no key, no token, no home, no proxy."""
+    return {"PYTHONPATH": os.pathsep.join([package_root, *library_dirs]), "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONIOENCODING": "utf-8",
+            "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
+
+
+class Bubblewrap(Provider):
+    name, confined = "bubblewrap", True
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+
+    def describe(self) -> str:
+        version = subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=False)
+        return f"{version.stdout.strip() or 'bubblewrap'} ({self.binary}), seccomp filters, no network"
+
+    def path(self, folder: Path, index: int) -> str:
+        return f"{WORLDS_ROOT}/{index}"
+
+    def rlimits(self, limits: Limits) -> dict[str, int]:
+        # In its own user namespace the worker's processes are counted apart from the user's others (Linux ≥ 5.14):
+        # a cap that the seccomp filter's refusal of new processes makes a second wall.
+        return {**super().rlimits(limits), "processes": 64}
+
+    def arguments(self, folders: Sequence[Path], limits: Limits, filter_fd: int) -> list[str]:
+        args = [self.binary, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                "--new-session", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534", "--clearenv",
+                "--ro-bind", "/usr", "/usr"]
+        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            if os.path.islink(top):
+                args += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                args += ["--ro-bind", top, top]
+        # Before the binds below: a Python or a world folder under /tmp must not be hidden by the private /tmp.
+        args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc", "--dev", "/dev",
+                 "--remount-ro", "/dev", "--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+        library_dirs = _library_dirs()
+        for directory in [os.path.realpath(sys.base_prefix), *library_dirs]:
+            args += ["--ro-bind", directory, directory]
+        args += ["--ro-bind", str(_package_dir()), f"{PACKAGE_ROOT}/occubench"]
+        for index, folder in enumerate(folders):
+            args += ["--ro-bind", str(folder.resolve()), self.path(folder, index)]
+        args += ["--chdir", "/tmp", "--seccomp", str(filter_fd)]
+        for key, value in _environment(library_dirs, PACKAGE_ROOT).items():
+            args += ["--setenv", key, value]
+        return args
+
+    def start(self, service: str, folders: Sequence[Path], limits: Limits) -> subprocess.Popen[bytes]:
+        program = os.memfd_create("occubench-seccomp")
+        try:
+            os.write(program, seccomp.kernel_filter())
+            os.lseek(program, 0, os.SEEK_SET)
+            return subprocess.Popen([*self.arguments(folders, limits, program), "--", *_command(service)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    env={}, pass_fds=(program,), start_new_session=True, bufsize=0)
+        finally:
+            os.close(program)
+
+
+class Unconfined(Provider):
+    name, confined = "none", False
+
+    def describe(self) -> str:
+        return "none: a plain child process (limits and seccomp filters, but the host's files and network)"
+
+    def path(self, folder: Path, index: int) -> str:
+        return str(folder.resolve())
+
+    def start(self, service: str, folders: Sequence[Path], limits: Limits) -> subprocess.Popen[bytes]:
+        package_root = str(_package_dir().parent)
+        return subprocess.Popen(_command(service), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=_environment(_library_dirs(), package_root),
+                                cwd="/", start_new_session=True, bufsize=0)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The sandbox this machine offers, or why there is none."""
+
+    provider: Provider | None
+    reason: str
+
+
+@functools.cache
+def detect() -> Detection:
+    choice = os.environ.get("OCCUBENCH_SANDBOX", "auto").strip().lower() or "auto"
+    if choice not in ("auto", "bubblewrap", "none"):
+        raise ConfigError(f"OCCUBENCH_SANDBOX={choice!r}: expected auto, bubblewrap or none")
+    if choice == "none":
+        return Detection(None, "OCCUBENCH_SANDBOX=none")
+    found = _bubblewrap()
+    if isinstance(found, str) and choice == "bubblewrap":
+        raise ConfigError(f"OCCUBENCH_SANDBOX=bubblewrap, but {found}; {INSTALL_HINT}")
+    return Detection(None, found) if isinstance(found, str) else Detection(found, "")
+
+
+def _bubblewrap() -> Bubblewrap | str:
+    """bubblewrap if it can start a worker's namespaces here, else why not."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap runs on Linux only (this is {sys.platform})"
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return "bubblewrap (bwrap) is not installed"
+    if seccomp.library() is None:
+        return "libseccomp is not installed (Debian/Ubuntu: libseccomp2)"
+    trial = subprocess.run([binary, "--unshare-all", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/",
+                            "--", "/bin/true"], capture_output=True, text=True, check=False, env={})
+    if trial.returncode != 0:
+        return f"bubblewrap cannot create its namespaces here: {trial.stderr.strip()[:300] or trial.returncode}"
+    return Bubblewrap(binary)

@@ -1,0 +1,151 @@
+"""The hostile-world corpus against both walls. Each test asserts that the attack's effect did not happen: the
+marked host file does not exist, the victim file stays, the loopback listener saw no connection, the key is in no
+file and no request, the host gained no processes, and the harness carried on and exited normally.
+
+- Loaded without the allow-list in a bubblewrap worker (:mod:`occubench.testing.unchecked`): the OS sandbox alone.
+- Through the CLI (``run``, ``validate``, ``suites``, ``tasks``, ``serve`` with ``--worlds-dir``): both walls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from occubench.cli import main
+from occubench.errors import ConfigError, WorldError
+from occubench.executable.isolated import load_isolated
+from occubench.sandbox import Provider
+from occubench.testing import MockLLMServer
+from tests.sandbox.corpus import ATTACKS, BASE, SLOW, make_corpus_world
+
+KEY = "sk-hostile-test-0f9e8d7c6b5a49382716"
+
+
+def _processes() -> int:
+    return sum(name.isdigit() for name in os.listdir("/proc"))
+
+
+class Scene:
+    """One attack's world and everything its effects would show on."""
+
+    def __init__(self, tmp_path: Path, attack: str) -> None:
+        self.mark = tmp_path / "outside" / "escaped"
+        self.root = tmp_path / "worlds"
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.setblocking(False)
+        self.folder = make_corpus_world(self.root, ATTACKS[attack], mark=self.mark,
+                                        port=self.listener.getsockname()[1], harness=os.getpid())
+        self.processes = _processes()
+
+    def assert_no_effect(self, *texts: str) -> None:
+        assert not self.mark.exists() and not self.mark.parent.exists()
+        assert (self.root / "victim.txt").read_text() == "keep me"
+        with pytest.raises(BlockingIOError):
+            self.listener.accept()  # no connection came
+        assert _processes() < self.processes + 50  # no fork bomb survived
+        for text in texts:
+            assert KEY not in text
+        for path in self.root.parent.rglob("*"):
+            if path.is_file() and path.stat().st_size < 50 << 20:
+                assert KEY.encode() not in path.read_bytes(), path
+            assert not path.is_file() or path.stat().st_size < 60 << 20, path  # no gigabyte landed here
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness holds a key, as a real run does."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+@pytest.fixture(params=sorted(ATTACKS))
+def scene(request: pytest.FixtureRequest, tmp_path: Path, key_in_environment: None) -> Iterator[Scene]:
+    scene = Scene(tmp_path, request.param)
+    scene.name = request.param  # type: ignore[attr-defined]
+    yield scene
+    scene.close()
+
+
+def test_the_os_sandbox_alone_holds_every_attack(scene: Scene, sandbox: Provider) -> None:
+    outcome: list[str] = []
+    try:
+        [world] = load_isolated(scene.root, [scene.folder], sandbox, service="occubench.testing.unchecked")
+        env = world.environment(time_limit=2)
+        try:
+            for claim in ("CLM-1004", "CLM-1008"):
+                outcome.append(json.dumps(env.call("get_claim", {"claim_id": claim})))
+        finally:
+            env.close()
+    except (ConfigError, WorldError) as exc:  # refused, stopped or crashed: the worker's end, never the harness's
+        outcome.append(str(exc))
+    scene.assert_no_effect(*outcome)
+    assert outcome
+
+
+def _run(scene: Scene, tmp_path: Path, server: MockLLMServer) -> list[dict]:
+    code = main(["run", "--suite", "executable", "--worlds-dir", str(scene.root), "--agent", "reference",
+                 "--verifier-model", "judge", "--base-url", server.base_url, "--api-key", KEY,
+                 "--output-dir", str(tmp_path / "runs"), "--run-name", "r", "--skip-preflight"])
+    results = tmp_path / "runs" / "r" / "results.jsonl"
+    if code == 2:  # refused before anything ran
+        assert not results.exists()
+        return []
+    return [json.loads(line) for line in results.read_text().splitlines()]
+
+
+def test_a_run_records_the_attack_as_an_environment_error_or_refuses_the_world(
+        scene: Scene, tmp_path: Path, sandbox: Provider) -> None:
+    with MockLLMServer() as server:
+        results = _run(scene, tmp_path, server)
+        bodies = [json.dumps(request) for request in server.requests]
+    scene.assert_no_effect(*bodies)
+    # A world stopped by a limit is never scored against the agent: its episodes are environment errors.
+    for result in results:
+        assert result["status"] == "ok" or result["error"]["kind"] == "environment"
+    if scene.name in ("busy_loop", "memory_bomb", "catastrophic_regex"):  # type: ignore[attr-defined]
+        assert results and all(r["status"] == "error" or "timeout" in r["trajectory"] for r in results)
+
+
+@pytest.mark.parametrize("command", ["suites", "tasks", "validate"])
+def test_listing_and_validating_never_let_an_attack_out(scene: Scene, command: str, sandbox: Provider,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    if command == "validate" and scene.name in SLOW:  # type: ignore[attr-defined]
+        pytest.skip("each of validate's nine episodes waits for the kill: shown by the run test")
+    args = {"suites": ["suites"], "tasks": ["tasks", "--suite", "executable"], "validate": ["validate"]}[command]
+    code = main([*args, "--worlds-dir", str(scene.root)])
+    out = capsys.readouterr()
+    assert code in (0, 1, 2)
+    scene.assert_no_effect(out.out, out.err)
+
+
+@pytest.mark.parametrize("attack", ["container_escape_shell", "import_time_shell", "memory_bomb", "read_environ"])
+def test_serving_a_hostile_world_lets_nothing_out(attack: str, tmp_path: Path, key_in_environment: None,
+                                                  sandbox: Provider) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    scene = Scene(tmp_path, attack)
+
+    async def session() -> str:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "occubench", "serve", "--worlds-dir",
+                                                                      str(scene.root), "--env", BASE],
+                                       env={**os.environ, "OPENAI_API_KEY": KEY})
+        try:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                result = await client.call_tool("get_claim", {"claim_id": "CLM-1004"})
+                return result.model_dump_json()
+        except Exception as exc:  # noqa: BLE001 - a refused world ends the server before it serves
+            return f"{type(exc).__name__}: {exc}"
+    text = anyio.run(session)
+    scene.assert_no_effect(text)
+    scene.close()

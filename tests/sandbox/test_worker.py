@@ -1,0 +1,85 @@
+"""Sandbox workers from the harness's side: warm workers are reused with fresh instances that share nothing, a
+worker that is killed or crashes is replaced, limits are in force inside, and the protocol refuses what is not its
+own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from occubench.errors import WorldError
+from occubench.executable.isolated import load_isolated
+from occubench.sandbox import Limits, Provider, Worker, WorkerFailed, pool, protocol
+from tests.sandbox.corpus import ATTACKS, Attack, make_corpus_world
+
+UNCHECKED = "occubench.testing.unchecked"
+
+
+def test_instances_in_a_warm_worker_share_nothing_and_the_worker_is_reused(tmp_path: Path,
+                                                                           sandbox: Provider) -> None:
+    folder = make_corpus_world(tmp_path, Attack(), mark=tmp_path / "m", port=9, harness=0)
+    [world] = load_isolated(tmp_path, [folder], sandbox)
+    first = world.environment()
+    assert "error" not in first.call("assign_adjuster", {"claim_id": "CLM-1003", "adjuster_id": "ADJ-02"})
+    assert first.state_diff()["claims"]["updated"]
+    first.close()
+    idle = len(world.pool._idle)
+    second = world.environment()  # the same worker, lent again
+    assert len(world.pool._idle) == idle - 1
+    assert second.state_diff() == {}  # a fresh instance: the first one's change is not here
+    assert second.call("get_claim", {"claim_id": "CLM-1003"})["adjuster_id"] != "ADJ-02"
+    second.close()
+
+
+def test_a_worker_killed_at_its_deadline_is_replaced(tmp_path: Path, sandbox: Provider) -> None:
+    folder = make_corpus_world(tmp_path, ATTACKS["catastrophic_regex"], mark=tmp_path / "m", port=9, harness=0)
+    [world] = load_isolated(tmp_path, [folder], sandbox, service=UNCHECKED)
+    env = world.environment(time_limit=1)
+    with pytest.raises(WorldError, match="tool get_claim: timeout"):
+        env.call("get_claim", {"claim_id": "CLM-1004"})
+    with pytest.raises(WorldError, match="closed|no longer running"):  # the instance died with its worker
+        env.call("list_adjusters", {})
+    env.close()
+    fresh = world.environment()
+    assert "adjusters" in fresh.call("list_adjusters", {})
+    fresh.close()
+
+
+def test_the_limits_hold_inside_the_worker_and_the_host_is_out_of_sight(tmp_path: Path, sandbox: Provider) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host only")
+    host = [str(secret), "/etc/passwd", str(Path(__file__).parents[2] / "pyproject.toml"), "/root/.bashrc",
+            "/home", "/var", "/run"]
+    code = ('import resource, os\n'
+            '    limits = (resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE, resource.RLIMIT_CPU)\n'
+            '    raise ValueError(repr([resource.getrlimit(r)[0] for r in limits] + [os.getuid()] + '
+            f'[os.path.exists(p) for p in {host!r}]))\n')
+    folder = make_corpus_world(tmp_path / "worlds", Attack(code), mark=tmp_path / "m", port=9, harness=0)
+    [world] = load_isolated(tmp_path / "worlds", [folder], sandbox, service=UNCHECKED)
+    env = world.environment()
+    message = env.call("get_claim", {"claim_id": "CLM-1004"})["message"]
+    env.close()
+    limits = Limits()
+    expected = [limits.memory_bytes, limits.file_bytes, limits.open_files, limits.cpu_seconds, 65534]
+    assert message == f"ValueError: {expected + [False] * len(host)!r}"
+
+
+def test_the_protocol_refuses_a_worker_of_another_version_and_oversized_messages(tmp_path: Path,
+                                                                                 sandbox: Provider) -> None:
+    with pytest.raises(protocol.ProtocolError):
+        protocol.length((protocol.MAX_MESSAGE + 1).to_bytes(4, "big"))
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(b"[" * 100_000)
+    worker = Worker(sandbox, "occubench.executable.service", [tmp_path], Limits())
+    with pytest.raises(WorkerFailed) as refused:
+        worker.request("no-such-request", {}, 10)
+    assert refused.value.kind == "refused"
+    worker.kill()
+    with pytest.raises(WorkerFailed):
+        worker.request("load", {"folder": "/"}, 10)
+
+
+def test_pools_are_kept_per_provider_service_and_folders(tmp_path: Path, sandbox: Provider) -> None:
+    assert pool(sandbox, "s", [tmp_path]) is pool(sandbox, "s", [tmp_path / "." ])
+    assert pool(sandbox, "s", [tmp_path]) is not pool(sandbox, "t", [tmp_path])
