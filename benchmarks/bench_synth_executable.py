@@ -6,7 +6,8 @@ fault in each stage after the first (so every world needs one correction round p
 
 - wall time of a fresh synthesis of N worlds, and of running the same command again (everything stored: no
   request may be sent; the sandbox still executes every stage to rebuild the worlds);
-- the cost of one sandboxed execution (a child interpreter under CPU, memory and wall-clock limits), median of 5;
+- the cost of one sandboxed execution (a fresh worker in the machine's sandbox: namespaces, limits, filters, the
+  probe's imports, one request), median of 5;
 - the synthesis report: per stage first-attempt success and mean correction rounds; worlds, tables, rows, tools
   and tasks kept; tokens and cost per 100 tasks (priced at USD 1.25 / 10 per 1M input / output tokens).
 
@@ -26,9 +27,10 @@ from pathlib import Path
 from bench_run import start_server, stop_server
 from rich.console import Console
 
+from occubench.executable.isolated import provider_for
+from occubench.sandbox import Worker
 from occubench.synth.executable import ExecutableSynthConfig, synthesize
-from occubench.synth.executable.pipeline import LIMITS, PROBE
-from occubench.sandbox.allowlist import run_confined
+from occubench.synth.executable.pipeline import LIMITS, PROBE, PROBE_SECONDS
 
 FAULTS = {"invalid_ddl": True, "failing_inserts": True, "raising_tool": True, "passes_initially": [1],
           "wrong_passes": [2]}
@@ -41,11 +43,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="worlds made at once (default: 4)")
     args = parser.parse_args()
 
+    provider = provider_for(False, "this benchmark")
     probes = []
     for _ in range(5):
-        started = time.perf_counter()
-        run_confined(PROBE, {"kind": "schema", "tables": []}, LIMITS)
-        probes.append(time.perf_counter() - started)
+        with tempfile.TemporaryDirectory() as scratch:
+            started = time.perf_counter()
+            worker = Worker(provider, PROBE, [Path(scratch)], LIMITS)
+            worker.request("run", {"kind": "schema", "tables": []}, PROBE_SECONDS)
+            worker.kill()
+            probes.append(time.perf_counter() - started)
 
     with tempfile.TemporaryDirectory() as tmp:
         script, prices, out = Path(tmp) / "script.json", Path(tmp) / "prices.json", Path(tmp) / "out"
@@ -73,7 +79,7 @@ def main() -> None:
                   f"Python {sys.version.split()[0]}")
     console.print(f"fresh synthesis: {fresh:.2f} s, {before} requests; same command again: {resumed:.2f} s, "
                   f"{again} requests")
-    console.print(f"one sandboxed execution (child interpreter, limits, JSON in and out): median "
+    console.print(f"one sandboxed execution ({provider.describe()}): median "
                   f"{statistics.median(probes) * 1000:.0f} ms of 5")
     report.print(console)
 

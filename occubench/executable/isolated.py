@@ -12,6 +12,7 @@ under the same limits (see :func:`provider_for`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,20 @@ def sandbox_in_use(worlds: Sequence[IsolatedWorld]) -> str:
     return "; ".join(sorted({world.pool.provider.describe() for world in worlds}))
 
 
+def describe(world: World) -> dict[str, Any]:
+    """What the harness needs of a world to list, plan and validate its tasks: everything but its code. A worker
+    sends it for the worlds it loads; :class:`IsolatedWorld` reads it."""
+    return {
+        "name": world.name, "scenario": world.scenario, "category": world.category, "domain": world.domain,
+        "description": world.description, "main_tables": list(world.main_tables),
+        "tools": [{"name": t.name, "description": t.spec.description, "parameters": t.spec.parameters,
+                   "writes": t.writes} for t in world.tools.values()],
+        "tasks": [{"id": t.id, "instruction": t.instruction, "difficulty": t.difficulty, "rubric": t.rubric,
+                   "reference": [asdict(c) for c in t.reference], "answer": t.answer,
+                   "wrong": [asdict(c) for c in t.wrong], "wrong_answer": t.wrong_answer} for t in world.tasks],
+    }
+
+
 def _verify_in_worker(initial: object, final: object, answer: str) -> list[Check]:
     raise RuntimeError("an isolated world's checks run in its worker: use its environment's verify()")
 
@@ -73,6 +88,14 @@ def open_environment(world: World | IsolatedWorld, time_limit: float | None = TO
     if isinstance(world, World):
         return ExecutableEnvironment(world, time_limit=time_limit)
     return world.environment(TOOL_TIME_LIMIT if time_limit is None else time_limit)  # a worker always has one
+
+
+def builtin_isolated(root: Path, worlds: Sequence[World], provider: Provider) -> list[IsolatedWorld]:
+    """The built-in ``worlds`` (folders of ``root``), described from their definitions here (our code) and run by
+    workers of ``provider``, started when the first instance is opened."""
+    workers = pool(provider, SERVICE, [root])
+    inside = provider.path(root, 0)
+    return [IsolatedWorld(describe(world), root / world.name, workers, f"{inside}/{world.name}") for world in worlds]
 
 
 def load_isolated(root: Path, folders: Sequence[Path], provider: Provider,

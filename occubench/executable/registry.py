@@ -17,7 +17,7 @@ import types
 from pathlib import Path
 
 from occubench.errors import ConfigError
-from occubench.executable.isolated import IsolatedWorld, load_isolated, provider_for
+from occubench.executable.isolated import IsolatedWorld, builtin_isolated, load_isolated, provider_for
 from occubench.executable.world import World
 from occubench.sandbox.allowlist import check_source
 
@@ -44,8 +44,7 @@ def worlds_of(worlds_dir: str | Path | None, trust: bool = False) -> list[Isolat
     """The worlds in ``worlds_dir``, or the built-in ones without it, each loaded by a worker. Outside worlds need
     a sandbox, or ``trust``."""
     if worlds_dir is None:
-        return load_isolated(_WORLDS, [_WORLDS / name for name in world_names()],
-                             provider_for(True, "the built-in worlds"))
+        return builtin_isolated(_WORLDS, builtin_worlds(), provider_for(True, "the built-in worlds"))
     root = Path(worlds_dir)
     if not root.is_dir():
         raise ConfigError(f"--worlds-dir: {root} is not a folder")

@@ -15,21 +15,9 @@ from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.executable.environment import ExecutableEnvironment
+from occubench.executable.isolated import describe
 from occubench.executable.registry import load_world_folder
 from occubench.executable.world import World
-
-
-def describe(world: World) -> dict[str, Any]:
-    """What the harness needs of a world to list, plan and validate its tasks: everything but its code."""
-    return {
-        "name": world.name, "scenario": world.scenario, "category": world.category, "domain": world.domain,
-        "description": world.description, "main_tables": list(world.main_tables),
-        "tools": [{"name": t.name, "description": t.spec.description, "parameters": t.spec.parameters,
-                   "writes": t.writes} for t in world.tools.values()],
-        "tasks": [{"id": t.id, "instruction": t.instruction, "difficulty": t.difficulty, "rubric": t.rubric,
-                   "reference": [asdict(c) for c in t.reference], "answer": t.answer,
-                   "wrong": [asdict(c) for c in t.wrong], "wrong_answer": t.wrong_answer} for t in world.tasks],
-    }
 
 
 class WorldService:

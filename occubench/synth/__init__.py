@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from occubench._lazy import lazy_exports
 
-#: Names load on first use: the sandbox's child process imports occubench.sandbox.allowlist and nothing more.
+#: Names load on first use: a synthesis worker imports occubench.synth.executable.probe and what it needs only.
 _EXPORTS = {"SynthConfig": "occubench.synth.config", "Check": "occubench.synth.engine",
             "Engine": "occubench.synth.engine", "Stage": "occubench.synth.engine",
             "StageFailed": "occubench.synth.engine", "StageStats": "occubench.synth.engine",
