@@ -53,6 +53,9 @@ ATTACKS = {
                         '    for _ in range(300):\n'
                         '        if os.fork() == 0:\n'
                         '            time.sleep(120)\n'),
+    "thread_bomb": Attack('import threading, time\n'
+                          '    for _ in range(5000):\n'
+                          '        threading.Thread(target=time.sleep, args=(120,), daemon=True).start()\n'),
     "write_1gb": Attack('import os\n'
                         '    for path in ("/tmp/big", "MARK"):\n'
                         '        os.makedirs(os.path.dirname(path), exist_ok=True)\n'

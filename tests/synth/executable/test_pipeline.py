@@ -162,6 +162,27 @@ def test_hostile_tool_code_is_refused_or_stopped_and_then_corrected(tmp_path: Pa
     assert report.stages["tools"]["corrections"] == 1 and len(report.worlds) == 1
 
 
+KEY = "sk-synthesis-test-5b4a39281706f5e4"
+
+
+@pytest.mark.parametrize("script", [{"hostile": "environ_escape"}, {"leak": f"found it: {KEY}"}])
+def test_no_key_reaches_the_model_the_terminal_or_the_disk(script: dict[str, Any], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # in the harness's environment, as in a real run
+    with MockLLMServer(make_scripted_responder(synth=script)) as server:
+        status = main(["synth", "executable", "--scenario", SCENARIO, "--out", str(tmp_path / "out"),
+                       "--synth-model", "m", "--base-url", server.base_url, "--api-key", KEY])
+        bodies = json.dumps(server.requests)
+    problems = asks(server.requests, "tools")[1]["problems"]  # what the first tools answer was told
+    assert status == 0 and KEY not in bodies and KEY not in "".join(capsys.readouterr())
+    assert all(KEY.encode() not in path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file())
+    if "leak" in script:  # the executed code did report it: masked before it was sent, printed or stored
+        assert [problem.endswith("tool_error: found it: <redacted>") for problem in problems] == [True]
+    else:  # the escape is refused before it runs: there is no key in the worker to find anyway
+        assert any("the module json may be used only to read a name from it" in p for p in problems)
+
+
 def test_a_fault_never_corrected_drops_the_world_with_its_reason(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "script.json"
