@@ -86,9 +86,10 @@ ATTACKS = {
     "memory_bomb": Attack('blob = [0] * (10 ** 10)\n'),
     "import_time_memory_bomb": Attack('blob = [0] * (10 ** 10)\n', when="import"),
     "catastrophic_regex": Attack('import re\n    re.match("(a+)+$", "a" * 64 + "b")\n'),
+    "huge_factorial": Attack('import math\n    math.factorial(10 ** 8)\n'),
 }
 #: Attacks that hold a worker until it is killed from outside (a tool's limit and the grace after it).
-SLOW = {"endless_loop", "catastrophic_regex"}
+SLOW = {"endless_loop", "catastrophic_regex", "huge_factorial"}
 
 
 def make_corpus_world(root: Path, attack: Attack, *, mark: Path, port: int, harness: int) -> Path:

@@ -23,7 +23,7 @@ from occubench.errors import ConfigError, WorldError
 from occubench.executable.isolated import load_isolated
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
-from tests.sandbox.corpus import ATTACKS, BASE, SLOW, make_corpus_world
+from tests.sandbox.corpus import ATTACKS, BASE, SLOW, Attack, make_corpus_world
 
 KEY = "sk-hostile-test-0f9e8d7c6b5a49382716"
 
@@ -35,12 +35,12 @@ def _processes() -> int:
 class Scene:
     """One attack's world and everything its effects would show on."""
 
-    def __init__(self, tmp_path: Path, attack: str) -> None:
+    def __init__(self, tmp_path: Path, attack: str | None) -> None:
         self.mark = tmp_path / "outside" / "escaped"
         self.root = tmp_path / "worlds"
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.setblocking(False)
-        self.folder = make_corpus_world(self.root, ATTACKS[attack], mark=self.mark,
+        self.folder = make_corpus_world(self.root, ATTACKS[attack] if attack else Attack(), mark=self.mark,
                                         port=self.listener.getsockname()[1], harness=os.getpid())
         self.processes = _processes()
 
@@ -111,8 +111,22 @@ def test_a_run_records_the_attack_as_an_environment_error_or_refuses_the_world(
     # A world stopped by a limit is never scored against the agent: its episodes are environment errors.
     for result in results:
         assert result["status"] == "ok" or result["error"]["kind"] == "environment"
-    if scene.name in ("busy_loop", "memory_bomb", "catastrophic_regex"):  # type: ignore[attr-defined]
+    if scene.name in ("busy_loop", "memory_bomb", "catastrophic_regex", "huge_factorial"):  # type: ignore[attr-defined]
         assert results and all(r["status"] == "error" or "timeout" in r["trajectory"] for r in results)
+
+
+def test_a_clean_outside_world_loads_validates_and_runs_in_the_sandbox(tmp_path: Path, sandbox: Provider,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    scene = Scene(tmp_path, None)
+    assert main(["validate", "--worlds-dir", str(scene.root)]) == 0
+    assert "3/3 tasks valid" in capsys.readouterr().out
+    assert main(["run", "--suite", "executable", "--worlds-dir", str(scene.root), "--agent", "reference",
+                 "--output-dir", str(tmp_path / "runs"), "--run-name", "r"]) == 0
+    args = json.loads((tmp_path / "runs" / "r" / "args.json").read_text())
+    assert args["sandbox"].startswith("bubblewrap") and args["trust_world_code"] is False
+    results = [json.loads(line) for line in (tmp_path / "runs" / "r" / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 3 and all(r["is_correct"] for r in results)
+    scene.close()
 
 
 @pytest.mark.parametrize("command", ["suites", "tasks", "validate"])

@@ -44,6 +44,15 @@ def test_every_command_refuses_an_outside_world_without_a_sandbox(command: list[
     assert not mark.exists() and not (tmp_path / "results").exists()
 
 
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_the_whole_corpus_is_refused_without_a_sandbox(attack: str, tmp_path: Path) -> None:
+    mark = tmp_path / "outside" / "ran"
+    make_corpus_world(tmp_path / "worlds", ATTACKS[attack], mark=mark, port=9, harness=os.getpid())
+    done = occubench("validate", "--worlds-dir", str(tmp_path / "worlds"), cwd=tmp_path)
+    assert done.returncode == 2 and "runs only in a sandbox" in done.stderr and "Traceback" not in done.stderr
+    assert not mark.exists() and (tmp_path / "worlds" / "victim.txt").read_text() == "keep me"
+
+
 def test_synthesis_refuses_to_execute_generated_code_without_a_sandbox(tmp_path: Path) -> None:
     from occubench.testing import MockLLMServer
 
