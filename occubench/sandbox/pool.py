@@ -151,34 +151,34 @@ class Worker:
             self._process.wait(timeout=5)
 
 
+#: Idle workers kept warm across all pools of the process, and for how long: enough to serve the next episodes at
+#: once, while a long-lived process that met many world folders (a test session, a notebook) keeps few.
+MAX_IDLE, IDLE_SECONDS = 32, 60.0
+
+
 class Pool:
     """Started workers of one provider, service and set of folders, lent to one user at a time."""
 
     def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits) -> None:
         self.provider, self.service, self.folders, self.limits = provider, service, tuple(folders), limits
-        self._idle: list[Worker] = []
-        self._all: set[Worker] = set()
+        self._idle: list[tuple[float, Worker]] = []  # (idle since, worker), the most recent last
         self._lock = threading.Lock()
 
     def lease(self) -> Worker:
         with self._lock:
             while self._idle:
-                worker = self._idle.pop()
+                _, worker = self._idle.pop()
                 if not worker.broken:
                     return worker
-        worker = Worker(self.provider, self.service, self.folders, self.limits)
-        with self._lock:
-            self._all.add(worker)
-        return worker
+        return Worker(self.provider, self.service, self.folders, self.limits)
 
     def release(self, worker: Worker) -> None:
         if worker.cpu > self.limits.cpu_seconds / 2:
             worker.kill()
-        with self._lock:
-            if worker.broken:
-                self._all.discard(worker)
-            else:
-                self._idle.append(worker)
+        if not worker.broken:
+            with self._lock:
+                self._idle.append((time.monotonic(), worker))
+        _trim()
 
     @contextlib.contextmanager
     def leased(self) -> Iterator[Worker]:
@@ -188,17 +188,27 @@ class Pool:
         finally:
             self.release(worker)
 
+    def idle(self) -> list[tuple[float, Worker]]:
+        with self._lock:
+            return list(self._idle)
+
+    def retire(self, worker: Worker) -> None:
+        """Stop ``worker`` if it is still idle here (not lent again meanwhile)."""
+        with self._lock:
+            kept = [(since, each) for since, each in self._idle if each is not worker]
+            found, self._idle = len(kept) < len(self._idle), kept
+        if found:
+            worker.kill()
+
     def close(self) -> None:
         with self._lock:
-            workers, self._idle, self._all = list(self._all), [], set()
+            workers, self._idle = [worker for _, worker in self._idle], []
         for worker in workers:
             worker.kill()
 
 
 _pools: dict[tuple[str, str, tuple[Path, ...], Limits], Pool] = {}
 _pools_lock = threading.Lock()
-
-
 DEFAULT_LIMITS = Limits()
 
 
@@ -209,6 +219,17 @@ def pool(provider: Provider, service: str, folders: Sequence[Path], limits: Limi
         if key not in _pools:
             _pools[key] = Pool(provider, service, key[2], limits)
         return _pools[key]
+
+
+def _trim() -> None:
+    """Stop the workers idle for longer than ``IDLE_SECONDS``, and the oldest beyond ``MAX_IDLE``."""
+    with _pools_lock:
+        pools = list(_pools.values())
+    idle = sorted(((since, each, worker) for each in pools for since, worker in each.idle()), key=lambda e: e[0])
+    now = time.monotonic()
+    for number, (since, each, worker) in enumerate(idle):
+        if now - since > IDLE_SECONDS or number < len(idle) - MAX_IDLE:
+            each.retire(worker)
 
 
 @atexit.register

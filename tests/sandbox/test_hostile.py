@@ -1,6 +1,6 @@
 """The hostile-world corpus against both walls. Each test asserts that the attack's effect did not happen: the
 marked host file does not exist, the victim file stays, the loopback listener saw no connection, the key is in no
-file and no request, the host gained no processes, and the harness carried on and exited normally.
+file and no request, no worker started a process, and the harness carried on and exited normally.
 
 - Loaded without the allow-list in a bubblewrap worker (:mod:`occubench.testing.unchecked`): the OS sandbox alone.
 - Through the CLI (``run``, ``validate``, ``suites``, ``tasks``, ``serve`` with ``--worlds-dir``): both walls.
@@ -28,8 +28,19 @@ from tests.sandbox.corpus import ATTACKS, BASE, SLOW, Attack, make_corpus_world
 KEY = "sk-hostile-test-0f9e8d7c6b5a49382716"
 
 
-def _processes() -> int:
-    return sum(name.isdigit() for name in os.listdir("/proc"))
+def _forked() -> list[int]:
+    """The processes whose parent is a worker's Python: a worker never starts one, so each would be world code's."""
+    parents: dict[int, tuple[int, list[bytes]]] = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended meanwhile
+            continue
+        parents[int(name)] = (int(stat.rsplit(")", 1)[1].split()[1]), argv)
+    workers = {pid for pid, (_, argv) in parents.items()
+               if b"occubench.sandbox.worker" in argv and not argv[0].endswith(b"bwrap")}
+    return [pid for pid, (parent, _) in parents.items() if parent in workers]
 
 
 class Scene:
@@ -42,14 +53,13 @@ class Scene:
         self.listener.setblocking(False)
         self.folder = make_corpus_world(self.root, ATTACKS[attack] if attack else Attack(), mark=self.mark,
                                         port=self.listener.getsockname()[1], harness=os.getpid())
-        self.processes = _processes()
 
     def assert_no_effect(self, *texts: str) -> None:
         assert not self.mark.exists() and not self.mark.parent.exists()
         assert (self.root / "victim.txt").read_text() == "keep me"
         with pytest.raises(BlockingIOError):
             self.listener.accept()  # no connection came
-        assert _processes() < self.processes + 50  # no fork bomb survived
+        assert _forked() == []  # no fork bomb went off
         for text in texts:
             assert KEY not in text
         for path in self.root.parent.rglob("*"):

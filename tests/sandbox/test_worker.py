@@ -11,6 +11,7 @@ import pytest
 from occubench.errors import WorldError
 from occubench.executable.isolated import load_isolated
 from occubench.sandbox import Limits, Provider, Worker, WorkerFailed, pool, protocol
+from occubench.sandbox.pool import MAX_IDLE
 from tests.sandbox.corpus import ATTACKS, Attack, make_corpus_world
 
 UNCHECKED = "occubench.testing.unchecked"
@@ -24,9 +25,9 @@ def test_instances_in_a_warm_worker_share_nothing_and_the_worker_is_reused(tmp_p
     assert "error" not in first.call("assign_adjuster", {"claim_id": "CLM-1003", "adjuster_id": "ADJ-02"})
     assert first.state_diff()["claims"]["updated"]
     first.close()
-    idle = len(world.pool._idle)
+    idle = world.pool.idle()
     second = world.environment()  # the same worker, lent again
-    assert len(world.pool._idle) == idle - 1
+    assert world.pool.idle() == idle[:-1]
     assert second.state_diff() == {}  # a fresh instance: the first one's change is not here
     assert second.call("get_claim", {"claim_id": "CLM-1003"})["adjuster_id"] != "ADJ-02"
     second.close()
@@ -78,6 +79,17 @@ def test_the_protocol_refuses_a_worker_of_another_version_and_oversized_messages
     worker.kill()
     with pytest.raises(WorkerFailed):
         worker.request("load", {"folder": "/"}, 10)
+
+
+def test_a_process_keeps_a_bounded_number_of_idle_workers(tmp_path: Path, sandbox: Provider) -> None:
+    workers = pool(sandbox, "occubench.executable.service", [tmp_path])
+    leased = [workers.lease() for _ in range(MAX_IDLE + 4)]
+    for worker in leased:
+        workers.release(worker)
+    assert len(workers.idle()) == MAX_IDLE
+    assert sum(worker.broken for worker in leased) == 4  # the oldest idle ones were stopped
+    workers.close()
+    assert all(worker.broken for worker in leased) and workers.idle() == []
 
 
 def test_pools_are_kept_per_provider_service_and_folders(tmp_path: Path, sandbox: Provider) -> None:
