@@ -80,11 +80,15 @@ def _package_dir() -> Path:
 def _library_dirs() -> list[str]:
     """The folders Python needs besides our package: its standard library and the installed packages."""
     dirs = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p) and (
-        p.startswith((sys.base_prefix, sys.prefix, sys.exec_prefix)) or p.rstrip("/").endswith(
-            ("site-packages", "dist-packages")))}
+        p.startswith((sys.base_prefix, sys.prefix, sys.exec_prefix)) or _is_site(p))}
     package_parent = str(_package_dir().parent)
-    # A source checkout (an editable install) holds more than the package: only the package is shown.
-    return sorted(d for d in dirs if d != package_parent)
+    # A source checkout (an editable install) holds more than the package: only the package is shown. An installed
+    # package's parent is site-packages, which the worker needs whole.
+    return sorted(d for d in dirs if d != package_parent or _is_site(d))
+
+
+def _is_site(path: str) -> bool:
+    return path.rstrip("/").endswith(("site-packages", "dist-packages"))
 
 
 def _command(service: str) -> list[str]:
