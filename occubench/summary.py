@@ -30,8 +30,9 @@ ERROR_ADVICE = {
     "request_rejected": "the endpoint refused the request as sent; a re-run will not help: fix the flag, model or "
                         "endpoint the message names",
     "context_length": "the task did not fit the model's context window; use a model with a longer context",
-    "environment": "the simulator kept answering unreadably; a re-run retries them, a stronger --world-model fixes "
-                   "it for good",
+    "environment": "the world gave no usable observation (a simulator that kept answering unreadably, or world code "
+                   "that crashed or overran its limits: each result's error says which); a re-run retries them, a "
+                   "stronger --world-model fixes a simulator for good",
     "verifier": "the judge reached no verdict (unreadable or evenly split votes); a re-run retries them, another "
                 "--verifier-model or an odd --num-votes fixes it for good",
     "internal": "occubench itself failed (the log above has the traceback); a re-run retries them — please report it",
