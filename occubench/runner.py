@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,24 +161,28 @@ def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: 
 def run_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store: ResultStore, *, max_workers: int = 8,
                  on_result: Callable[[Result], None] | None = None,
                  may_start: Callable[[], bool] | None = None) -> int:
-    """:func:`run_tasks` in this process's threads, for episodes already assembled."""
-    def episode(task: Task, trial: int) -> Result | None:
-        if may_start is not None and not may_start():
-            return None
-        return episodes.evaluate(task, trial)
-
+    """:func:`run_tasks` in this process's threads, for episodes already assembled. Pairs are handed out from this
+    thread as others finish, after each finished one is recorded: ``may_start`` sees every result before it."""
+    queue = deque(tasks)
     not_started = 0
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
-        futures = [pool.submit(episode, task, trial) for task, trial in tasks]
+        running: set[Future[Result]] = set()
         try:
-            for future in as_completed(futures):
-                result = future.result()
-                if result is None:
-                    not_started += 1
-                    continue
-                store.append(result)
-                if on_result:
-                    on_result(result)
+            while queue or running:
+                while queue and len(running) < max_workers:
+                    task, trial = queue.popleft()
+                    if may_start is not None and not may_start():
+                        not_started += 1
+                        continue
+                    running.add(pool.submit(episodes.evaluate, task, trial))
+                if not running:
+                    break
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    result = future.result()
+                    store.append(result)
+                    if on_result:
+                        on_result(result)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
