@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from occubench._redact import MASK, redact_url, url_secrets
 from occubench.errors import ConfigError
@@ -42,6 +43,14 @@ class Endpoint:
 _S = TypeVar("_S", bound="Settings")
 
 
+def check_base_url(url: str) -> None:
+    """A ValueError unless ``url`` is an http(s) URL with a host: ``localhost:8000/v1`` would be sent nowhere."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"expected an http:// or https:// URL such as http://localhost:8000/v1, got "
+                         f"{redact_url(url)!r}")
+
+
 class Settings(BaseModel):
     """Typed settings whose models each have a role: ``<role>_api_key`` and ``<role>_base_url`` fields, falling back
     to ``api_key`` and ``base_url``. A run and each synthesis track are one."""
@@ -63,6 +72,13 @@ class Settings(BaseModel):
     prices: str | None = None
     skip_preflight: bool = False
     debug: bool = False
+
+    @field_validator("*")
+    @classmethod
+    def _url(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and (info.field_name or "").endswith("base_url"):
+            check_base_url(value)
+        return value
 
     # -- construction ----------------------------------------------------------------------------------------
 
@@ -93,9 +109,14 @@ class Settings(BaseModel):
     def endpoint(self, role: str) -> Endpoint:
         """The role's own flag, then the shared flag, then the OpenAI environment variables."""
         key: SecretStr | None = getattr(self, f"{role}_api_key") or self.api_key
-        return Endpoint(
-            base_url=getattr(self, f"{role}_base_url") or self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
+        url = getattr(self, f"{role}_base_url") or self.base_url
+        if not url and (url := os.environ.get("OPENAI_BASE_URL")):
+            try:
+                check_base_url(url)
+            except ValueError as exc:
+                raise ConfigError(f"OPENAI_BASE_URL: {exc}") from None
+        return Endpoint(base_url=url or None,
+                        api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
 
     def secrets(self) -> list[str]:
         """Every key this run may send, and credentials written into its URLs, for redaction."""

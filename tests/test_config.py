@@ -61,3 +61,20 @@ def test_the_agent_reflects_on_its_own_endpoint_unless_another_model_is_named() 
     assert critic.endpoint("reflection").base_url == shared
     flagged = RunConfig(base_url=shared, agent_base_url=own, reflection_base_url="http://critic.test/v1")
     assert flagged.endpoint("reflection").base_url == "http://critic.test/v1"
+
+
+@pytest.mark.parametrize("url", ["localhost:8000/v1", "127.0.0.1:8100/v1", "ftp://host/v1", "http://", "/v1"])
+def test_a_base_url_without_scheme_or_host_is_refused_naming_where_it_came_from(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sent as given, such a URL was retried as a dead endpoint for the whole retry budget.
+    with pytest.raises(ConfigError, match="^--world-base-url: expected an http:// or https:// URL"):
+        RunConfig.create({"world_base_url": url})
+    config_file = tmp_path / "run.toml"
+    config_file.write_text(f'base_url = "{url}"\n')
+    with pytest.raises(ConfigError, match=f"^{config_file}: base_url: expected an http"):
+        RunConfig.from_file(config_file)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(ConfigError, match="^OPENAI_BASE_URL: expected an http"):
+        RunConfig().endpoint("agent")
+    assert RunConfig.create({"base_url": "http://127.0.0.1:8100/v1"}).endpoint("agent").base_url == \
+        "http://127.0.0.1:8100/v1"
