@@ -11,6 +11,7 @@ import datetime
 import hashlib
 import importlib.util
 import json
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -396,18 +397,21 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
 
     # Rescoring calls only the judge: a simulated world's model is built for the suite but never asked.
     called = {role: model for role, model in models.items() if not rescored or role == "verifier"}
-    # A run directory appears only once the endpoints answered: a failed preflight leaves nothing behind.
     preflown = config.skip_preflight or config.replay or not called
-    # Read-only here (no repair, no rewrite): the directory may be another run's until the lock is held.
-    if not preflown and pending(plan.tasks, latest_by_task(load_results(store.path)), config.trials):
-        preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
-        preflown = True
+    created = next((folder for folder in [*reversed(run_dir.parents), run_dir] if not folder.exists()), None)
+    # The folder is locked and its results checked against this run before any request is sent: a second run into
+    # it, or one with another configuration, stops at once.
     lock = DirectoryLock(run_dir).acquire()
+    preflight_failed = False
     try:
         if lock.taken_over:
             console.print(f"note: taking over {run_dir} from process {lock.taken_over}, which ended without "
                           "releasing it")
         _check_same_config(store, meaning, digest, config.force, console)
+        if not preflown and pending(plan.tasks, latest_by_task(load_results(store.path)), config.trials):
+            preflight_failed = True
+            preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
+            preflight_failed, preflown = False, True
         setup_logging(run_dir, debug=config.debug, redactor=redactor, tag_tasks=config.max_workers > 1)
         store.write_args({**config.record(), "occubench_version": __version__, "date": date, "config": meaning,
                           "config_hash": digest, **plan.settings})
@@ -457,6 +461,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
                           "go on[/yellow]")
     finally:
         lock.release()
+        if preflight_failed and created is not None:  # a failed preflight leaves nothing behind
+            shutil.rmtree(created, ignore_errors=True)
         if cache and not group:
             cache.close()
     latest = list(latest_by_task(store.load()).values())

@@ -64,6 +64,12 @@ def test_a_second_run_into_a_busy_directory_refuses(small_data: Path, tmp_path: 
             second = subprocess.run(command, capture_output=True, text=True, timeout=120)
             assert second.returncode == 2
             assert f"in use by process {first.pid}" in second.stderr
+            with MockLLMServer() as other:  # with its preflight: refused before it sends a request
+                preflown = [*command[:command.index("--base-url") + 1], other.base_url,
+                            *command[command.index("--base-url") + 2:-1]]
+                third = subprocess.run(preflown, capture_output=True, text=True, timeout=120)
+                assert third.returncode == 2 and f"in use by process {first.pid}" in third.stderr
+                assert other.requests == []
         finally:
             gate.set()
             first.communicate(timeout=120)
