@@ -35,6 +35,8 @@ import referencing.exceptions
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
+from occubench.llm.parsing import loads
+
 JSONObject = dict[str, Any]
 ErrorKind = Literal["unknown_tool", "invalid_arguments", "tool_error", "tool_failed", "timeout"]
 T = TypeVar("T")
@@ -170,11 +172,11 @@ def json_arguments(text: str) -> JSONObject:
     Raises ValueError, with a message that tells the model what to fix, unless the text is one JSON object.
     """
     try:
-        arguments = json.loads(text or "{}", parse_constant=_reject_constant)
+        arguments = loads(text or "{}", parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the arguments are not valid JSON ({exc}); send one JSON object matching the tool's "
                          "parameters") from None
-    except (ValueError, RecursionError):  # NaN, a number with thousands of digits, nesting beyond the parser
+    except ValueError:  # NaN, a number with thousands of digits, nesting beyond MAX_DEPTH
         raise ValueError("the arguments hold a value JSON cannot carry (NaN, Infinity, a number too large, or "
                          "nesting too deep); send one JSON object matching the tool's parameters") from None
     if not isinstance(arguments, dict):

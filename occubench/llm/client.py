@@ -12,6 +12,11 @@ What servers differ in is smoothed here too: ``tool_choice: "auto"`` goes with e
 ignore tools without it); reasoning text (``<think>…</think>``, ``reasoning_content``) is kept apart from the
 answer; tool calls written into the text (``<tool_call>{...}</tool_call>``) become tool calls; a model that refuses
 ``max_tokens`` gets ``max_completion_tokens``.
+
+Time is bounded in wall-clock terms: ``timeout_s`` is the whole of one request (the SDK's timeout bounds each read
+only, so a server trickling a byte at a time would hold a request for ever), and within an episode with
+``--max-seconds-per-task`` a request of the episode's roles ends when the episode's time does. What a model sends is
+read with bounded nesting (:func:`occubench.llm.parsing.loads`): a body too deep to read is a malformed answer.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import logging
 import random
 import re
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -30,13 +36,19 @@ from typing import Any
 
 import openai
 
+try:  # the SDK's HTTP library: httpx2 in recent releases, httpx before
+    import httpx2 as http
+except ImportError:  # pragma: no cover - an older openai
+    import httpx as http  # type: ignore[no-redef]
+
 from occubench._jsonsafe import clean_text
 from occubench._redact import redact_url
-from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
+from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, TaskLimitReached
 from occubench.llm.cache import Cache, cache_key
-from occubench.llm.ledger import check_limits, record, record_retry
+from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_retry, seconds_left
 from occubench.llm.limiter import AdaptiveLimiter, Limiter
 from occubench.llm.model import ChatClient
+from occubench.llm.parsing import loads
 from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
 
 log = logging.getLogger("occubench")
@@ -265,10 +277,15 @@ class LLMClient:
         while True:
             body = self._body(model, messages, tools, n, params)
             retry_after: float | None = None
+            room = self._room(role)
+            # The task's time, when it is shorter than a request's, is this request's deadline.
+            by_task = room is not None and room < self.timeout_s
+            if room is not None and room <= 0:
+                raise self._out_of_time(role, where)
             epoch = self.limiter.acquire()
             ok = throttled = False
             try:
-                data = self._client.post("/chat/completions", cast_to=object, body=body)
+                data = self._post(body, room if by_task and room is not None else self.timeout_s)
                 try:
                     completion = _completion(data, bool(tools))
                 except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -291,9 +308,11 @@ class LLMClient:
                 throttled = status == 429
                 retry_after = _retry_after(exc)
                 cause, failure = ("rate_limited" if throttled else "server_error"), f"HTTP {status}: {exc.message}"
-            except openai.APITimeoutError:
+            except (openai.APITimeoutError, http.TimeoutException, _Deadline):
+                if by_task:
+                    raise self._out_of_time(role, where) from None
                 cause, failure = "timeout", f"no answer within the {self.timeout_s:g} s request timeout"
-            except openai.APIConnectionError as exc:
+            except (openai.APIConnectionError, http.TransportError) as exc:
                 reason = _connection_cause(exc)
                 if probing and reason in ("connection refused", "host not found"):
                     raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
@@ -316,12 +335,68 @@ class LLMClient:
                                           f"{retry.budget_s:g} s retry budget: {failure}")
             record_retry(role, cause)
             log.debug("[LLM] %s: %s; retry %d in %.1f s", where, failure, attempt + 1, wait)
-            time.sleep(wait)
+            room = self._room(role)
+            time.sleep(wait if room is None else min(wait, max(room, 0.0)))  # not past the task's time
             attempt += 1
+
+
+    def _post(self, body: dict[str, Any], timeout_s: float) -> Any:
+        """The JSON answer to one request, read within ``timeout_s`` of wall-clock time in all, else
+        :class:`_Deadline`. The body is streamed in a daemon thread that stops at its first read past the deadline;
+        the caller stops waiting at the deadline itself, so a server that stalls or trickles (even its headers)
+        holds neither the caller nor, the thread being a daemon, the process's exit."""
+        deadline = time.monotonic() + timeout_s
+        outcome: list[Any] = []
+
+        def read() -> None:
+            try:
+                response = self._client.post("/chat/completions", cast_to=http.Response, body=body, stream=True,
+                                             options={"timeout": timeout_s})
+                try:
+                    data = bytearray()
+                    for chunk in response.iter_bytes():
+                        if time.monotonic() > deadline:
+                            return
+                        data += chunk
+                finally:
+                    response.close()
+                outcome.append(bytes(data))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=read, name="occubench-request", daemon=True)
+        worker.start()
+        worker.join(timeout_s)
+        if not outcome:
+            raise _Deadline
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        try:
+            return loads(outcome[0])
+        except ValueError as exc:  # not JSON, or nested too deep to read: an unusable answer
+            raise _Malformed(f"the body is not JSON: {_brief(exc)}") from None
+
+    def _room(self, role: str) -> float | None:
+        """Seconds the episode's time limit leaves ``role``'s next request; None without a limit. The judge, after
+        the episode, has one request timeout past the limit."""
+        left = seconds_left()
+        return None if left is None else left if role in EPISODE_ROLES else left + self.timeout_s
+
+    @staticmethod
+    def _out_of_time(role: str, where: str) -> Exception:
+        if role in EPISODE_ROLES:  # stops the episode, which is judged on what it did
+            return TaskLimitReached("max_seconds_per_task", f"the episode's time ran out while waiting for {where} "
+                                    "(--max-seconds-per-task)")
+        return LLMUnavailableError(f"{where} gave no answer within one request timeout past the task's time limit "
+                                   "(--max-seconds-per-task)")
 
 
 class _Malformed(Exception):
     """An answer that arrived but is not a chat completion."""
+
+
+class _Deadline(Exception):
+    """A request's whole time ran out before its answer was read."""
 
 
 def _connection_cause(exc: BaseException) -> str:
@@ -362,8 +437,8 @@ def _text_tool_calls(content: str) -> tuple[str, tuple[ToolCallRequest, ...]]:
     calls = []
     for number, match in enumerate(_TEXT_TOOL_CALL.finditer(content)):
         try:
-            call = json.loads(match.group(1))
-        except ValueError:
+            call = loads(match.group(1))
+        except ValueError:  # not JSON, or nested too deep: not a tool call, as for any other garbage
             continue
         if isinstance(call, dict) and isinstance(call.get("name"), str):
             arguments = call.get("arguments", call.get("parameters", {}))

@@ -18,6 +18,9 @@ from occubench.llm.types import Usage
 
 _current: ContextVar[Ledger | None] = ContextVar("occubench_ledger", default=None)
 
+#: The roles whose requests make up an episode: the task's time limit cuts them. The judge comes after it.
+EPISODE_ROLES = ("agent", "world", "npc")
+
 
 @dataclass(frozen=True)
 class TaskLimits:
@@ -48,6 +51,12 @@ class Ledger:
         if self.limits.max_seconds is not None and elapsed >= self.limits.max_seconds:
             raise TaskLimitReached("max_seconds_per_task", f"the episode took {elapsed:.1f} s, the limit is "
                                    f"{self.limits.max_seconds:g} s (--max-seconds-per-task)")
+
+    def seconds_left(self) -> float | None:
+        """What remains of the episode's time limit (negative once past it); None without one."""
+        if self.limits.max_seconds is None:
+            return None
+        return self.limits.max_seconds - (time.monotonic() - self._started)
 
     def add(self, role: str, usage: Usage) -> None:
         with self._lock:
@@ -81,3 +90,8 @@ def record_retry(role: str, cause: str) -> None:
 def check_limits(role: str) -> None:
     if (ledger := _current.get()) is not None:
         ledger.check(role)
+
+
+def seconds_left() -> float | None:
+    """What remains of the current episode's time limit; None outside an episode or without a limit."""
+    return None if (ledger := _current.get()) is None else ledger.seconds_left()

@@ -1,4 +1,5 @@
-"""Pull the JSON object a model was asked to put inside ``<tag>...</tag>`` out of its reply."""
+"""Read JSON a model wrote: the object it was asked to put inside ``<tag>...</tag>``, and any other JSON text that
+comes from a model (tool-call arguments, a chat-completion body) through :func:`loads`, whose nesting is bounded."""
 
 from __future__ import annotations
 
@@ -9,6 +10,38 @@ from typing import Any
 from occubench._jsonsafe import json_safe
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+#: Deepest nesting read from a model. Real replies are a few levels deep. Python's parser, and every walk of the
+#: value after it (schema checks, json.dumps), recurse once per level against the interpreter's limit of 1,000
+#: frames, part of which the caller's stack already uses: 256 leaves them ample room. Deeper text is refused before
+#: it is parsed, as unreadable as any other garbage. (What is written is cut further, at 64: occubench._jsonsafe.)
+MAX_DEPTH = 256
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def too_deep(text: str) -> bool:
+    """Whether the JSON in ``text`` nests objects and arrays more than :data:`MAX_DEPTH` levels deep."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:  # the usual case, settled without a scan
+        return False
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):  # brackets inside strings do not nest
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
+def loads(text: str | bytes, **options: Any) -> Any:
+    """``json.loads`` for what a model sent: nesting beyond :data:`MAX_DEPTH` raises ``ValueError`` like any other
+    unreadable text, never ``RecursionError``."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")  # a UnicodeDecodeError is a ValueError too
+    if too_deep(text):
+        raise ValueError(f"the JSON is nested more than {MAX_DEPTH} levels deep")
+    try:
+        return json.loads(text, **options)
+    except RecursionError:  # within the bound, yet called from a stack already near the interpreter's limit
+        raise ValueError("the JSON is nested too deep to read here") from None
 
 
 def _int(text: str) -> int | str:
@@ -32,12 +65,12 @@ def extract_tagged_json(text: str | None, tag: str) -> dict[str, Any]:
     end = body.find(closing)
     body = _FENCE.sub("", (body if end < 0 else body[:end]).strip())
     try:
-        value = json.loads(body, parse_int=_int)
-    except ValueError:  # invalid JSON, or an integer longer than Python will read
+        value = loads(body, parse_int=_int)
+    except ValueError:  # invalid JSON, nested too deep, or an integer longer than Python will read
         # Stray words around the object: fall back to the outermost braces.
         first, last = body.find("{"), body.rfind("}")
         try:
-            value = json.loads(body[first:last + 1], parse_int=_int) if 0 <= first < last else None
+            value = loads(body[first:last + 1], parse_int=_int) if 0 <= first < last else None
         except ValueError as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise ValueError(f"the text inside {opening} is not valid JSON ({reason})") from None

@@ -30,6 +30,13 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
 - ``prompt_cache`` (``--prompt-cache``): usage reports ``prompt_tokens_details.cached_tokens``, the tokens of the
   longest message prefix an earlier request sent too.
 
+- ``deep_nesting`` (``--deep-nesting ROLE,...``): replies of those roles carry JSON nested 10,000 levels deep
+  where their answer goes: ``world`` (the observation), ``verifier`` (the verdict or label), ``synth`` (a stage's
+  output), ``agent`` (the arguments of its tool call, or the whole ``<tool_call>`` block with ``text_tool_calls``),
+  and ``body`` (a field of the HTTP body itself, whatever the role). The other roles answer as usual.
+- ``trickle_s`` (``--trickle SECONDS``): chat responses are sent one byte every that many seconds after their
+  headers, as a stalled proxy or an overloaded server does; a client that hangs up ends it.
+
 ``retry_after_s`` (``--retry-after``, the Retry-After of 429 answers) is 1 s by default, as real APIs send.
 """
 
@@ -203,6 +210,53 @@ def _agent_reply(request: dict) -> str | dict:
     return {"content": None, "tool_calls": [{"name": function["name"], "arguments": arguments}]}
 
 
+def _role_of(messages: list[dict]) -> str:
+    """Which role a request plays: synth, world, label, reflection, verifier or agent."""
+    from occubench.testing.synth import stage_of
+
+    system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+    if stage_of(system) is not None:
+        return "synth"
+    if "<predicted_observation>" in system:
+        return "world"
+    if "<label>" in system:
+        return "label"
+    if "<notes>" in system:
+        return "reflection"
+    # Only the prompt's own messages: replies sent back (e.g. with reasoning drafts) must not change the role.
+    if any("<verdict>" in _text(m.get("content")) for m in messages if m.get("role") in ("system", "user")):
+        return "verifier"
+    return "agent"
+
+
+def _system_messages(request: dict) -> list[dict]:
+    # OpenAI's "developer" role is the system role under another name (Inspect sends it for newer models).
+    return [{**m, "role": "system"} if isinstance(m, dict) and m.get("role") == "developer" else m
+            for m in request.get("messages") or []]
+
+
+#: Roles ``deep_nesting`` accepts.
+DEEP_ROLES = ("agent", "world", "verifier", "synth", "body")
+_DEPTH = 10_000
+#: An object nested 10,000 levels deep: ten times what Python's json.loads reads before its RecursionError.
+_DEEP = '{"a": ' * _DEPTH + "1" + "}" * _DEPTH
+
+
+def _deep_reply(request: dict, roles: Sequence[str], text_tool_calls: bool) -> str | dict | None:
+    """The reply of a role ``deep_nesting`` names, with the deep object where its answer goes; None for the others."""
+    role = _role_of(_system_messages(request))
+    tags = {"world": "predicted_observation", "verifier": "verdict", "label": "label", "synth": "output"}
+    if role in tags and ("verifier" if role == "label" else role) in roles:
+        return f"<{tags[role]}>{_DEEP}</{tags[role]}>"
+    tools = [tool.get("function", tool) for tool in request.get("tools") or []]
+    if role != "agent" or "agent" not in roles or not tools:
+        return None
+    name = tools[0]["name"]
+    if text_tool_calls:  # the whole block is too deep to read, not only its arguments
+        return f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {_DEEP}}}</tool_call>'
+    return {"content": None, "tool_calls": [{"name": name, "arguments": _DEEP}]}
+
+
 def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
                             synth: dict[str, Any] | None = None) -> Responder:
     """A deterministic responder for every role of a run, and for every synthesis stage.
@@ -223,21 +277,19 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
             return rng.random() < malformed_rate
 
     def respond(request: dict, index: int) -> str | dict:
-        # OpenAI's "developer" role is the system role under another name (Inspect sends it for newer models).
-        messages = [{**m, "role": "system"} if isinstance(m, dict) and m.get("role") == "developer" else m
-                    for m in request.get("messages") or []]
+        messages = _system_messages(request)
         request = {**request, "messages": messages}
-        system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
-        if (stage := stage_of(system)) is not None:
-            return synth_reply(stage, messages, synth or {})
-        if "<predicted_observation>" in system:
+        role = _role_of(messages)
+        if role == "synth":
+            system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+            return synth_reply(str(stage_of(system)), messages, synth or {})
+        if role == "world":
             return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
-        if "<label>" in system:
+        if role == "label":
             return _MALFORMED_REPLY if _malformed() else _label_reply(messages)
-        if "<notes>" in system:
+        if role == "reflection":
             return _reflection_reply(messages)
-        # Only the prompt's own messages: replies sent back (e.g. with reasoning drafts) must not change the role.
-        if any("<verdict>" in _text(m.get("content")) for m in messages if m.get("role") in ("system", "user")):
+        if role == "verifier":
             return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
         return _agent_reply(request)
 
@@ -319,6 +371,8 @@ class _Handler(BaseHTTPRequestHandler):
     #: Called with the status just before a chat response is written, so a client that has its answer never
     #: reads counters that do not include it yet.
     on_send: Callable[[int], None] | None = None
+    #: Seconds between the bytes of a chat response's body (trickle mode); 0 sends it at once.
+    trickle_s: float = 0.0
 
     def setup(self) -> None:
         super().setup()
@@ -336,8 +390,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _path(self) -> str:
         return self.path.split("?", 1)[0].rstrip("/")
 
-    def _send_json(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
+    def _send_json(self, status: int, body: dict | bytes, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         if self.on_send is not None:
             self.on_send(status)
             self.on_send = None
@@ -347,7 +401,16 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        if self.trickle_s <= 0:
+            self.wfile.write(data)
+            return
+        for offset in range(len(data)):
+            if self.server.mock._httpd is None:  # the server stopped: end the trickle with the connection
+                self.close_connection = True
+                return
+            self.wfile.write(data[offset:offset + 1])
+            self.wfile.flush()
+            time.sleep(self.trickle_s)
 
     def _auth_error(self) -> dict | None:
         expected = self.server.mock.api_key
@@ -422,8 +485,12 @@ class MockLLMServer:
         text_tool_calls: bool = False,
         refuse_max_tokens: bool = False,
         prompt_cache: bool = False,
+        deep_nesting: Sequence[str] = (),
+        trickle_s: float = 0.0,
         port: int = 0,
     ) -> None:
+        if unknown := set(deep_nesting) - set(DEEP_ROLES):
+            raise ValueError(f"deep_nesting: unknown roles {sorted(unknown)}; choose from {', '.join(DEEP_ROLES)}")
         self.responder: Responder = responder or scripted_responder
         self.latency_s = latency_s
         self.max_concurrent = max_concurrent
@@ -441,6 +508,8 @@ class MockLLMServer:
         self.text_tool_calls = text_tool_calls
         self.refuse_max_tokens = refuse_max_tokens
         self.prompt_cache = prompt_cache
+        self.deep_nesting = tuple(deep_nesting)
+        self.trickle_s = trickle_s
         self.stats = ServerStats()
         self.requests: list[dict] = []
         self._port = port
@@ -538,6 +607,7 @@ class MockLLMServer:
                 release()
 
         handler.on_send = sent
+        handler.trickle_s = self.trickle_s
         with self.stats._lock:
             self.stats.requests += 1
         try:
@@ -649,14 +719,18 @@ class MockLLMServer:
         except Exception as exc:  # noqa: BLE001 - a buggy responder should fail the request, not hang the client
             handler._send_json(500, _error_body(f"Mock responder failed: {exc!r}", "server_error"))
             return 500
-        handler._send_json(200, body)
+        data = json.dumps(body).encode()
+        if "body" in self.deep_nesting:  # spliced in as text: json.dumps cannot write an object this deep
+            data = data[:-1] + b', "deep": ' + _DEEP.encode() + b"}"
+        handler._send_json(200, data)
         return 200
 
     def _completion(self, request: dict, n: int) -> dict:
         choices = []
         completion_text = ""
         for index in range(n):
-            message, finish_reason = self._message(self.responder(request, index))
+            reply = _deep_reply(request, self.deep_nesting, self.text_tool_calls) if self.deep_nesting else None
+            message, finish_reason = self._message(self.responder(request, index) if reply is None else reply)
             choices.append({"index": index, "message": message, "finish_reason": finish_reason, "logprobs": None})
             completion_text += message["content"] or ""
             for call in message.get("tool_calls", []):
@@ -758,9 +832,16 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
                         help="answer 400 to max_tokens (max_completion_tokens is fine), as OpenAI reasoning models")
     parser.add_argument("--prompt-cache", action="store_true",
                         help="report usage.prompt_tokens_details.cached_tokens for message prefixes seen before")
+    parser.add_argument("--deep-nesting", metavar="ROLES", default="",
+                        help=f"comma-separated roles ({', '.join(DEEP_ROLES)}) whose replies nest JSON 10,000 deep")
+    parser.add_argument("--trickle", type=float, default=0.0, metavar="SECONDS",
+                        help="send chat response bodies one byte every SECONDS")
     parser.add_argument("--synth-script", metavar="FILE",
                         help="JSON file scripting the synthesis stages' faults (see occubench.testing.synth)")
     args = parser.parse_args(argv)
+    deep = [role.strip() for role in args.deep_nesting.split(",") if role.strip()]
+    if unknown := set(deep) - set(DEEP_ROLES):
+        parser.error(f"--deep-nesting: unknown roles {sorted(unknown)}; choose from {', '.join(DEEP_ROLES)}")
     synth = json.loads(Path(args.synth_script).read_text(encoding="utf-8")) if args.synth_script else None
     return MockLLMServer(
         make_scripted_responder(synth=synth),
@@ -781,6 +862,8 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
         text_tool_calls=args.text_tool_calls,
         refuse_max_tokens=args.refuse_max_tokens,
         prompt_cache=args.prompt_cache,
+        deep_nesting=deep,
+        trickle_s=args.trickle,
         port=args.port,
     )
 
