@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -55,6 +55,10 @@ def _robustness(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Each resample walks every task of every run (and every pair of agents) in Python: 100,000 already takes about
+#: 20 s for one run of 30 tasks, and more only narrows the interval's own noise (10^9 hung the command).
+MAX_RESAMPLES = 100_000
+
 RUN_DIRS_HELP = ("run directories (results/<run name>), or Inspect logs of occubench tasks (.eval files, or a "
                  "directory of them)")
 
@@ -75,8 +79,6 @@ def _report(args: argparse.Namespace) -> int:
     from occubench.robustness import robustness_table, robustness_warnings, warn
     from occubench.summary import load_prices
 
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples must be at least 1, got {args.resamples}")
     notes: list[str] = []  # the loading warnings, for the report to show as well
     runs = _load_reported_runs(args.run_dirs, notes)
     prices = load_prices(Path(args.prices)) if args.prices else None
@@ -178,12 +180,19 @@ def _validate(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from occubench.executable.plugin import listed_worlds
     from occubench.executable.registry import world_named
-    from occubench.serve import serve  # the MCP SDK loads only for this command
+    from occubench.serve import serve, serve_token  # the MCP SDK loads only for this command
 
+    # Refused before the world starts: an address others can reach is served only with a token.
+    token = serve_token(args.host, args.token_file) if args.transport == "http" else None
     worlds = listed_worlds(args.worlds_dir, args.trust_world_code)
-    env = world_named(args.env, worlds, args.worlds_dir).environment()
     try:
-        serve(env, args.env, transport=args.transport, host=args.host, port=args.port)
+        world = world_named(args.env, worlds, args.worlds_dir)
+    except ConfigError as exc:
+        raise ConfigError(f"--env: {exc}") from None
+    env = world.environment()
+    try:
+        serve(env, args.env, transport=args.transport, host=args.host, port=args.port, token=token,
+              allowed_hosts=args.allowed_host)
     finally:
         env.close()
     return 0
@@ -209,11 +218,22 @@ def _doctor(args: argparse.Namespace) -> int:
 def _workplace_generate(args: argparse.Namespace) -> int:
     from occubench.workplace.commands import generate
 
-    return generate(args)
+    try:
+        return generate(args)
+    except OSError as exc:  # --out is a file, or not writable
+        raise ConfigError(f"--out: cannot write the days: {exc}") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad input is one line on stderr (no usage block), as every other refusal is; exit status 2 as argparse's.
+    Subcommands' parsers are of this class too (argparse makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="occubench", description=__doc__)
+    parser = _Parser(prog="occubench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"occubench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -235,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "package.module:attribute")
     evaluate.add_task_arguments(tasks)
     tasks.add_argument("--seed", type=int, help="--shuffle's seed; workplace: the days' generation seed (default: 0)")
-    tasks.add_argument("--days", type=int, help="workplace: days to generate (default: 10)")
+    tasks.add_argument("--days", type=evaluate.positive_int, help="workplace: days to generate (default: 10)")
     tasks.add_argument("--workplace-dir", help="workplace: the days written by `occubench workplace generate`")
     tasks.add_argument("--json", action="store_true", default=False, help="print JSON instead of a table")
     tasks.set_defaults(func=_tasks)
@@ -244,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--suite", default="executable",
                        help="a suite with reference solutions: executable (default), workplace, another installed "
                        "suite or package.module:attribute")
-    check.add_argument("--days", type=int, default=50, help="workplace: days to generate (default: 50)")
+    check.add_argument("--days", type=evaluate.positive_int, default=50,
+                       help="workplace: days to generate (default: 50)")
     check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
     check.add_argument("--worlds-dir", metavar="DIR", help="executable: validate the world folders in DIR instead "
                        "of the built-in worlds")
@@ -253,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     workplace = sub.add_parser("workplace", help="workplace scenarios: generate days to disk")
     workplace_sub = workplace.add_subparsers(dest="workplace_command", required=True, metavar="ACTION")
     generate = workplace_sub.add_parser("generate", help="write generated days as JSON files (same seed, same bytes)")
-    generate.add_argument("--days", type=int, required=True, help="number of days")
+    generate.add_argument("--days", type=evaluate.positive_int, required=True, help="number of days")
     generate.add_argument("--seed", type=int, required=True, help="generation seed")
     generate.add_argument("--out", required=True, help="folder to write the day files into")
     generate.add_argument("--learning", action="store_true", help="also write each day's day-two variant")
@@ -268,7 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     serve.add_argument("--host", default="127.0.0.1", help="http transport: address to bind (default: 127.0.0.1)")
     # 8000 is vLLM's default and 8100 the mock server's: the three can run side by side.
-    serve.add_argument("--port", type=int, default=8200, help="http transport: port (default: 8200)")
+    serve.add_argument("--port", type=evaluate.int_range(1, 65535), default=8200,
+                       help="http transport: port (default: 8200)")
+    serve.add_argument("--token-file", metavar="FILE",
+                       help="http transport: every request must carry 'Authorization: Bearer <the file's text>' "
+                       "(default: $OCCUBENCH_SERVE_TOKEN); required for a --host other than loopback")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                       help="http transport, --host other than loopback: a name or address clients reach this "
+                       "server by, accepted in the Host header besides --host (repeat for several)")
     serve.set_defaults(func=_serve)
 
     robustness = sub.add_parser("robustness", help="E0–E3 completion and robustness score from run directories")
@@ -283,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--prices", metavar="FILE", help="model prices in USD per 1M tokens, for costs")
     report.add_argument("--by-domain", action="store_true",
                         help="include completion by domain in json and csv (markdown always has it)")
-    report.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)")
+    report.add_argument("--resamples", type=evaluate.int_range(1, MAX_RESAMPLES), default=2000,
+                        help=f"bootstrap resamples, at most {MAX_RESAMPLES:,} (default: 2000)")
     report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     report.set_defaults(func=_report)
 
@@ -330,6 +359,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `occubench tasks --json | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not fail again
         return 0
+    except SystemExit as exc:
+        # A rich console meeting a closed pipe (`occubench run ... | head`) points stdout at /dev/null and exits
+        # with 1 itself; the results are on disk, so that is the same quiet end as above.
+        if isinstance(exc.__context__, BrokenPipeError):
+            return 0
+        raise
 
 
 if __name__ == "__main__":

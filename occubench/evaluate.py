@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,27 @@ def json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"must be a JSON object, got: {text}")
     return value
+
+
+def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` (to ``high``), so a bad count fails as the flag's own error
+    before anything starts (a config file's values are checked by the settings class)."""
+    bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number {bounds}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a whole number {bounds}, got {value}")
+        return value
+    return parse
+
+
+#: Counts that make sense only from 1 (trials, steps, workers, days...) or from 0 (fault windows).
+positive_int = int_range(1)
+non_negative_int = int_range(0)
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,8 +88,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     faults.add_argument("--env-mode", choices=FAULT_MODES, nargs="+", metavar="MODE",
                         help="E0 clean, E1 explicit errors, E2 silent degradation, E3 mixed (default: E0); several: "
                         "one run per mode")
-    faults.add_argument("--fault-count", type=int, help="fault windows per episode (default: 2)")
-    faults.add_argument("--fault-duration", type=int,
+    faults.add_argument("--fault-count", type=non_negative_int, help="fault windows per episode (default: 2)")
+    faults.add_argument("--fault-duration", type=positive_int,
                         help="consecutive faulted calls per window (default: 2)")
     faults.add_argument("--fault-mode", choices=INJECTION_MODES,
                         help="prompt: the simulator is told to misbehave, as in the OccuBench paper (default for "
@@ -81,14 +102,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     agent = parser.add_argument_group("agent")
     agent.add_argument("--with-plan", action="store_true", help="give the agent the task's solution plan, if any")
-    agent.add_argument("--max-steps", type=int, help="agent turns per task (default: 50)")
-    agent.add_argument("--history-window", type=int, metavar="K",
+    agent.add_argument("--max-steps", type=positive_int, help="agent turns per task (default: 50)")
+    agent.add_argument("--history-window", type=positive_int, metavar="K",
                        help="the agent sees only its last K turns after the system prompt and the task (default: all); "
                        "train and evaluate with the same window")
     agent.add_argument("--date",
                        help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")
-    agent.add_argument("--max-tokens", type=int, help="agent completion token limit")
+    agent.add_argument("--max-tokens", type=positive_int, help="agent completion token limit")
     agent.add_argument("--reasoning-effort", help="agent reasoning effort (for models that support it)")
     agent.add_argument("--agent-params", type=json_object,
                        help="other agent request parameters as a JSON object, e.g. '{\"top_p\": 0.9}'")
@@ -98,12 +119,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                        help="verifier request parameters as a JSON object")
     agent.add_argument("--npc-params", type=json_object,
                        help="colleague-model request parameters as a JSON object (workplace suite)")
-    agent.add_argument("--trials", type=int,
+    agent.add_argument("--trials", type=positive_int,
                        help="episodes per task, for pass^k and pass@k in reports (default: 1)")
-    agent.add_argument("--num-votes", type=int, help="verifier votes per task (default: 3)")
+    agent.add_argument("--num-votes", type=positive_int, help="verifier votes per task (default: 3)")
 
     work = parser.add_argument_group("workplace suite")
-    work.add_argument("--days", type=int, help="days to generate from --seed (default: 10)")
+    work.add_argument("--days", type=positive_int, help="days to generate from --seed (default: 10)")
     work.add_argument("--workplace-dir", help="run the days written by `occubench workplace generate` instead")
     work.add_argument("--learning", action="store_true",
                       help="after each day, a second day with the same kinds of tasks and new parameters, in three "
@@ -119,7 +140,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       "that answer when asked the right question)")
 
     limits = parser.add_argument_group("limits")
-    limits.add_argument("--max-tokens-per-task", type=int, metavar="N",
+    limits.add_argument("--max-tokens-per-task", type=positive_int, metavar="N",
                         help="the agent starts no turn once it used N tokens in the episode; it is judged on what it "
                         "did (stop reason max_tokens_per_task)")
     limits.add_argument("--max-seconds-per-task", type=float, metavar="S",
@@ -142,7 +163,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                      "(pip install 'occubench[ray]'), this process writing the results")
     run.add_argument("--ray-address", metavar="ADDR",
                      help="with --executor ray: the cluster to join (default: a local Ray instance for the run)")
-    run.add_argument("--ray-workers", type=int, metavar="N",
+    run.add_argument("--ray-workers", type=positive_int, metavar="N",
                      help="with --executor ray: worker processes, each running its share of --max-workers episodes "
                      "at once (default: the cluster's CPUs)")
     add_model_call_arguments(run)
@@ -167,7 +188,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
                       "Tech, Trans (comma-separated or quoted)")
     data.add_argument("--difficulty", nargs="+", metavar="LEVEL", help="only tasks of these difficulty levels")
     data.add_argument("--shuffle", action="store_true", help="shuffle the selected tasks with --seed (before --limit)")
-    data.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
+    data.add_argument("--limit", type=positive_int, metavar="N", help="only the first N selected tasks")
 
 
 def add_trust_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -178,13 +199,13 @@ def add_trust_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup
 
 def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
     """How models are called and what is kept: the flags every command that calls models shares."""
-    run.add_argument("--max-workers", type=int, help="tasks run at once (default: 8)")
+    run.add_argument("--max-workers", type=positive_int, help="tasks run at once (default: 8)")
     run.add_argument("--request-timeout", type=float,
                      help="seconds one model request may take (default: 300)")
     run.add_argument("--retry-budget", type=float,
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
-    run.add_argument("--max-connections", type=int,
+    run.add_argument("--max-connections", type=positive_int,
                      help="requests in flight per endpoint at most (default: 32, or --max-workers if more); lowered "
                      "on 429 and raised again "
                      "slowly unless --fixed-concurrency")

@@ -147,7 +147,8 @@ def load_agent(spec: str, context: AgentContext) -> Agent:
 
 def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list[Task]:
     """The tasks a run evaluates: those of the chosen categories (names or abbreviations), ids and difficulty
-    levels, then shuffled with ``--seed`` if asked, then the first ``--limit``. Unknown ids are warned about."""
+    levels, then shuffled with ``--seed`` if asked, then the first ``--limit``. Unknown ids are warned about (all
+    unknown: an error)."""
     selected = tasks
     if config.categories:
         lookup = {name.lower(): name for name in CATEGORY_ABBREVIATIONS}
@@ -162,6 +163,8 @@ def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list
     if config.task_ids:
         known = {str(task.task_id) for task in tasks}
         unknown = [item for item in config.task_ids if item not in known]
+        if unknown and len(unknown) == len(config.task_ids):  # nothing to run: one error, not a warning and one
+            raise ConfigError(f"--task-ids: no task with id {', '.join(unknown)}")
         if unknown:
             console.print(f"[yellow]warning: --task-ids: no task with id {', '.join(unknown)}; "
                           "they are ignored[/yellow]")

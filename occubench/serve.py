@@ -10,8 +10,14 @@ the SDK, so the rest of occubench does not pay for it.
 from __future__ import annotations
 
 import contextlib
+import hmac
+import ipaddress
 import json
+import os
+import socket
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,11 +26,18 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from occubench.environment import Environment, JSONObject
+from occubench.errors import ConfigError
 from occubench.tools import ToolSpec
 
 TRANSPORTS = ("stdio", "http")
+#: The environment variable that holds the HTTP transport's bearer token (never a flag: it would show in `ps`).
+TOKEN_VARIABLE = "OCCUBENCH_SERVE_TOKEN"
 
 
 def build_server(env: Environment, name: str) -> Server[Any]:
@@ -51,22 +64,94 @@ def build_server(env: Environment, name: str) -> Server[Any]:
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema)
 
 
-def serve(env: Environment, name: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8200) -> None:
+def serve(env: Environment, name: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8200,
+          token: str | None = None, allowed_hosts: Sequence[str] = ()) -> None:
     """Serve ``env`` until the client disconnects (stdio) or the process is interrupted (http).
 
     The caller owns ``env`` and closes it afterwards. Over stdio, stdout carries protocol messages only: anything
-    the world prints while serving goes to stderr.
+    the world prints while serving goes to stderr. Over HTTP with a ``token``, every request must carry
+    ``Authorization: Bearer <token>``; an address other than loopback is refused without one, and its requests
+    must name ``host`` or one of ``allowed_hosts`` in their Host header.
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
     server = build_server(env, name)
     if transport == "stdio":
         anyio.run(_serve_stdio, server)
-    else:
-        import uvicorn
+        return
+    import uvicorn
 
-        # host also picks the SDK's DNS-rebinding protection, which is on for loopback addresses.
-        uvicorn.run(server.streamable_http_app(host=host), host=host, port=port)
+    uvicorn.run(http_app(server, host, token, allowed_hosts), host=host, port=port)
+
+
+def http_app(server: Server[Any], host: str, token: str | None = None, allowed_hosts: Sequence[str] = ()) -> ASGIApp:
+    """The ASGI app that serves ``server`` on ``host``: behind the bearer check when there is a ``token`` (required
+    for an address other than loopback), and checking the Host header."""
+    if not token and not is_loopback(host):
+        raise ConfigError(_NO_TOKEN.format(host=host))
+    # For these, host turns on the SDK's own DNS-rebinding protection; elsewhere the Host (and any Origin) header
+    # must name the address served.
+    security = None if host in ("127.0.0.1", "localhost", "::1") else _host_check(host, allowed_hosts)
+    app = server.streamable_http_app(host=host, transport_security=security)
+    return _BearerAuth(app, token) if token else app
+
+
+_NO_TOKEN = ("--host {host} is reachable from other machines: serve it with a bearer token, in the environment "
+             f"variable {TOKEN_VARIABLE} or in a file given with --token-file")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return False
+
+
+def serve_token(host: str, token_file: str | None) -> str | None:
+    """The HTTP transport's bearer token: the ``--token-file``'s text, else ``$OCCUBENCH_SERVE_TOKEN``. A
+    :class:`ConfigError` when there is none and ``host`` is not loopback, or the file is unreadable or empty."""
+    if token_file:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--token-file: cannot read {token_file}: {exc}") from None
+        if not token:
+            raise ConfigError(f"--token-file: {token_file} is empty")
+        return token
+    if not (variable := os.environ.get(TOKEN_VARIABLE, "").strip()) and not is_loopback(host):
+        raise ConfigError(_NO_TOKEN.format(host=host))
+    return variable or None
+
+
+def _host_check(host: str, allowed_hosts: Sequence[str]) -> TransportSecuritySettings:
+    # Every interface: clients name the machine, or loopback on it, unless told other names.
+    names = [socket.gethostname(), "localhost", "127.0.0.1", "[::1]"] if host in ("0.0.0.0", "::") else [host]
+    names = [f"[{name}]" if ":" in name and not name.startswith("[") else name for name in [*names, *allowed_hosts]]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[pattern for name in dict.fromkeys(names) for pattern in (name, f"{name}:*")],
+        allowed_origins=[f"{scheme}://{name}{port}" for name in dict.fromkeys(names) for scheme in ("http", "https")
+                         for port in ("", ":*")])
+
+
+class _BearerAuth:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401 and reaches nothing."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = Headers(scope=scope).get("authorization", "").encode()
+            if not hmac.compare_digest(given, self.expected):  # constant time: the token is not guessed by timing
+                response = PlainTextResponse("missing or wrong bearer token", status_code=401,
+                                             headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 async def _serve_stdio(server: Server[Any]) -> None:

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import cast
 
+from matplotlib import rc_context
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -19,6 +20,11 @@ from occubench.report.stats import breakdown
 from occubench.results import Result
 from occubench.robustness import UNKNOWN_SUITE, guidance_of, robustness_table, suite_of, with_guidance
 from occubench.task import CATEGORY_ABBREVIATIONS
+
+#: Labels are model names, run names and categories, drawn as written: without this, a name with two "$" is
+#: typeset as mathtext (or fails to parse, failing the report). Text objects read it when made, so the whole chart
+#: function runs under it.
+_LITERAL = rc_context({"text.parse_math": False})
 
 
 def _png(figure: Figure) -> bytes:
@@ -79,6 +85,7 @@ def _clean(records: Iterable[Result]) -> tuple[list[Result], str]:
     return (clean, " (E0)") if clean and len(clean) < len(records) else (records, "")
 
 
+@_LITERAL
 def radar_chart(records: Iterable[Result]) -> bytes:
     """Industry profile: completion per category (10 axes), one polygon per agent model, over the clean (E0)
     results when there are any. A category without results leaves a gap."""
@@ -105,6 +112,7 @@ def radar_chart(records: Iterable[Result]) -> bytes:
     return _png(figure)
 
 
+@_LITERAL
 def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | None]], legend_title: str) -> bytes:
     figure = Figure(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(bars)) / 2), 4.5))
     axes = figure.add_subplot()

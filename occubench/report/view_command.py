@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from occubench.evaluate import int_range
+
 
 def _run(args: argparse.Namespace) -> int:
     from occubench.report.live import serve_view
@@ -26,6 +28,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="run directories (default: every run directory in --output-dir)")
     parser.add_argument("--output-dir", metavar="DIR", help="show every run directory in DIR, those that appear "
                         "while the viewer runs included (default: ./results)")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--port", type=int_range(0, 65535), default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--prices", metavar="FILE", help="model prices in USD per 1M tokens, for costs")
     parser.set_defaults(func=_run)

@@ -79,6 +79,8 @@ def listing() -> tuple[list[Table], Any]:
 
 
 def check(options: ValidateOptions, console: Console) -> bool:
+    if options.days < 1:  # no day at all would be "0/0 valid"
+        raise ConfigError(f"--days: expected at least 1 day to validate, got {options.days}")
     return validate_days(options.days, options.seed, console)
 
 

@@ -7,12 +7,13 @@ import base64
 import json
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from occubench.cli import main
 from occubench.report import difficulty_chart, html_report, load_run_dirs, modes_chart, radar_chart
-from tests.report.conftest import HEALTH, TECH, result, write_run
+from tests.report.conftest import HEALTH, TECH, result, typed, write_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
 EVIL_ANSWER = "<script>alert(1)</script>"
@@ -129,3 +130,31 @@ def test_charts_and_api(tmp_path: Path) -> None:
         assert chart(results).startswith(PNG)
     assert radar_chart(results) == radar_chart(results)  # no timestamp in the file
     assert "<!DOCTYPE html>" in html_report(runs)
+
+
+ODD_NAMES = ["$a_b^c_d$", "$x$", r"C:\models\$new", "under_score^caret"]
+
+
+def test_model_names_are_drawn_and_shown_as_written(tmp_path: Path) -> None:
+    # Matplotlib would typeset "$...$" as math: "$a_b^c_d$" does not parse (the report failed) and "$x$" came out
+    # as an italic x.
+    dirs = [str(write_run(tmp_path, f"run{i}", [result(1, True, agent_model=name), result(2, False, agent_model=name)]))
+            for i, name in enumerate(ODD_NAMES)]
+    out = tmp_path / "report.html"
+    assert main(["report", *dirs, "--html", str(out)]) == 0
+    parsed = _Page()
+    parsed.feed(out.read_text(encoding="utf-8"))
+    shown = "".join(parsed.text)
+    for name in ODD_NAMES:
+        assert name in shown
+    (_, body), = [(a, b) for a, b in parsed.scripts if a.get("type") == "application/json"]
+    assert {t["agent_model"] for t in json.loads(body)["tasks"]} == set(ODD_NAMES)
+
+
+@pytest.mark.parametrize("chart", [radar_chart, modes_chart, difficulty_chart])
+def test_chart_labels_are_not_mathtext(chart: Any) -> None:
+    # Math mode ignores spaces: "$a b$" and "$ab$" would be the same picture; as text they differ.
+    def drawn(name: str) -> bytes:
+        return chart([typed(1, True, agent_model=name), typed(2, False, agent_model="$b$")])
+
+    assert drawn("$a b$") != drawn("$ab$")

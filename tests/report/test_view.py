@@ -236,11 +236,14 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def test_bad_input_is_a_config_error_naming_the_argument(results_dir: Path) -> None:
     missing = results_dir / "nope"
     for argv, message in ((["view", str(missing)], f"RUN_DIR {missing}: not found"),
-                          (["view", "--output-dir", str(missing)], "--output-dir .*: no such directory"),
-                          (["view", "--output-dir", str(results_dir), "--port", "70000"], "--port 70000: not a port")):
+                          (["view", "--output-dir", str(missing)], "--output-dir .*: no such directory")):
         args = _parse(argv)
         with pytest.raises(ConfigError, match=message):
             args.func(args)
+    with pytest.raises(SystemExit, match="2"):  # not a port: refused as the flag is read, before any folder
+        _parse(["view", "--output-dir", str(missing), "--port", "70000"])
+    with pytest.raises(ConfigError, match="--port 70000: not a port"):  # the Python API checks it too
+        view_server(output_dir=results_dir, port=70000)
     with pytest.raises(ConfigError, match="not both"):
         view_server([results_dir / "A__sim__E0"], results_dir)
     with pytest.raises(ConfigError, match="loopback"):

@@ -7,7 +7,7 @@ import os
 
 from rich.console import Console
 
-from occubench.evaluate import config_from_args, json_object
+from occubench.evaluate import config_from_args, json_object, non_negative_int, positive_int
 from occubench.synth.command import add_synth_arguments
 
 
@@ -51,13 +51,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     scenarios.add_argument("--domain", help="its domain (default: the category)")
     scenarios.add_argument("--scenarios-file", metavar="FILE", help="JSONL of scenarios, one per line with "
                            "category, domain and task_scenario_name (the task_scenario_all_pool.jsonl shape)")
-    scenarios.add_argument("--generate-scenarios", type=int, metavar="N",
+    scenarios.add_argument("--generate-scenarios", type=positive_int, metavar="N",
                            help="make up N scenarios for --category (names de-duplicated)")
     scenarios.add_argument("--tasks-per-scenario", type=int, help="non-overlapping sub-topics, hence tasks, per "
                            "scenario, at most 16 (default: 4)")
     calibration = parser.add_argument_group("calibration and repair")
-    calibration.add_argument("--runs", type=int, help="runs per task and agent, with the plan and again without "
-                             "it (default: 3)")
+    calibration.add_argument("--runs", type=positive_int, help="runs per task and agent, with the plan and again "
+                             "without it (default: 3)")
     calibration.add_argument("--solvable-threshold", type=float, help="solvable when the best agent's pass rate "
                              "with the plan is at least this (default: 0.67)")
     calibration.add_argument("--trivial-threshold", type=float, help="trivial, and dropped, when the weakest "
@@ -66,9 +66,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "the plan is at least this (default: 0.67)")
     calibration.add_argument("--hard-threshold", type=float, help="difficulty 3 when it is below this, 2 between "
                              "(default: 0.34)")
-    calibration.add_argument("--repair-rounds", type=int, help="repairs of an unsolvable task before it is dropped "
-                             "(default: 2)")
-    calibration.add_argument("--max-steps", type=int, help="agent turns per calibration run (default: 30)")
-    calibration.add_argument("--num-votes", type=int, help="judge votes per calibration run (default: 3)")
+    calibration.add_argument("--repair-rounds", type=non_negative_int, help="repairs of an unsolvable task before it "
+                             "is dropped (default: 2)")
+    calibration.add_argument("--max-steps", type=positive_int, help="agent turns per calibration run (default: 30)")
+    calibration.add_argument("--num-votes", type=positive_int, help="judge votes per calibration run (default: 3)")
     calibration.add_argument("--date", help="date in the agent's prompt, YYYY-MM-DD (default: today)")
     parser.set_defaults(func=_run)
