@@ -200,7 +200,7 @@ def _free_port() -> int:
 
 
 def _wait_for_port(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the world starts in a sandbox worker first
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}:\n{log.read_text()}")

@@ -4,10 +4,8 @@ with one, every request must carry it, and the Host header must name the address
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +19,7 @@ from starlette.testclient import TestClient
 
 from occubench.cli import main
 from occubench.serve import TOKEN_VARIABLE, build_server, http_app, is_loopback
-from tests.test_serve import _Slow
+from tests.test_serve import _free_port, _Slow, _wait_for_port
 
 TOKEN = "s3cret-token"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -102,20 +100,3 @@ def test_every_request_carries_the_token(served: str) -> None:
     assert names and all(isinstance(name, str) for name in names)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for_port(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + 60  # the world starts in a sandbox worker first
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"server did not listen on port {port}:\n{log.read_text()}")
