@@ -108,9 +108,13 @@ class Bubblewrap(Provider):
     def __init__(self, binary: str) -> None:
         self.binary = binary
 
+    @functools.cached_property
+    def _version(self) -> str:  # asked once: every run's metadata names it
+        done = subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=False)
+        return done.stdout.strip() or "bubblewrap"
+
     def describe(self) -> str:
-        version = subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=False)
-        return f"{version.stdout.strip() or 'bubblewrap'} ({self.binary}), seccomp filters, no network"
+        return f"{self._version} ({self.binary}), seccomp filters, no network"
 
     def path(self, folder: Path, index: int) -> str:
         return f"{WORLDS_ROOT}/{index}"
