@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
+from rich.markup import escape
 
 from occubench import __version__
 from occubench._lock import DirectoryLock
@@ -33,7 +34,7 @@ from occubench.plugins import AgentContext, SuiteDefinition, SuitePlan, load_age
 from occubench.progress import RunProgress
 from occubench.results import Result
 from occubench.runner import EnvWrapper, Episodes, pending, pending_tasks, run_episodes
-from occubench.store import RESULTS_FILE, ResultStore, latest_by_task, load_results, read_context
+from occubench.store import ResultStore, latest_by_task, read_context, run_records
 from occubench.summary import Price, Summary, load_prices, summarize
 from occubench.tables import Table
 from occubench.task import Task
@@ -232,8 +233,26 @@ class RunSetup:
                    **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
                       if (value := getattr(config, key)) is not None},
                    **({"guidance": config.guidance} if config.guidance else {}),
-                   **({"reflection_model": self.roles["reflection"]} if "reflection" in self.roles else {})}
+                   **({"reflection_model": self.roles["reflection"]} if "reflection" in self.roles else {}),
+                   **self.identity}
         return {**run_fields, "config_hash": config_hash(meaning)}, meaning
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What the run's task set is made of (see :class:`occubench.plugins.TaskSet`)."""
+        return self.plan.task_set.identity if self.plan.task_set else {}
+
+    def folder_name(self, config: RunConfig, rescored: _Rescored | None) -> str:
+        """The default run directory: readable (agent, world or suite, mode, faults; or the rescored run and its
+        judge) and ending in a short hash of every setting of the run's identity, so two runs that differ in any
+        never share a directory. The date is left out: a resumed run takes its date from the directory."""
+        _, meaning = self.describe(config, "", rescored)
+        short = config_hash({key: value for key, value in meaning.items() if key != "date"})[:8]
+        if rescored:
+            return safe_name(f"{rescored.source.name}__rescored_{self.plan.roles['verifier']}__{short}")
+        return default_run_name(self.agent_label, self.plan.world_label or self.definition.name, config.env_mode,
+                                config.fault_count, config.fault_duration, config.seed if self.harness else None) + \
+            (f"__guidance{config.guidance}" if config.guidance else "") + f"__{short}"
 
     def episodes(self, config: RunConfig, phase: SuitePlan, models: dict[str, Model], agent: Agent,
                  run_fields: dict[str, Any]) -> Episodes:
@@ -295,19 +314,32 @@ def build_episodes(config: RunConfig, follow_ups: Sequence[dict[tuple[Any, int],
                                        run_fields)
 
 
-def _check_same_config(store: ResultStore, config: dict[str, Any], digest: str, force: bool,
-                       console: Console) -> None:
+def _check_same_config(store: ResultStore, config: dict[str, Any], digest: str, force: bool, setup: RunSetup,
+                       console: Console) -> dict[str, Any]:
+    """Stop (exit 2, naming what differs) before any request when the directory holds results of another
+    configuration, unless ``force``; the ``args.json`` fields saying which results belong to the directory from now
+    on: the configuration hashes they may carry and the ids of the task set."""
+    ids = sorted(setup.plan.task_set.ids, key=str) if setup.plan.task_set else None
+    belongs: dict[str, Any] = {"config_hashes": [digest], **({"task_ids": ids} if ids is not None else {})}
     previous = store.previous_args()
-    if previous.get("config_hash") in (None, digest) or not store.load():
-        return
-    old = previous.get("config", {})
+    if not store.load():
+        return belongs
+    earlier = [h for h in previous.get("config_hashes") or [previous.get("config_hash")] if isinstance(h, str)]
+    old = previous.get("config", {}) if isinstance(previous.get("config"), dict) else {}
+    # A directory written before runs had an identity has no task-set fields: it matches on everything else.
     changed = ", ".join(f"{key} {old.get(key)!r} → {config.get(key)!r}" for key in sorted(set(old) | set(config))
-                        if old.get(key) != config.get(key))
-    if not force:
-        raise ConfigError(f"{store.run_dir} holds results made with a different configuration ({changed}); choose "
-                          "another --run-name, or pass --force to add to them anyway")
-    console.print(f"[yellow]warning: --force: adding results made with a different configuration ({changed})"
-                  "[/yellow]")
+                        if old.get(key) != config.get(key) and not (key in setup.identity and key not in old))
+    if previous.get("config_hash") not in (None, digest) and changed:
+        if not force:
+            raise ConfigError(f"{store.run_dir} holds results made with a different configuration ({changed}); "
+                              "choose another --run-name, or pass --force to add to them anyway")
+        console.print(f"[yellow]warning: --force: adding results made with a different configuration ({changed})"
+                      "[/yellow]")
+    old_ids = previous.get("task_ids")
+    if ids is not None and isinstance(old_ids, list):  # what --force added to keeps belonging
+        belongs["task_ids"] = sorted({*ids, *(i for i in old_ids if isinstance(i, (str, int)))}, key=str)
+    belongs["config_hashes"] = sorted({*earlier, digest})
+    return belongs
 
 
 class RunGroup:
@@ -361,13 +393,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         raise ConfigError("--executor ray needs Ray: pip install 'occubench[ray]'")
     setup = setup_run(config, console)
     definition, plan = setup.definition, setup.plan
-    run_name = config.run_name or default_run_name(setup.agent_label, plan.world_label or definition.name,
-                                                   config.env_mode, config.fault_count, config.fault_duration,
-                                                   config.seed if setup.harness else None) + \
-        (f"__guidance{config.guidance}" if config.guidance else "")
-    rescored = _saved_episodes(config, plan, definition.name) if config.rescore else None
-    if rescored and not config.run_name:
-        run_name = safe_name(f"{Path(rescored.source).name}__rescored_{plan.roles['verifier']}")
+    rescored = _saved_episodes(config, plan, definition.name, console) if config.rescore else None
+    run_name = config.run_name or setup.folder_name(config, rescored)
     run_dir = Path(config.output_dir) / run_name
     if run_dir.exists() and not run_dir.is_dir() or Path(config.output_dir).is_file():
         raise ConfigError(f"--output-dir: {config.output_dir} holds a file where the run directory {run_dir} "
@@ -407,14 +434,14 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         if lock.taken_over:
             console.print(f"note: taking over {run_dir} from process {lock.taken_over}, which ended without "
                           "releasing it")
-        _check_same_config(store, meaning, digest, config.force, console)
-        if not preflown and pending(plan.tasks, latest_by_task(load_results(store.path)), config.trials):
+        belongs = _check_same_config(store, meaning, digest, config.force, setup, console)
+        if not preflown and pending(plan.tasks, latest_by_task(store.load()), config.trials):
             preflight_failed = True
             preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
             preflight_failed, preflown = False, True
         setup_logging(run_dir, debug=config.debug, redactor=redactor, tag_tasks=config.max_workers > 1)
         store.write_args({**config.record(), "occubench_version": __version__, "date": date, "config": meaning,
-                          "config_hash": digest, **plan.settings})
+                          "config_hash": digest, **belongs, **plan.settings})
         budget = _CostBudget(config.max_cost, prices, store.load()) \
             if config.max_cost is not None and prices is not None else None
         not_started = 0
@@ -481,7 +508,7 @@ class _Rescored:
     agent: ReplayAgent
 
 
-def _saved_episodes(config: RunConfig, plan: SuitePlan, suite: str) -> _Rescored:
+def _saved_episodes(config: RunConfig, plan: SuitePlan, suite: str, console: Console) -> _Rescored:
     """The episodes of ``config.rescore`` that were evaluated (error records have nothing to judge)."""
     from occubench.agent import ReplayAgent
 
@@ -489,7 +516,10 @@ def _saved_episodes(config: RunConfig, plan: SuitePlan, suite: str) -> _Rescored
         raise ConfigError(f"the {suite} suite judges its episodes without a model: there is nothing to rescore (give "
                           "--verifier-model for a suite whose judge is a model)")
     source = Path(config.rescore or "")
-    latest = latest_by_task(load_results(source / RESULTS_FILE))
+    records = run_records(source)  # read only: the source directory is never changed
+    if records.warning:
+        console.print(f"[yellow]warning: {escape(records.warning)}[/yellow]")
+    latest = latest_by_task(records.results)
     episodes = {key: result for key, result in latest.items() if result.ok}
     if not episodes:
         raise ConfigError(f"{source}: no evaluated episode to rescore (the results file is missing, empty or holds "

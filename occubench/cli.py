@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -224,16 +224,8 @@ def _workplace_generate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out: cannot write the days: {exc}") from None
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input is one line on stderr (no usage block), as every other refusal is; exit status 2 as argparse's.
-    Subcommands' parsers are of this class too (argparse makes them of the parent's class)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="occubench", description=__doc__)
+    parser = evaluate.Parser(prog="occubench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"occubench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -58,6 +58,19 @@ def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
 #: Counts that make sense only from 1 (trials, steps, workers, days...) or from 0 (fault windows).
 positive_int = int_range(1)
 non_negative_int = int_range(0)
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad input is one line on stderr (no usage block), as every other refusal is; exit status 2 as argparse's.
+    Options are never abbreviated: ``--config`` must not quietly become ``--config-dir``. Subcommands' parsers
+    are of this class too (argparse makes them of the parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -334,7 +347,7 @@ def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m occubench.evaluate", description=__doc__)
+    parser = Parser(prog="python -m occubench.evaluate", description=__doc__)
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -11,11 +11,14 @@ outside a suite tests a suite's name. An agent is anything with ``run(task, env,
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
@@ -32,6 +35,46 @@ if TYPE_CHECKING:
     from occubench.suite import Suite
 
 GROUP = "occubench.suites"
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """What a run evaluates, for its identity: ``identity`` names the content of its tasks (a hash of what they are
+    made from, never a path) and the settings that make them; ``ids`` is every task id a run of it may hold results
+    for (every phase, before ``--task-ids``, ``--limit`` and the like choose among them). Two runs whose task sets
+    differ never share a run directory, and a results line for a task outside ``ids`` is left out on load."""
+
+    identity: dict[str, Any]
+    ids: frozenset[Any]
+
+
+def content_digest(files: Mapping[str, Path]) -> str:
+    """A hash of the files' contents under the given names (names relative to what they belong to, not where they
+    are on disk). An unreadable file is a :class:`ConfigError` naming it."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        try:
+            data = files[name].read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{files[name]}: cannot read it ({exc.strerror})") from None
+        digest.update(f"{len(name)}:{name}{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()[:16]
+
+
+def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
+    """Every file under ``folder`` by its relative path (after ``prefix``), bytecode caches left out."""
+    return {prefix + path.relative_to(folder).as_posix(): path for path in folder.rglob("*")
+            if path.is_file() and "__pycache__" not in path.parts}
+
+
+def value_digest(value: Any) -> str:
+    """A hash of a JSON value (tasks made in memory, generated days say)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+def task_set(tasks: Iterable[Task], identity: dict[str, Any], extra_ids: Iterable[Any] = ()) -> TaskSet:
+    return TaskSet(identity, frozenset([*(task.task_id for task in tasks), *extra_ids]))
 
 
 @dataclass
@@ -54,6 +97,8 @@ class SuitePlan:
     reference: Agent | None = None
     #: A second phase that depends on the first phase's results (the workplace's day two).
     follow_up: Callable[[dict[Any, Result]], SuitePlan] | None = None
+    #: The run's task set (see :class:`TaskSet`); a suite that gives none is identified by its name alone.
+    task_set: TaskSet | None = None
 
 
 @dataclass(frozen=True)

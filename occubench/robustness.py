@@ -28,7 +28,7 @@ from pathlib import Path
 from occubench.errors import ConfigError
 from occubench.faults import FAULT_MODES
 from occubench.results import Result
-from occubench.store import RESULTS_FILE, latest_by_task, load_results
+from occubench.store import RESULTS_FILE, RunRecords, latest_by_task, run_records
 from occubench.tables import percent
 
 #: The suite of a result whose suite is unknown (a file of an older version, without a simulator).
@@ -212,16 +212,25 @@ directory of ``.eval`` files: each is a run), in order.
     return found
 
 
-def load_run_results(run_dir: Path) -> list[Result]:
-    """The latest result of every (task, trial) in one run directory, or in an Inspect log of our tasks."""
+def load_run_records(run_dir: Path, warnings: list[str] | None = None) -> RunRecords:
+    """The latest result of every (task, trial) in one run directory, or in an Inspect log of our tasks. Lines that
+    are not the run's are left out (:func:`occubench.store.run_records`) with one warning."""
     if is_inspect_log(Path(run_dir)):
         from occubench.inspect.logs import read_log
 
-        return list(latest_by_task(read_log(Path(run_dir))).values())
-    path = Path(run_dir) / RESULTS_FILE
-    if not path.is_file():
+        return RunRecords(list(latest_by_task(read_log(Path(run_dir))).values()))
+    if not (Path(run_dir) / RESULTS_FILE).is_file():
         raise ConfigError(f"no {RESULTS_FILE} in {run_dir}: is it a run directory?")
-    return list(latest_by_task(load_results(path)).values())
+    records = run_records(Path(run_dir))
+    if records.warning:
+        warn(records.warning, warnings)
+    records.results = list(latest_by_task(records.results).values())
+    return records
+
+
+def load_run_results(run_dir: Path, warnings: list[str] | None = None) -> list[Result]:
+    """:func:`load_run_records`' results."""
+    return load_run_records(run_dir, warnings).results
 
 
 def load_named_runs(run_dirs: Iterable[Path | str], warnings: list[str] | None = None) -> dict[str, list[Result]]:
@@ -229,7 +238,7 @@ def load_named_runs(run_dirs: Iterable[Path | str], warnings: list[str] | None =
     whole path when two directories share a name)."""
     dirs = run_dirs_with_results(run_dirs, warnings)
     names = [d.name for d in dirs]
-    return {(d.name if names.count(d.name) == 1 else str(d)): load_run_results(d) for d in dirs}
+    return {(d.name if names.count(d.name) == 1 else str(d)): load_run_results(d, warnings) for d in dirs}
 
 
 def load_runs(run_dirs: Iterable[Path | str], warnings: list[str] | None = None) -> list[Result]:

@@ -5,6 +5,11 @@ Lines are appended whole and flushed at once, so an interrupted run loses at mos
 next start a half-written last line is dropped (the task simply runs again); a garbled line elsewhere stops the run
 with its file and line number rather than discarding anything. Every line is strict JSON whatever the models and
 tools returned (see :mod:`occubench._jsonsafe`).
+
+``args.json`` says what belongs in the directory: the configuration hashes its results may carry and the ids of its
+task set. A line that is not the run's (appended from another run, or for a task outside its task set) is left out
+whenever the directory is read — by a resume, a report, a rescore — with one warning naming the file and line;
+nothing on disk is rewritten for it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +41,15 @@ CONTEXT_FILE = "context.jsonl"
 def read_results(path: Path, *, repair: bool = False, quiet: bool = False) -> list[dict[str, Any]]:
     """Every line of a results file as the JSON object it holds, in order. A truncated last line is ignored (and
     cut off when ``repair``), with a warning unless ``quiet`` (a reader following a run that is writing)."""
+    return [record for _, record in _numbered(path, repair, quiet)]
+
+
+def _numbered(path: Path, repair: bool, quiet: bool) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`read_results` with each record's line number."""
     if not path.exists():
         return []
     data = path.read_bytes()
-    records: list[dict[str, Any]] = []
+    records: list[tuple[int, dict[str, Any]]] = []
     offset = 0
     for number, line in enumerate(data.splitlines(keepends=True), start=1):
         start, offset = offset, offset + len(line)
@@ -59,7 +70,7 @@ def read_results(path: Path, *, repair: bool = False, quiet: bool = False) -> li
                 break
             raise ConfigError(f"{path}:{number}: not a valid result line ({exc}); fix or delete that line "
                               "and run again") from None
-        records.append(record)
+        records.append((number, record))
     else:
         if repair and data and not data.endswith(b"\n"):
             with path.open("ab") as handle:
@@ -70,6 +81,62 @@ def read_results(path: Path, *, repair: bool = False, quiet: bool = False) -> li
 def load_results(path: Path, *, quiet: bool = False) -> list[Result]:
     """Every result of a results file of any version, in order."""
     return [Result.from_dict(record) for record in read_results(path, quiet=quiet)]
+
+
+@dataclass
+class RunRecords:
+    """The results of a run directory that are the run's own, and the lines left out as foreign."""
+
+    results: list[Result]
+    #: Line numbers of results that are not this run's (another configuration's, or a task outside its task set).
+    left_out: list[int] = field(default_factory=list)
+    #: The one warning about them, naming the file and the first line; None when nothing was left out.
+    warning: str | None = None
+
+
+def read_args(run_dir: Path) -> dict[str, Any]:
+    """A run directory's ``args.json``, or nothing (none yet, or unreadable)."""
+    try:
+        args = json.loads((run_dir / ARGS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def _members(value: Any) -> set[Any] | None:
+    # Only strings and numbers are ids or hashes: anything else in a hand-edited args.json matches nothing.
+    return {item for item in value if isinstance(item, (str, int))} if isinstance(value, list) else None
+
+
+def run_records(run_dir: Path, *, repair: bool = False, quiet: bool = False) -> RunRecords:
+    """The results of ``run_dir`` whose configuration hash and task are the run's (as its ``args.json`` says; a
+    directory without one is taken whole). See :func:`read_results` for ``repair`` and ``quiet``."""
+    path = run_dir / RESULTS_FILE
+    records = _numbered(path, repair, quiet)
+    args = read_args(run_dir)
+    hashes = _members(args.get("config_hashes")) or _members([args.get("config_hash")]) or None
+    ids = _members(args.get("task_ids"))
+    kept: list[Result] = []
+    left_out: list[int] = []
+    reason = ""
+    for number, record in records:
+        result = Result.from_dict(record)
+        task = result.task_id if isinstance(result.task_id, (str, int)) else None
+        if hashes is not None and result.config_hash not in hashes:
+            reason = reason or (f"config_hash {result.config_hash!r} is another run's (this run's is "
+                                f"{args.get('config_hash')!r})")
+        elif ids is not None and (task is None or task not in ids):
+            reason = reason or f"task {result.task_id!r} is not in this run's task set"
+        else:
+            kept.append(result)
+            continue
+        left_out.append(number)
+    warning = None
+    if left_out:
+        lines = ", ".join(map(str, left_out[:10])) + (", …" if len(left_out) > 10 else "")
+        warning = (f"{path}:{left_out[0]}: {len(left_out)} line(s) left out as not this run's (line {lines}; "
+                   f"first: {reason}); the file is left as it is")
+    return RunRecords(kept, left_out, warning)
 
 
 def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:
@@ -121,9 +188,15 @@ class ResultStore:
         self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
         self._context_ids: set[str] | None = None  # read on the first result that brings context
+        self._warned: set[str] = set()
 
     def load(self) -> list[Result]:
-        return [Result.from_dict(record) for record in read_results(self.path, repair=self.path.exists())]
+        """The run's own results (see :func:`run_records`); the warning about lines left out is printed once."""
+        records = run_records(self.run_dir, repair=self.path.exists())
+        if records.warning and records.warning not in self._warned:
+            self._warned.add(records.warning)
+            print(f"warning: {records.warning}", file=sys.stderr)
+        return records.results
 
     def append(self, result: Result) -> None:
         """Write ``result``'s context values not yet in the directory, then the result itself (so no result
@@ -148,10 +221,12 @@ class ResultStore:
         result.context_values = {}
 
     def drop(self, keys: set[tuple[Any, int]]) -> None:
-        """Rewrite the file without the records of these (task id, trial) keys (errors about to be retried),
-        atomically; every other line is kept as it was."""
-        records = read_results(self.path, repair=True)
-        kept = [record for record in records if Result.from_dict(record).key not in keys]
+        """Rewrite the file without the run's own records of these (task id, trial) keys (errors about to be
+        retried), atomically; every other line, a foreign one included, is kept as it was."""
+        records = _numbered(self.path, True, False)
+        foreign = set(run_records(self.run_dir).left_out)
+        kept = [record for number, record in records
+                if number in foreign or Result.from_dict(record).key not in keys]
         if len(kept) == len(records):
             return
         write_atomic(self.path, b"".join(_line(record, self.redactor) for record in kept))
@@ -162,8 +237,4 @@ class ResultStore:
 
     def previous_args(self) -> dict[str, Any]:
         """The ``args.json`` an earlier run left here, or nothing."""
-        try:
-            previous = json.loads((self.run_dir / ARGS_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return previous if isinstance(previous, dict) else {}
+        return read_args(self.run_dir)

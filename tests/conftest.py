@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,6 +73,13 @@ def write_small_data(root: Path, copies: int = 1) -> Path:
             "action_set_definitions": actions, "state_description": description, "task_initial_state": state,
         }, indent=1))
     return root
+
+
+def run_folder(root: Path, prefix: str) -> Path:
+    """The one run directory of ``root`` named by default as ``prefix`` and the short hash of its identity."""
+    found = [p for p in Path(root).glob(f"{prefix}__*") if re.fullmatch(re.escape(prefix) + "__[0-9a-f]{8}", p.name)]
+    assert len(found) == 1, f"expected one {prefix}__<hash> in {root}: {sorted(p.name for p in Path(root).iterdir())}"
+    return found[0]
 
 
 def agent_requests(server: MockLLMServer) -> list[dict]:

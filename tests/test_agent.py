@@ -16,7 +16,7 @@ from occubench.task import Task
 from occubench.testing import MockLLMServer
 from occubench.tools import ToolSpec
 from occubench.trajectory import Trajectory
-from tests.conftest import agent_requests
+from tests.conftest import agent_requests, run_folder
 
 TASK = Task(task_id=7, instruction="Move 3 units from A to B.", scenario="Stock Transfer", category="Biz",
             domain="Inventory", difficulty=1, env_name="stock", solution_plan="Read A, then move.")
@@ -140,7 +140,7 @@ def test_history_window_sends_only_the_last_turns_and_changes_the_config_hash(sm
         assisted = [sum(m["role"] == "assistant" for m in r["messages"]) for r in requests]
         assert max(assisted) == (1 if window else len(requests) - 1) and len(requests) >= 3
         assert all(r["messages"][1]["role"] == "user" for r in requests)  # the task is always there
-        (record,) = read_results(tmp_path / str(window) / "a__w__E0" / "results.jsonl")
+        (record,) = read_results(run_folder(tmp_path / str(window), "a__w__E0") / "results.jsonl")
         assert record["step_count"] == len(requests)  # the recorded conversation is whole
         hashes.append(record["config_hash"])
     assert hashes[0] != hashes[1]

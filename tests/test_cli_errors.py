@@ -58,6 +58,9 @@ BAD: list[tuple[list[str], str] | ParameterSet] = [
     (["run", "--suite", "executable", "--agent", "magic"], "--agent"),
     (["run", *OFFLINE, "--date", "2024-13-01"], "--date"),
     (["run", *OFFLINE, "--run-name", "a/b"], "--run-name"),
+    # options are never abbreviated: --config is not --config-dir, --agent-mod not --agent-model
+    (["tasks", "--config", "x.toml"], "--config x.toml"),
+    (["run", *OFFLINE, "--agent-mod", "m"], "--agent-mod"),
     (["run", *OFFLINE, "--difficulty", "hard"], "--difficulty"),
     (["run", *OFFLINE, "--task-ids", "nosuch"], "--task-ids"),
     (["run", *OFFLINE, "--no-such-flag"], "--no-such-flag"),
@@ -208,6 +211,13 @@ def test_bad_command_line(argv: list[str], named: str, files: Path, capsys: pyte
     assert len(lines) == 1, err
     assert named.replace("{tmp}", str(files)) in lines[0]
     assert not (files / "out").exists() and not (files / "results").exists()  # nothing ran
+
+
+def test_the_evaluate_module_refuses_in_one_line_too() -> None:
+    done = subprocess.run([sys.executable, "-m", "occubench.evaluate", "--max-steps", "0"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        line for line in done.stderr.strip().splitlines() if "--max-steps" in line] != []
 
 
 def test_validate_api_refuses_no_days() -> None:

@@ -19,7 +19,7 @@ from occubench.cli import main as cli_main
 from occubench.results import RESULT_FIELDS
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, make_scripted_responder, scripted_responder
-from tests.conftest import agent_requests, write_small_data
+from tests.conftest import agent_requests, run_folder, write_small_data
 
 README_FIELDS = ["task_id", "task_scenario_name", "category", "domain", "difficulty_level", "agent_model",
                  "world_model", "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback",
@@ -36,7 +36,9 @@ def base_args(server: MockLLMServer, data: Path, out: Path, *extra: str) -> list
 
 
 def results(out: Path, run_name: str = "agent-m__world-m__E0") -> list[dict]:
-    return read_results(out / run_name / "results.jsonl")
+    """The results of the run named ``run_name`` (``--run-name``) or by default ``run_name`` and a hash."""
+    named = out / run_name
+    return read_results((named if named.is_dir() else run_folder(out, run_name)) / "results.jsonl")
 
 
 def test_run_writes_the_results_format(small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
@@ -57,7 +59,7 @@ def test_run_writes_the_results_format(small_data: Path, server: MockLLMServer, 
     task1 = next(r for r in records if r["task_id"] == 1)
     assert (task1["category"], task1["domain"], task1["difficulty_level"]) == ("Healthcare & Life Sciences",
                                                                              "Pharmacy", 1)
-    args = json.loads((out / "agent-m__world-m__E0" / "args.json").read_text())
+    args = json.loads((run_folder(out, "agent-m__world-m__E0") / "args.json").read_text())
     assert args["api_key"] == "<redacted>" and args["agent_model"] == "agent-m"
     assert args["date"] and args["data_paths"]["config_dir"].endswith("world_model_configs")
 
@@ -72,7 +74,7 @@ def test_no_secret_reaches_disk_even_when_the_server_echoes_it(small_data: Path,
     records = results(out)
     assert {r["status"] for r in records} == {"error"}
     assert all(r["error"]["kind"] == "request_rejected" and "<redacted>" in r["error"]["message"] for r in records)
-    written = list((out / "agent-m__world-m__E0").iterdir())
+    written = list(run_folder(out, "agent-m__world-m__E0").iterdir())
     assert {p.name for p in written} == {"args.json", "results.jsonl", "context.jsonl", "debug.log", "run.lock"}
     for path in written:
         assert secret not in path.read_text(), path
@@ -95,7 +97,7 @@ def test_interrupted_run_resumes_with_every_task_exactly_once(small_data: Path, 
                                                               tmp_path: Path) -> None:
     out = tmp_path / "results"
     assert run_cli(*base_args(server, small_data, out, "--task-ids", "2")) == 0
-    path = out / "agent-m__world-m__E0" / "results.jsonl"
+    path = run_folder(out, "agent-m__world-m__E0") / "results.jsonl"
     finished = path.read_text()
     path.write_text(finished + '{"task_id": 3, "task_scenario_name": "Inv')  # killed mid-write
     assert run_cli(*base_args(server, small_data, out)) == 0
@@ -137,7 +139,7 @@ def test_preflight_stops_bad_keys_models_and_endpoints(small_data: Path, tmp_pat
     assert run_cli("--agent-model", "a", "--world-model", "w", "--base-url", closed, "--data-dir", str(small_data),
                    "--output-dir", str(out), "--retry-budget", "1") == 2
     assert "preflight failed: cannot connect to the agent" in capsys.readouterr().err
-    assert not read_results(out / "a__w__E0" / "results.jsonl")
+    assert not list(out.glob("a__w__E0*/results.jsonl"))
 
 
 def test_per_role_endpoints_and_keys(small_data: Path, tmp_path: Path) -> None:
@@ -216,7 +218,7 @@ def test_debug_log_and_path_safe_run_names(small_data: Path, server: MockLLMServ
     assert run_cli("--agent-model", "meta-llama/Llama-3-70b", "--world-model", "qwen3:8b", "--base-url",
                    server.base_url, "--data-dir", str(small_data), "--output-dir", str(tmp_path), "--task-ids", "1",
                    "--max-workers", "1", "--debug") == 0
-    run_dir = tmp_path / "meta-llama_Llama-3-70b__qwen3_8b__E0"
+    run_dir = run_folder(tmp_path, "meta-llama_Llama-3-70b__qwen3_8b__E0")
     log = (run_dir / "debug.log").read_text()
     for line in ("[AGENT] Step 1, messages=2", "[AGENT] Tool call: get_prescription(",
                  "[LWM] Simulating: get_prescription, history_len=0", "[LWM] Observation: {",
@@ -228,7 +230,7 @@ def test_debug_log_and_path_safe_run_names(small_data: Path, server: MockLLMServ
 def test_debug_log_tags_each_line_once_with_several_workers(small_data: Path, server: MockLLMServer,
                                                              tmp_path: Path) -> None:
     assert run_cli(*base_args(server, small_data, tmp_path, "--max-workers", "3", "--debug")) == 0
-    lines = (tmp_path / "agent-m__world-m__E0" / "debug.log").read_text().splitlines()
+    lines = (run_folder(tmp_path, "agent-m__world-m__E0") / "debug.log").read_text().splitlines()
     assert lines and all(re.fullmatch(r"\[task [123]\] \[(AGENT|LWM|VERIFIER)\] .*", line) for line in lines), lines[:5]
 
 
@@ -250,14 +252,14 @@ def test_readme_commands_run_unchanged_on_the_real_data(shared_data: Path, serve
         done = subprocess.run([sys.executable, "-m", "occubench.evaluate", *command], cwd=tmp_path,
                               env=_readme_env(server), capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
-    clean = read_results(tmp_path / "results" / "gpt-4o__gpt-4o__E0" / "results.jsonl")
-    faulty = read_results(tmp_path / "results" / "gpt-4o__gpt-4o__E2__fc2_fd2" / "results.jsonl")
+    clean = read_results(run_folder(tmp_path / "results", "gpt-4o__gpt-4o__E0") / "results.jsonl")
+    faulty = read_results(run_folder(tmp_path / "results", "gpt-4o__gpt-4o__E2__fc2_fd2") / "results.jsonl")
     assert sorted(r["task_id"] for r in clean) == sorted(r["task_id"] for r in faulty)
     assert len(clean) == len({r["task_id"] for r in clean}) == 382
     assert {r["status"] for r in clean + faulty} == {"ok"}
     assert {(r["env_mode"], r["fault_count"], r["fault_duration"]) for r in faulty} == {("E2", 2, 2)}
-    assert "secret" not in done.stdout and "YOUR_API_KEY" not in (tmp_path / "results").joinpath(
-        "gpt-4o__gpt-4o__E0", "args.json").read_text()
+    assert "secret" not in done.stdout and "YOUR_API_KEY" not in (
+        run_folder(tmp_path / "results", "gpt-4o__gpt-4o__E0") / "args.json").read_text()
 
 
 def test_completion_rate_is_identical_under_rate_limits_and_server_errors(shared_data: Path,
@@ -312,13 +314,14 @@ def test_a_replayed_run_reproduces_its_results(small_data: Path, server: MockLLM
 
 def test_results_of_another_configuration_are_not_mixed_in(small_data: Path, server: MockLLMServer,
                                                             tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_cli(*base_args(server, small_data, tmp_path, "--task-ids", "1", "--temperature", "0.2")) == 0
-    assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7")) == 2
+    named = ("--run-name", "mine")  # by default the two would not even share a directory
+    assert run_cli(*base_args(server, small_data, tmp_path, "--task-ids", "1", "--temperature", "0.2", *named)) == 0
+    assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7", *named)) == 2
     assert "different configuration (agent_params {'temperature': 0.2} → {'temperature': 0.7})" in \
         capsys.readouterr().err
-    assert [r["task_id"] for r in results(tmp_path)] == [1]
-    assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7", "--force")) == 0
-    hashes = {r["task_id"]: r["config_hash"] for r in results(tmp_path)}
+    assert [r["task_id"] for r in results(tmp_path, "mine")] == [1]
+    assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7", "--force", *named)) == 0
+    hashes = {r["task_id"]: r["config_hash"] for r in results(tmp_path, "mine")}
     assert len(hashes) == 3 and hashes[1] != hashes[2] == hashes[3]
 
 
@@ -327,12 +330,14 @@ def test_kill_9_then_the_same_command_leaves_every_task_exactly_once(tmp_path: P
     with MockLLMServer(latency_s=0.02) as server:
         command = [sys.executable, "-m", "occubench.evaluate", *base_args(server, data, tmp_path / "results"),
                    "--max-workers", "3"]
-        path = tmp_path / "results" / "agent-m__world-m__E0" / "results.jsonl"
         process = subprocess.Popen(command, env=_readme_env(server), stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not path.exists() or path.read_text().count("\n") < 4):
+        while time.monotonic() < deadline and not (
+                (found := list((tmp_path / "results").glob("*/results.jsonl"))) and
+                found[0].read_text().count("\n") >= 4):
             time.sleep(0.02)
+        path = run_folder(tmp_path / "results", "agent-m__world-m__E0") / "results.jsonl"
         process.kill()  # SIGKILL: no cleanup of any kind
         process.wait()
         before = read_results(path)
@@ -470,7 +475,7 @@ def test_a_refused_key_is_never_printed(small_data: Path, tmp_path: Path, capsys
             assert run_cli(*base_args(server, small_data, tmp_path, *flags)) == 2
             err = capsys.readouterr().err
             assert "Incorrect API key provided: <redacted>" in err and wrong not in err, flags
-    assert not (tmp_path / "agent-m__world-m__E0").exists()  # a failed preflight leaves no run directory
+    assert not list(tmp_path.glob("agent-m__world-m__E0*"))  # a failed preflight leaves no run directory
 
 
 def test_credentials_in_urls_reach_no_file_and_no_terminal(small_data: Path, tmp_path: Path,
@@ -479,11 +484,11 @@ def test_credentials_in_urls_reach_no_file_and_no_terminal(small_data: Path, tmp
         url = server.base_url.replace("http://", "http://user:PASSWORD42@") + "?api_key=SECRET42"
         assert run_cli("--agent-model", "a", "--world-model", "w", "--base-url", url, "--data-dir", str(small_data),
                        "--output-dir", str(tmp_path), "--skip-preflight", "--retry-budget", "0.2", "--debug") == 1
-        assert cli_main(["report", str(tmp_path / "a__w__E0"), "--html", str(tmp_path / "r.html")]) == 0
+        assert cli_main(["report", str(run_folder(tmp_path, "a__w__E0")), "--html", str(tmp_path / "r.html")]) == 0
     shown = capsys.readouterr()
-    records = read_results(tmp_path / "a__w__E0" / "results.jsonl")
+    records = read_results(run_folder(tmp_path, "a__w__E0") / "results.jsonl")
     assert records and all("user:<redacted>@" in r["error"]["message"] for r in records)
-    for text in [shown.out, shown.err, *(p.read_text() for p in (tmp_path / "a__w__E0").iterdir()),
+    for text in [shown.out, shown.err, *(p.read_text() for p in run_folder(tmp_path, "a__w__E0").iterdir()),
                  (tmp_path / "r.html").read_text()]:
         assert "PASSWORD42" not in text and "SECRET42" not in text
 
@@ -514,7 +519,7 @@ def test_bad_input_is_named_exits_2_and_loses_nothing(small_data: Path, server: 
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results"
     assert run_cli(*base_args(server, small_data, out, "--task-ids", "1")) == 0
-    saved = (out / "agent-m__world-m__E0" / "results.jsonl").read_bytes()
+    saved = (run_folder(out, "agent-m__world-m__E0") / "results.jsonl").read_bytes()
     tasks = [json.loads(line) for line in (small_data / "eval_benchmark_solvable.jsonl").read_text().splitlines()]
     config = json.loads((small_data / "world_model_configs" / "env_fixture_pharmacy.json").read_text())
     config["action_set_definitions"][0]["parameters"] = "oops"
@@ -539,7 +544,7 @@ def test_bad_input_is_named_exits_2_and_loses_nothing(small_data: Path, server: 
         assert run_cli(*base_args(server, small_data, out, *flags)) == 2, flags
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (flags, err)
-    assert (out / "agent-m__world-m__E0" / "results.jsonl").read_bytes() == saved
+    assert (run_folder(out, "agent-m__world-m__E0") / "results.jsonl").read_bytes() == saved
 
 
 def test_cached_prompt_tokens_are_recorded_shown_and_priced(small_data: Path, tmp_path: Path,

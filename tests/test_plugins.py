@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from occubench.store import read_results
+from tests.conftest import run_folder
 
 SUITE = '''
 from occubench import Environment, Suite, SuiteDefinition, SuitePlan, Task, Verdict
@@ -110,7 +111,7 @@ def test_entry_point_suite_and_factory_agent(third_party: dict[str, str], tmp_pa
     done = occubench(third_party, "run", "--suite", "acme", "--agent", "acme_agent:Adder", "--output-dir",
                      str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
-    records = read_results(tmp_path / "out" / "Adder__acme__E0" / "results.jsonl")
+    records = read_results(run_folder(tmp_path / "out", "Adder__acme__E0") / "results.jsonl")
     assert sorted((r["task_id"], r["is_correct"], r["suite"]) for r in records) == [
         ("reach-3", True, "acme"), ("reach-5", True, "acme")]
     assert all(r["verdict_details"]["count"] == int(r["task_id"][-1]) for r in records)

@@ -17,6 +17,7 @@ from occubench import RunConfig, run
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer, make_scripted_responder
+from tests.conftest import run_folder
 
 QUIET = Console(quiet=True)
 
@@ -55,11 +56,11 @@ def test_a_second_run_into_a_busy_directory_refuses(small_data: Path, tmp_path: 
                    "--skip-preflight"]
         first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            lock = tmp_path / "a__w__E0" / "run.lock"
             assert first.stdout is not None
             for line in first.stdout:  # the first run says where it works once it holds the directory
                 if line.startswith("Run directory:"):
                     break
+            lock = run_folder(tmp_path, "a__w__E0") / "run.lock"
             assert str(first.pid) in lock.read_text()
             second = subprocess.run(command, capture_output=True, text=True, timeout=120)
             assert second.returncode == 2
@@ -74,7 +75,7 @@ def test_a_second_run_into_a_busy_directory_refuses(small_data: Path, tmp_path: 
             gate.set()
             first.communicate(timeout=120)
     assert first.returncode == 0
-    assert sorted(r["task_id"] for r in read_results(tmp_path / "a__w__E0" / RESULTS_FILE)) == [1, 2, 3]
+    assert sorted(r["task_id"] for r in read_results(run_folder(tmp_path, "a__w__E0") / RESULTS_FILE)) == [1, 2, 3]
 
 
 BIG = "9" * 5000

@@ -11,7 +11,7 @@ import pytest
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_context, read_results
 from occubench.testing import MockLLMServer
-from tests.conftest import write_small_data
+from tests.conftest import run_folder, write_small_data
 
 JUDGE_SYSTEM = "You are a strict reviewer"
 
@@ -37,8 +37,8 @@ def test_one_command_runs_agents_by_modes_and_prints_leaderboard_and_robustness(
         assert server.stats.max_in_flight <= 2 and 429 not in server.stats.responses_by_status
         names = {f"{a}__world-m__{m}" + ("" if m == "E0" else "__fc2_fd2") for a in ("a1", "a2")
                  for m in ("E0", "E1", "E2", "E3")}
-        assert {p.name for p in out.iterdir()} == names
-        assert all(len(_records(out / name)) == 3 for name in names)
+        assert {p.name.rsplit("__", 1)[0] for p in out.iterdir()} == names
+        assert all(len(_records(run_folder(out, name))) == 3 for name in names)
         printed = capsys.readouterr().out
         assert "Leaderboard" in printed and "R = min(E1, E2, E3) / E0" in printed and "McNemar" in printed
         assert all(name.split("__")[0] in printed for name in names)
@@ -53,7 +53,7 @@ def test_a_matrix_from_a_config_file_and_a_run_name_refused(small_data: Path, se
     config.write_text('agent_model = ["a1", "a2"]\nenv_mode = "E0"\n')
     out = tmp_path / "results"
     assert _run(server, small_data, out, "--config", str(config), "--task-ids", "1") == 0
-    assert {p.name for p in out.iterdir()} == {"a1__world-m__E0", "a2__world-m__E0"}
+    assert {p.name.rsplit("__", 1)[0] for p in out.iterdir()} == {"a1__world-m__E0", "a2__world-m__E0"}
     assert _run(server, small_data, out, "--config", str(config), "--run-name", "x") == 2
     assert "--run-name names one run directory" in capsys.readouterr().err
 
@@ -62,7 +62,7 @@ def test_results_carry_instruction_system_prompt_tools_messages_and_judge_prompt
         small_data: Path, server: MockLLMServer, tmp_path: Path) -> None:
     out = tmp_path / "results"
     assert _run(server, small_data, out, "--agent-model", "a", "--task-ids", "1", "2") == 0
-    run_dir = out / "a__world-m__E0"
+    run_dir = run_folder(out, "a__world-m__E0")
     context = read_context(run_dir)
     records = _records(run_dir)
     for record in records:
@@ -84,14 +84,14 @@ def test_rescore_judges_saved_episodes_with_only_judge_requests(small_data: Path
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results"
     assert _run(server, small_data, out, "--agent-model", "a") == 0
-    source = out / "a__world-m__E0"
+    source = run_folder(out, "a__world-m__E0")
     before = len(server.requests)
     assert cli(["rescore", str(source), "--verifier-model", "judge-2", "--base-url", server.base_url,
                 "--api-key", "k", "--output-dir", str(out)]) == 0
     sent = server.requests[before:]
     assert sent and {r["model"] for r in sent} == {"judge-2"}
     assert all(r["messages"][0]["content"].startswith(JUDGE_SYSTEM) for r in sent if len(r["messages"]) > 1)
-    new = _records(out / "a__world-m__E0__rescored_judge-2")
+    new = _records(run_folder(out, f"{source.name}__rescored_judge-2"))
     old = {r["task_id"]: r for r in _records(source)}
     assert {r["task_id"] for r in new} == set(old)
     for record in new:
@@ -99,7 +99,8 @@ def test_rescore_judges_saved_episodes_with_only_judge_requests(small_data: Path
         assert record["trajectory"] == old[record["task_id"]]["trajectory"]
         assert set(record["usage"]) == {"verifier"}
     capsys.readouterr()
-    assert cli(["compare", str(source), str(out / "a__world-m__E0__rescored_judge-2"), "--by", "verifier_model"]) == 0
+    assert cli(["compare", str(source), str(run_folder(out, f"{source.name}__rescored_judge-2")),
+                "--by", "verifier_model"]) == 0
     assert "Task verdicts agreeing" in capsys.readouterr().out
 
 
@@ -107,7 +108,7 @@ def test_rescore_of_an_executable_run_replays_the_calls_and_labels(server: MockL
     out = tmp_path / "results"
     assert cli(["run", "--suite", "executable", "--agent", "reference", "--output-dir", str(out),
                 "--task-ids", "clinic_scheduling/book_urgent_cardiology"]) == 0
-    assert cli(["rescore", str(out / "reference__executable__E0"), "--verifier-model", "judge", "--base-url",
+    assert cli(["rescore", str(run_folder(out, "reference__executable__E0")), "--verifier-model", "judge", "--base-url",
                 server.base_url, "--api-key", "k", "--output-dir", str(out), "--run-name", "labelled"]) == 0
     (record,) = _records(out / "labelled")
     assert record["is_correct"] is True  # the code checks read the state the replayed calls left
@@ -152,14 +153,14 @@ def test_a_run_takes_the_sample_tasks_lists(server: MockLLMServer, tmp_path: Pat
     assert cli(["tasks", "--data-dir", str(data), *sample, "--json"]) == 0
     listed = [t["task_id"] for t in json.loads(capsys.readouterr().out)]
     assert _run(server, data, tmp_path / "out", "--agent-model", "a", *sample) == 0
-    assert {r["task_id"] for r in _records(tmp_path / "out" / "a__world-m__E0")} == set(listed)
+    assert {r["task_id"] for r in _records(run_folder(tmp_path / "out", "a__world-m__E0"))} == set(listed)
 
 
 def test_per_task_token_limit_stops_the_agent_and_is_the_stop_reason(small_data: Path, server: MockLLMServer,
                                                                      tmp_path: Path) -> None:
     out = tmp_path / "results"
     assert _run(server, small_data, out, "--agent-model", "a", "--max-tokens-per-task", "1") == 0
-    for record in _records(out / "a__world-m__E0"):
+    for record in _records(run_folder(out, "a__world-m__E0")):
         assert record["status"] == "ok" and record["stop_reason"] == "max_tokens_per_task"
         assert record["step_count"] == 1 and record["usage"]["agent"]["calls"] == 1
         assert record["is_correct"] is not None  # judged on what it did, not an error
@@ -174,10 +175,10 @@ def test_max_cost_stops_starting_tasks_and_a_higher_limit_goes_on(small_data: Pa
     args = ["--agent-model", "a", "--prices", str(prices), "--max-workers", "1"]
     assert _run(server, small_data, out, *args, "--max-cost", "0.01") == 1
     assert "--max-cost 0.01 USD reached" in " ".join(capsys.readouterr().err.split())
-    done = _records(out / "a__world-m__E0")
+    done = _records(run_folder(out, "a__world-m__E0"))
     assert 1 <= len(done) < 3
     assert _run(server, small_data, out, *args, "--max-cost", "1000") == 0
-    assert len(_records(out / "a__world-m__E0")) == 3
+    assert len(_records(run_folder(out, "a__world-m__E0"))) == 3
     assert _run(server, small_data, out, "--agent-model", "a", "--max-cost", "1") == 2
     assert "--max-cost needs --prices" in capsys.readouterr().err
 

@@ -12,7 +12,15 @@ from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import REFERENCE, validate
 from occubench.llm import Model
-from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks
+from occubench.plugins import (
+    SuiteDefinition,
+    SuitePlan,
+    ValidateOptions,
+    content_digest,
+    folder_files,
+    select_tasks,
+    task_set,
+)
 from occubench.suite import Suite
 from occubench.tables import Table
 from occubench.verifier import LabelJudge
@@ -31,14 +39,19 @@ def listed_worlds(worlds_dir: str | None, trust: bool, console: Console | None =
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     worlds = listed_worlds(config.worlds_dir, config.trust_world_code, console)
-    tasks = select_tasks(ExecutableSuite(worlds).tasks(), config, console)
+    every = ExecutableSuite(worlds).tasks()
+    tasks = select_tasks(every, config, console)
+    # The run's identity is its worlds' code and data (every file of each world folder), not where they are.
+    content = content_digest({name: path for world in worlds
+                              for name, path in folder_files(world.directory, f"{world.name}/").items()})
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         judge = models.get("verifier")
         return ExecutableSuite(worlds, LabelJudge(judge, num_votes=config.num_votes) if judge else None)
     return SuitePlan(tasks, {"verifier": config.verifier_model} if config.verifier_model else {}, make,
                      world_label=None, simulated=False, reference=REFERENCE,
-                     settings={"sandbox": sandbox_in_use(worlds), "trust_world_code": config.trust_world_code})
+                     settings={"sandbox": sandbox_in_use(worlds), "trust_world_code": config.trust_world_code},
+                     task_set=task_set(every, {"task_content": content}))
 
 
 def listing(worlds_dir: str | None = None, trust: bool = False) -> tuple[list[Table], Any]:

@@ -12,7 +12,7 @@ from occubench.llm import Model
 from occubench.lwm.config import WorldModelRegistry
 from occubench.lwm.suite import OccuBenchSuite
 from occubench.lwm.tasks import load_tasks
-from occubench.plugins import SuiteDefinition, SuitePlan, select_tasks
+from occubench.plugins import SuiteDefinition, SuitePlan, content_digest, select_tasks, task_set
 from occubench.suite import Suite
 from occubench.verifier import RubricVerifier
 
@@ -23,7 +23,12 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
     paths = ensure_data(resolve_data_paths(data_dir=config.data_dir, eval_data=config.eval_data,
                                            scenario_pool=config.scenario_pool, config_dir=config.config_dir),
                         download=config.download)
-    tasks = select_tasks(load_tasks(paths.eval_data, paths.scenario_pool), config, console)
+    every = load_tasks(paths.eval_data, paths.scenario_pool)
+    tasks = select_tasks(every, config, console)
+    # The run's identity is what its tasks are made of: the two data files and the world config of every task.
+    configs = {f"configs/{env}.json": path for env in {task.env_name for task in every}
+               if (path := paths.config_dir / f"{env}.json").is_file()}
+    content = content_digest({"eval_data": paths.eval_data, "scenario_pool": paths.scenario_pool, **configs})
     registry = WorldModelRegistry(paths.config_dir)
     for env_name in sorted({task.env_name for task in tasks}):
         registry.get(env_name)  # every config the run needs is checked before any money is spent
@@ -33,7 +38,8 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
                               RubricVerifier(models["verifier"], num_votes=config.num_votes), fault_rules=fault_rules)
     return SuitePlan(tasks, {"world": config.world_model, "verifier": config.verifier_model or config.world_model},
                      make, world_label=config.world_model, simulated=True,
-                     settings={"data_paths": {k: str(v) for k, v in asdict(paths).items()}})
+                     settings={"data_paths": {k: str(v) for k, v in asdict(paths).items()}},
+                     task_set=task_set(every, {"task_content": content}))
 
 
 suite = SuiteDefinition(

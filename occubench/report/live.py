@@ -34,7 +34,7 @@ from occubench.report.tables import leaderboard_table, modes_table, report_warni
 from occubench.report.viewer import VIEWER_HTML, asset, entry, resolve_context, summary
 from occubench.results import Result
 from occubench.robustness import robustness_table
-from occubench.store import CONTEXT_FILE, RESULTS_FILE, latest_by_task, load_results, read_context
+from occubench.store import CONTEXT_FILE, RESULTS_FILE, latest_by_task, read_context, run_records
 from occubench.summary import Price
 
 HEADERS = {
@@ -93,6 +93,8 @@ class _Run:
     path: Path
     signature: tuple[Any, ...] = ()
     results: list[Result] = field(default_factory=list)
+    #: Lines of its results file left out as not the run's.
+    left_out: int = 0
     context: dict[str, Any] = field(default_factory=dict)
     stats: RunStats | None = None
     #: The run's section of the report, and what the list shows of each result.
@@ -143,14 +145,15 @@ class ViewState:
         run.signature = signature
         try:
             # A half-written last line (a run appending right now) is left out until it is whole.
-            run.results = list(latest_by_task(load_results(run.path / RESULTS_FILE, quiet=True)).values())
+            records = run_records(run.path, quiet=True)
+            run.results, run.left_out = list(latest_by_task(records.results).values()), len(records.left_out)
             run.error = None
         except ConfigError as exc:
             run.error = str(exc)
         except OSError as exc:
             run.error = f"cannot read {run.path / RESULTS_FILE}: {exc.strerror}"
         run.context = read_context(run.path)
-        loaded = Run(run.name, run.path, run.results)
+        loaded = Run(run.name, run.path, run.results, run.left_out)
         run.stats = run_stats(loaded, self.prices)
         extra = suite_tables([loaded]).get(run.name, [])
         run.report = {"index": run.index, "name": run.name,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from occubench.errors import ConfigError
 from occubench.results import Result
-from occubench.robustness import is_inspect_log, load_run_results, run_dirs_with_results, warn
+from occubench.robustness import is_inspect_log, load_run_records, run_dirs_with_results, warn
 
 
 @dataclass
@@ -16,6 +16,8 @@ class Run:
     name: str
     path: Path
     results: list[Result]
+    #: Lines of its results file left out as not the run's (another configuration's, or a task outside its set).
+    left_out: int = 0
 
 
 def load_run(path: Path, name: str | None = None, warnings: list[str] | None = None) -> Run:
@@ -23,7 +25,8 @@ def load_run(path: Path, name: str | None = None, warnings: list[str] | None = N
     configurations is warned about on stderr (and in ``warnings``, when given)."""
     if not path.is_dir() and not is_inspect_log(path):
         raise ConfigError(f"run directory not found: {path}")
-    run = Run(name or path.name, path, load_run_results(path))
+    records = load_run_records(path, warnings)
+    run = Run(name or path.name, path, records.results, len(records.left_out))
     hashes = {result.config_hash for result in run.results if result.config_hash}
     if len(hashes) > 1:
         warn(f"{path} holds results of {len(hashes)} different configurations (config_hash "

@@ -203,6 +203,8 @@ class RunStats:
     summary: Summary
     #: The run's suite(s) (``occubench.robustness.suite_of``), comma-separated if it mixes several.
     suite: str = "-"
+    #: Lines of its results file left out as not the run's (see :func:`occubench.store.run_records`).
+    left_out: int = 0
 
 
 def run_stats(run: Run, prices: Mapping[str, Price] | None = None, *, resamples: int = 2000,
@@ -217,5 +219,5 @@ def run_stats(run: Run, prices: Mapping[str, Price] | None = None, *, resamples:
         by_category=breakdown(results, "category"), by_difficulty=breakdown(results, "difficulty_level"),
         by_domain=breakdown(results, "domain"), unanimity=unanimity(results),
         pass_k=[pass_k(results, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary,
-        suite=_suites(results))
+        suite=_suites(results), left_out=run.left_out)
 

@@ -48,6 +48,8 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
                ["Judge unanimity", f"{percent(u.share)} ({u.unanimous}/{u.judged} with 2+ parsable votes)"]]
     if stats.trials > 1:
         summary.append(["Trials per task", str(stats.trials)])
+    if stats.left_out:
+        summary.append(["Lines left out (not this run's)", str(stats.left_out)])
     tables = [Table(f"{stats.name}: summary", ["", "Value"], summary, text_columns=2),
               Table(f"{stats.name}: by category", ["Category", "Passed", "Evaluated", "Errors", "Completion"],
                     _count_rows(stats.by_category, category_label)),
@@ -278,7 +280,7 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
         "env_mode": stats.env_mode, "trials": stats.trials,
         "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
                        "ci_high": c.high, "ci_level": c.level},
-        "errors": stats.errors,
+        "errors": stats.errors, "left_out": stats.left_out,
         "by_category": _counts_json(stats.by_category, category=True),
         "by_difficulty": _counts_json(stats.by_difficulty),
         "unanimity": {"unanimous": u.unanimous, "judged": u.judged, "share": u.share},

@@ -12,12 +12,12 @@ from rich.console import Console
 from occubench.config import RunConfig
 from occubench.errors import ConfigError
 from occubench.llm import Model
-from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks
+from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set, value_digest
 from occubench.results import Result
 from occubench.suite import Suite
 from occubench.tables import Table
 from occubench.workplace.commands import validate_days
-from occubench.workplace.generate import generate_day, generate_days, read_days
+from occubench.workplace.generate import day_id, generate_day, generate_days, read_days
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
 from occubench.workplace.suite import ARMS, WORKPLACE_SUITE, DayTwo, WorkplaceSuite, reference_agent
 from occubench.workplace.templates import FAMILIES
@@ -40,7 +40,13 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
         console.print(f"[yellow]--learning with --agent {config.agent}: no model to reflect on day one, so day two "
                       "runs without the reflection arm (give --reflection-model for it)[/yellow]")
     arms = [arm for arm in ARMS if arm != "reflection" or reflection]
-    tasks = select_tasks(WorkplaceSuite(days).tasks(), config, console)
+    every = WorkplaceSuite(days).tasks()
+    tasks = select_tasks(every, config, console)
+    # The run's identity: the days' content, and the seed and count they were generated from.
+    identity = {"task_content": value_digest([day.to_json() for day in days]), "learning": config.learning,
+                **({} if config.workplace_dir else {"workplace_seed": config.seed, "workplace_days": config.days})}
+    second_ids = [f"{day_id(config.seed, _index(first.id), 2)}-{arm}" for first in days for arm in arms] \
+        if config.learning else []
     roles: dict[str, str | None] = {**({"npc": config.npc_model} if config.npc_model else {}),
                                     **({"reflection": reflection} if config.learning and reflection else {})}
 
@@ -58,7 +64,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
             notes = str(details.get("reflection_notes") or "")
             told = {"none": "", "notes": str(details.get("day_feedback", "")),
                     "reflection": f"Your notes after reflecting on it:\n{notes}" if notes else ""}
-            seconds.append(generate_day(config.seed, int(first.id.split("-d")[1]), phase=2))
+            seconds.append(generate_day(config.seed, _index(first.id), phase=2))
             plans[seconds[-1].id] = DayTwo(first.id, {arm: told[arm] for arm in arms})
 
         def make_two(models: dict[str, Model], fault_rules: str | None) -> Suite:
@@ -66,7 +72,13 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
         return SuitePlan(WorkplaceSuite(seconds, day_two=plans).tasks(), roles, make_two, world_label=None,
                          simulated=False, reference=reference_agent())
     return SuitePlan(tasks, roles, make, world_label=None, simulated=False, reference=reference_agent(),
-                     follow_up=day_two if config.learning else None)
+                     follow_up=day_two if config.learning else None,
+                     task_set=task_set(every, identity, second_ids))
+
+
+def _index(day: str) -> int:
+    """The index of a generated day from its id (``s7-d003`` → 3)."""
+    return int(day.split("-d")[1])
 
 
 def listing() -> tuple[list[Table], Any]:

@@ -16,7 +16,7 @@ import pytest
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_context, read_results
 from occubench.testing import MockLLMServer
-from tests.conftest import write_small_data
+from tests.conftest import run_folder, write_small_data
 
 ray = pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
 
@@ -58,7 +58,7 @@ def test_simulated_tasks_give_the_local_verdicts_and_context(small_data: Path, s
         assert cli(["run", "--agent-model", "a", "--world-model", "w", "--base-url", server.base_url, "--api-key",
                     "sk-test-secret-1234", "--data-dir", str(small_data), "--output-dir", str(tmp_path / executor),
                     "--executor", executor]) == 0
-        runs[executor] = tmp_path / executor / "a__w__E0"
+        runs[executor] = run_folder(tmp_path / executor, "a__w__E0")
     assert _verdicts(runs["ray"]) == _verdicts(runs["local"]) and len(_verdicts(runs["ray"])) == 3
     # The context each worker's result carried was interned here, as a local run's is.
     for run_dir in runs.values():
@@ -79,9 +79,9 @@ def test_the_cost_budget_and_per_task_limits_hold_under_ray(small_data: Path, se
                str(small_data), "--output-dir", str(tmp_path), "--prices", str(prices), "--max-workers", "1",
                "--max-tokens-per-task", "1", "--executor", "ray"]
     assert cli([*command, "--max-cost", "0.01"]) == 1  # episodes left unstarted
-    assert 1 <= len(read_results(tmp_path / "a__w__E0" / RESULTS_FILE)) < 3
+    assert 1 <= len(read_results(run_folder(tmp_path, "a__w__E0") / RESULTS_FILE)) < 3
     assert cli([*command, "--max-cost", "1000"]) == 0
-    records = read_results(tmp_path / "a__w__E0" / RESULTS_FILE)
+    records = read_results(run_folder(tmp_path, "a__w__E0") / RESULTS_FILE)
     assert len(records) == 3 and all(r["stop_reason"] == "max_tokens_per_task" for r in records)
 
 
@@ -94,7 +94,7 @@ def test_one_connection_limit_for_the_whole_cluster(tmp_path: Path) -> None:
                     str(data), "--output-dir", str(tmp_path / "out"), "--executor", "ray", "--ray-workers", "2",
                     "--max-workers", "4", "--max-connections", "2", "--fixed-concurrency"]) == 0
         assert server.stats.max_in_flight <= 2 and 429 not in server.stats.responses_by_status
-    assert len(_verdicts(tmp_path / "out" / "a__w__E0")) == 12
+    assert len(_verdicts(run_folder(tmp_path / "out", "a__w__E0"))) == 12
 
 
 def test_cache_then_replay_gives_the_same_results_without_a_request(small_data: Path, server: MockLLMServer,
@@ -118,20 +118,21 @@ def test_a_run_killed_mid_way_resumes_with_every_task_once(cluster: str, tmp_pat
     out = tmp_path / "out"
     command = ["run", "--agent-model", "a", "--world-model", "w", "--data-dir", str(data), "--output-dir", str(out),
                "--executor", "ray", "--max-workers", "2", "--skip-preflight"]
-    results = out / "a__w__E0" / RESULTS_FILE
     with MockLLMServer(latency_s=0.1) as server:
         # Another process joins this module's Ray instance, as a run joins a cluster (--ray-address).
         process = subprocess.Popen([sys.executable, "-m", "occubench", *command, "--base-url", server.base_url,
                                     "--ray-address", cluster], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 120
-            while not (results.exists() and len(results.read_bytes().splitlines()) >= 3):
+            while not ((found := list(out.glob(f"*/{RESULTS_FILE}"))) and
+                       len(found[0].read_bytes().splitlines()) >= 3):
                 assert process.poll() is None and time.monotonic() < deadline, "the run ended before 3 results"
                 time.sleep(0.05)
         finally:
             os.kill(process.pid, signal.SIGKILL)
             process.wait()
         assert cli([*command, "--base-url", server.base_url]) == 0
+    results = run_folder(out, "a__w__E0") / RESULTS_FILE
     ids = [str(record["task_id"]) for record in read_results(results)]
     assert sorted(ids) == sorted(set(ids)) and len(ids) == 12
     assert all(record["status"] == "ok" for record in read_results(results))

@@ -146,7 +146,7 @@ def test_tier_three_guidance_lets_the_weak_agent_pass_what_it_fails_at_tier_zero
                               "--agent-model", "weak", "--base-url", server.base_url, "--guidance", "0", "3",
                               "--output-dir", str(tmp_path / "runs")])
     assert code == 0
-    [tier3] = [d for d in (tmp_path / "runs").iterdir() if d.name.endswith("__guidance3")]
+    [tier3] = [d for d in (tmp_path / "runs").iterdir() if "__guidance3__" in d.name]
     [tier0] = [d for d in (tmp_path / "runs").iterdir() if d.is_dir() and d != tier3]
     before, after = scores(tier0), scores(tier3)
     assert set(before) == set(after) == set(tasks)

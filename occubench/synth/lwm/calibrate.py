@@ -104,7 +104,9 @@ def calibrate(session: Session, config: LWMSynthConfig, candidates: list[Candida
                 **{key: getattr(config, key) for key in _SHARED}, "suite": "occubench", "agent_model": agent,
                 "world_model": config.world_model, "verifier_model": config.verifier_model, "data_dir": str(data),
                 "with_plan": with_plan, "trials": config.runs, "output_dir": str(folder), "skip_preflight": True,
-                "run_name": default_run_name(agent, "with_plan" if with_plan else "without_plan", "E0", 0, 0)})
+                # One run directory per round: each round's candidates are another task set.
+                "run_name": default_run_name(agent, "with_plan" if with_plan else "without_plan", "E0", 0, 0) +
+                f"__round{round_ + 1}"})
             session.console.print(f"Calibration round {round_ + 1}: {agent}, {'with' if with_plan else 'without'} "
                                   f"the plan")
             for result in run(run_config, console=session.console).results:
