@@ -14,7 +14,7 @@ import json
 import shutil
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -109,11 +109,6 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
         client = cast("LLMClient", model.client)  # a run's models come from build_models, on endpoints
         try:
             client.probe(model.name, model.params, budget_s=budget_s, role=role)
-            if role == "agent" and not client.probe_tools(model.name, model.params):
-                console.print("[yellow]warning: the agent endpoint answered a request that required a tool call "
-                              "without calling it: it may ignore tools (llama.cpp needs a function-calling chat "
-                              "format, vLLM --enable-auto-tool-choice with a --tool-call-parser; see the README's "
-                              "Real servers)[/yellow]")
         except LLMError as exc:
             hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                     403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
@@ -121,6 +116,46 @@ def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s
                                                                              f"check --{role}-base-url and the "
                                                                              f"{role} parameters")
             raise ConfigError(f"preflight failed: {exc} ({hint})") from None
+        if role == "agent":
+            _probe_tools(client, model, console)
+
+
+def _probe_tools(client: LLMClient, model: Model, console: Console) -> None:
+    """The agent's tool-call check, after its plain request passed: a failure is the server refusing requests
+    with tools as the run sends them, and says so."""
+    choice = model.params.get("tool_choice", "auto")
+    try:
+        calls = client.probe_tools(model.name, model.params)
+    except LLMError as exc:
+        raise ConfigError(
+            f"preflight failed: the agent's tool-call check (a request with one tool and tool_choice {choice!r}, "
+            f"as the run sends them) failed, though a plain request passed: {exc}. The server does not take tools "
+            "this way: start it with a function-calling chat format (llama.cpp: --jinja or --chat_format "
+            "chatml-function-calling; vLLM: --enable-auto-tool-choice --tool-call-parser NAME), or pass "
+            "--agent-params '{\"tool_choice\": \"omit\"}' for a server that takes tools without tool_choice; "
+            "--skip-preflight skips the checks") from None
+    if not calls:
+        console.print("[yellow]warning: the agent endpoint answered a request that asked for a tool call "
+                      "without calling it: it may ignore tools (llama.cpp needs a function-calling chat format, vLLM "
+                      "--enable-auto-tool-choice with a --tool-call-parser; see the README's Real servers)[/yellow]")
+
+
+def with_server_profile(config: RunConfig, console: Console) -> RunConfig:
+    """``config`` with the profile of the agent's server (``--server``, or found out from the endpoint) applied
+    where the run sets nothing, and said on ``console`` (:mod:`occubench.llm.servers`)."""
+    if config.agent != "llm" or config.replay or config.rescore:
+        return config
+    from occubench.llm.servers import PROFILES, detect
+
+    endpoint = config.endpoint("agent")
+    profile = PROFILES[config.server] if config.server != "auto" else detect(endpoint.base_url, endpoint.api_key)
+    applied = {key: value for key, value in profile.settings().items() if key not in config.model_fields_set}
+    if not applied:
+        return config
+    console.print(f"Server profile {profile.name} ({profile.source}): " +
+                  ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in applied.items()) +
+                  " (each flag given overrides it)")
+    return config.model_copy(update=applied)
 
 
 def connection_limit(settings: Settings) -> int:
@@ -230,8 +265,8 @@ class RunSetup:
                    **({"rescore_of": rescored.config_hash} if rescored else {}),
                    # Limits stop episodes as --max-steps does, and the window is what the agent sees; absent
                    # when unset, so earlier run directories match.
-                   **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window")
-                      if (value := getattr(config, key)) is not None},
+                   **{key: value for key in ("max_tokens_per_task", "max_seconds_per_task", "history_window",
+                                             "context_window") if (value := getattr(config, key)) is not None},
                    **({"guidance": config.guidance} if config.guidance else {}),
                    **({"reflection_model": self.roles["reflection"]} if "reflection" in self.roles else {}),
                    **self.identity}
@@ -391,6 +426,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop --executor ray")
     if config.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError("--executor ray needs Ray: pip install 'occubench[ray]'")
+    config = with_server_profile(config, console)
     setup = setup_run(config, console)
     definition, plan = setup.definition, setup.plan
     rescored = _saved_episodes(config, plan, definition.name, console) if config.rescore else None
@@ -493,7 +529,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         if cache and not group:
             cache.close()
     latest = list(latest_by_task(store.load()).values())
-    if "agent" in models and latest and not any(r.tool_calls for r in latest if r.ok):
+    if "agent" in models and any(r.ok for r in latest) and not any(r.tool_calls for r in latest if r.ok):
         console.print("[yellow]warning: the agent made no tool call in any task: if its endpoint drops the tools "
                       "(see the preflight's warning and the README's Real servers), every score here is "
                       "meaningless[/yellow]")
@@ -544,7 +580,7 @@ class _CostBudget:
 
     def counting(self, on_result: Callable[[Result], None]) -> Callable[[Result], None]:
         def add(result: Result) -> None:
-            with self._lock:
-                self.spent += summarize([result], self.prices).cost_total
+            with self._lock:  # what the attempts it replaced spent is counted already
+                self.spent += summarize([replace(result, earlier_usage={})], self.prices).cost_total
             on_result(result)
         return add

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from occubench import __version__, evaluate, rescore
 from occubench.errors import ConfigError, OccuBenchError
@@ -147,6 +146,7 @@ def _suites(args: argparse.Namespace) -> int:
 
 def _tasks(args: argparse.Namespace) -> int:
     from occubench.plugins import load_suite
+    from occubench.tables import Table
 
     as_json = vars(args).pop("json")
     config = evaluate.config_from_args(args)
@@ -156,13 +156,10 @@ def _tasks(args: argparse.Namespace) -> int:
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    table = Table(title=f"{config.suite}: {len(rows)} task(s)")
-    for column in ("Task", "Scenario", "Category", "Difficulty", "Environment"):
-        table.add_column(column, justify="right" if column == "Difficulty" else "left")
-    for row in rows:
-        table.add_row(*(escape(str(row[key])) for key in ("task_id", "scenario", "category", "difficulty",
-                                                          "environment")))
-    Console(highlight=False).print(table)
+    keys = ("task_id", "scenario", "category", "environment", "difficulty")
+    table = Table(f"{config.suite}: {len(rows)} task(s)", ["Task", "Scenario", "Category", "Environment", "Difficulty"],
+                  [[escape(str(row[key])) for key in keys] for row in rows], text_columns=4)
+    Console(highlight=False).print(table.to_rich())
     return 0
 
 

@@ -202,6 +202,11 @@ class RunConfig(Settings):
     temperature: float | None = None
     max_tokens: int | None = Field(None, ge=1)
     reasoning_effort: str | None = None
+    #: The kind of server the agent's endpoint is ("auto": found out from it; see :mod:`occubench.llm.servers`):
+    #: its profile sets what the run leaves unset (workers from its slots, the agent's output cap, the context).
+    server: Literal["auto", "llama.cpp", "vllm", "ollama", "openai", "generic"] = "auto"
+    #: The context of the judge's and the world model's model, in tokens: longer prompts are trimmed in the middle.
+    context_window: int | None = Field(None, ge=1024)
     agent_params: dict[str, Any] = Field(default_factory=dict)
     world_params: dict[str, Any] = Field(default_factory=dict)
     verifier_params: dict[str, Any] = Field(default_factory=dict)

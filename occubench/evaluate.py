@@ -218,6 +218,13 @@ def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
     run.add_argument("--retry-budget", type=float,
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
+    run.add_argument("--server", choices=("auto", "llama.cpp", "vllm", "ollama", "openai", "generic"),
+                     help="the kind of server the agent's endpoint is; its profile sets what the run leaves unset: "
+                     "--max-workers and --max-connections from its slots, the agent's --max-tokens, the "
+                     "--context-window (default: auto, found out from the endpoint's /models and /props)")
+    run.add_argument("--context-window", type=int_range(1024, 10_000_000), metavar="TOKENS",
+                     help="context of the judge's and the world model's model: longer prompts are trimmed in the "
+                     "middle, marked and recorded (default: what the server says, else no trimming)")
     run.add_argument("--max-connections", type=positive_int,
                      help="requests in flight per endpoint at most (default: 32, or --max-workers if more); lowered "
                      "on 429 and raised again "

@@ -103,6 +103,9 @@ class Result:
     context: dict[str, str] = field(default_factory=dict)
     #: The agent's conversation after its system prompt and the instruction (empty for scripted agents).
     messages: list[dict[str, Any]] = field(default_factory=list)
+    #: What earlier attempts of this (task, trial) spent, per role: error records this result replaced. Their
+    #: tokens were paid for, so usage and cost count them.
+    earlier_usage: dict[str, Usage] = field(default_factory=dict)
     #: Keys this version does not know (another harness's file), written back as they were.
     extra: dict[str, Any] = field(default_factory=dict)
     #: The values behind ``context``, until the store writes them and fills in their ids; never serialized.
@@ -138,6 +141,7 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _UNWRITTEN}
         data.update(votes=[asdict(v) for v in self.votes], usage={r: u.to_dict() for r, u in self.usage.items()},
+                    earlier_usage={r: u.to_dict() for r, u in self.earlier_usage.items()},
                     error=asdict(self.error) if self.error else None, steps=[asdict(s) for s in self.steps],
                     fault_events=[asdict(e) for e in self.fault_events],
                     fault_windows=[asdict(w) for w in self.fault_windows])
@@ -203,7 +207,7 @@ def _read_field(name: str, value: Any) -> Any:
         return value if ok else _INVALID
     if name == "votes":
         return [v for item in _objects(value) if (v := _build(Vote, item)) is not None]
-    if name == "usage":
+    if name in ("usage", "earlier_usage"):
         return {str(role): Usage.from_dict(u) for role, u in value.items() if isinstance(u, dict)} \
             if isinstance(value, dict) else _INVALID
     if name == "error":

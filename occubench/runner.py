@@ -123,13 +123,11 @@ def pending(tasks: Iterable[Task], latest: dict[tuple[Any, int], Result], trials
 
 
 def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) -> list[tuple[Task, int]]:
-    """The (task, trial) pairs without an ``ok`` result; their old error records are removed, so each pair
-    appears once in the file."""
+    """The (task, trial) pairs without an ``ok`` result; each one's old error record is replaced by its new result
+    (:meth:`ResultStore.supersede`), so each pair appears once in the file."""
     latest = latest_by_task(store.load())
     todo = pending(tasks, latest, trials)
-    stale = {key for task, trial in todo if (key := (task.task_id, trial)) in latest}
-    if stale:  # error records about to be retried; rewriting the file is needed only then
-        store.drop(stale)
+    store.supersede({key for task, trial in todo if (key := (task.task_id, trial)) in latest})
     return todo
 
 @dataclass

@@ -28,6 +28,7 @@ from occubench._jsonl import write_atomic
 from occubench._jsonsafe import json_safe
 from occubench._redact import Redactor
 from occubench.errors import ConfigError
+from occubench.llm.types import Usage
 from occubench.results import Result
 
 RESULTS_FILE = "results.jsonl"
@@ -189,6 +190,7 @@ class ResultStore:
         self._lock = threading.Lock()
         self._context_ids: set[str] | None = None  # read on the first result that brings context
         self._warned: set[str] = set()
+        self._superseded: set[tuple[Any, int]] = set()
 
     def load(self) -> list[Result]:
         """The run's own results (see :func:`run_records`); the warning about lines left out is printed once."""
@@ -204,7 +206,33 @@ class ResultStore:
         with self._lock:
             if result.context_values:
                 self._add_context(result)
-            _append(self.path, _line(result.to_dict(), self.redactor))
+            if result.key in self._superseded:
+                self._replace(result)
+            else:
+                _append(self.path, _line(result.to_dict(), self.redactor))
+
+    def supersede(self, keys: set[tuple[Any, int]]) -> None:
+        """These (task id, trial) pairs hold error records about to be retried: each is replaced when its pair's
+        new result is appended, which then carries what they spent (``earlier_usage``). Until then they stay, so
+        a run killed meanwhile loses no record of what was paid for."""
+        self._superseded |= keys
+
+    def _replace(self, result: Result) -> None:
+        """Write the file with the run's own records of ``result``'s pair replaced by it, atomically; every other
+        line, a foreign one included, is kept as it was."""
+        records = _numbered(self.path, True, False)
+        foreign = set(run_records(self.run_dir).left_out)
+        kept = []
+        for number, record in records:
+            old = Result.from_dict(record)
+            if number in foreign or old.key != result.key:
+                kept.append(record)
+                continue
+            for role, usage in [*old.usage.items(), *old.earlier_usage.items()]:
+                result.earlier_usage.setdefault(role, Usage()).add(usage)
+        write_atomic(self.path, b"".join([*(_line(record, self.redactor) for record in kept),
+                                          _line(result.to_dict(), self.redactor)]))
+        self._superseded.discard(result.key)
 
     def _add_context(self, result: Result) -> None:
         path = self.run_dir / CONTEXT_FILE
@@ -219,17 +247,6 @@ class ResultStore:
                 _append(path, _line({"id": key, "value": safe}, self.redactor))
                 self._context_ids.add(key)
         result.context_values = {}
-
-    def drop(self, keys: set[tuple[Any, int]]) -> None:
-        """Rewrite the file without the run's own records of these (task id, trial) keys (errors about to be
-        retried), atomically; every other line, a foreign one included, is kept as it was."""
-        records = _numbered(self.path, True, False)
-        foreign = set(run_records(self.run_dir).left_out)
-        kept = [record for number, record in records
-                if number in foreign or Result.from_dict(record).key not in keys]
-        if len(kept) == len(records):
-            return
-        write_atomic(self.path, b"".join(_line(record, self.redactor) for record in kept))
 
     def write_args(self, args: dict[str, Any]) -> None:
         write_atomic(self.run_dir / ARGS_FILE,

@@ -91,6 +91,14 @@ class Summary:
         """Models with usage but no price: the costs leave their tokens out."""
         return {model for models in self.unpriced_by_role.values() for model in models}
 
+    @property
+    def errors_by_kind(self) -> dict[str, list[Result]]:
+        """The errors by kind, in kind order; a record without its error is an internal one."""
+        by_kind: dict[str, list[Result]] = defaultdict(list)
+        for result in self.errors:
+            by_kind[result.error.kind if result.error else "internal"].append(result)
+        return dict(sorted(by_kind.items()))
+
 
 def load_prices(path: Path) -> dict[str, Price]:
     """``{"<model>": {"input": <USD per 1M prompt tokens>, "output": <USD per 1M completion tokens>,
@@ -125,12 +133,13 @@ def _role_model(result: Result, role: str) -> str | None:
 def summarize(results: Iterable[Result], prices: Mapping[str, Price] | None = None) -> Summary:
     """Completion rate = passed / evaluated; tasks with ``status: "error"`` are counted apart, not as failures.
 
-    Usage and cost count every record, errors included: their tokens were spent all the same.
+    Usage and cost count every record, errors included, and the earlier attempts each record replaced: their tokens
+    were spent all the same.
     """
     results = list(results)
     summary = Summary(priced=prices is not None, recovery=recovery([r for r in results if r.ok]))
     for result in results:
-        for role, usage in result.usage.items():
+        for role, usage in [*result.usage.items(), *result.earlier_usage.items()]:
             summary.usage[role].add(usage)
             if prices is not None:
                 model = _role_model(result, role) or f"(no {role} model recorded)"
@@ -209,10 +218,7 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     if summary.unpriced_models:
         console.print(f"[yellow]* No price for model(s) {escape(', '.join(sorted(summary.unpriced_models)))} in the "
                       "price file: their tokens are left out of the costs marked *.[/yellow]")
-    by_kind: dict[str, list[Result]] = defaultdict(list)
-    for result in summary.errors:
-        by_kind[result.error.kind if result.error else "internal"].append(result)
-    for kind, results in sorted(by_kind.items()):
+    for kind, results in summary.errors_by_kind.items():
         results.sort(key=lambda r: (isinstance(r.task_id, str), r.task_id if isinstance(r.task_id, int) else 0,
                                     str(r.task_id)))
         ids = ", ".join(str(r.task_id) for r in results[:10]) + (f" and {len(results) - 10} more"

@@ -23,7 +23,10 @@ class Table:
 
         table = RichTable(title=self.title, caption=self.note or None)
         for i, column in enumerate(self.columns):
-            table.add_column(column, justify="left" if i < self.text_columns else "right")
+            # Nothing is cut with "…" in a narrow terminal: the first column, which names the row (an environment,
+            # a task), keeps its names on one line, and a word too long for its column folds onto the next.
+            table.add_column(column, justify="left" if i < self.text_columns else "right", no_wrap=i == 0,
+                             overflow="fold")
         for row in self.rows:
             table.add_row(*row)
         return table

@@ -14,6 +14,7 @@ from typing import Any
 
 from occubench.errors import VerifierError
 from occubench.llm import Message, Model, extract_tagged_json
+from occubench.llm.budget import cut_middle, prompt_chars, reask_reply
 
 log = logging.getLogger("occubench")
 
@@ -72,18 +73,27 @@ class _Jury:
     """Independent votes on one prompt: one request for all of them, then each unparsable vote asked again (at
     most ``max_reasks`` times) on its own."""
 
-    def __init__(self, model: Model, num_votes: int, max_reasks: int, system: str, tag: str, form: str) -> None:
+    def __init__(self, model: Model, num_votes: int, max_reasks: int, system: str, tag: str, form: str,
+                 context: int | None = None) -> None:
         if num_votes < 1:
             raise ValueError("num_votes must be at least 1")
         self.model, self.num_votes, self.max_reasks = model, num_votes, max_reasks
         self.system, self.tag, self.form = system, tag, form
+        #: Characters the sections may take in all, from the model's context window; None: no limit.
+        budget = prompt_chars(context, model.params)
+        self.budget = None if budget is None else max(0, budget - len(system))
 
-    def prompt(self, sections: list[tuple[str, str]]) -> list[Message]:
+    def prompt(self, sections: list[tuple[str, str]]) -> tuple[list[Message], int]:
+        """The messages, and how many characters were cut from the sections' middles (the longest first) to fit
+        the context window."""
+        sections, cut = _fit(sections, self.budget)
         return [{"role": "system", "content": self.system},
-                {"role": "user", "content": "\n\n".join(f"## {title}\n{body}" for title, body in sections)}]
+                {"role": "user", "content": "\n\n".join(f"## {title}\n{body}" for title, body in sections)}], cut
 
     def collect(self, messages: list[Message]) -> list[tuple[dict[str, Any] | str, int]]:
         """Per vote: the parsed object (or the reason it stayed unparsable) and the attempts it took."""
+        log.debug("[VERIFIER] Asking %s for %d vote(s), prompt of %d characters", self.model.name, self.num_votes,
+                  sum(len(str(m.get("content") or "")) for m in messages))
         first = self.model.samples(messages, self.num_votes)
         return [self._settle(messages, reply.content, sample) for sample, reply in enumerate(first.replies)]
 
@@ -95,9 +105,10 @@ class _Jury:
                 return extract_tagged_json(content, self.tag), attempt
             except ValueError as exc:
                 reason = str(exc)
+            log.debug("[VERIFIER] Unparsable vote %d (attempt %d): %s", sample + 1, attempt, reason)
             if attempt > self.max_reasks:
                 break
-            conversation += [{"role": "assistant", "content": content or ""},
+            conversation += [{"role": "assistant", "content": reask_reply(content)},
                              {"role": "user", "content": f"Your reply could not be read: {reason}. End it with "
                               f"exactly one <{self.tag}>{self.form}</{self.tag}> block."}]
             completion = self.model.chat(conversation, sample=sample)
@@ -105,17 +116,34 @@ class _Jury:
         return reason, self.max_reasks + 1
 
 
+def _fit(sections: list[tuple[str, str]], budget: int | None) -> tuple[list[tuple[str, str]], int]:
+    """``sections`` within ``budget`` characters: the longest bodies lose their middles first (each keeps 200
+    characters at either end)."""
+    excess = sum(len(title) + len(body) + 5 for title, body in sections) - budget if budget is not None else 0
+    fitted, cut_total = list(sections), 0
+    for index in sorted(range(len(fitted)), key=lambda i: -len(fitted[i][1])):
+        if excess <= 0:
+            break
+        title, body = fitted[index]
+        cut = min(len(body) - 400, excess + 100)  # 100: the marker's own length
+        if cut > 0:
+            fitted[index] = (title, cut_middle(body, cut, "the judge's context window"))
+            excess -= len(body) - len(fitted[index][1])
+            cut_total += cut
+    return fitted, cut_total
+
+
 class RubricVerifier:
     """Asks ``model`` for ``num_votes`` independent verdicts on a set of named sections and takes the majority."""
 
-    def __init__(self, model: Model, num_votes: int = 3, max_reasks: int = 2) -> None:
+    def __init__(self, model: Model, num_votes: int = 3, max_reasks: int = 2, context: int | None = None) -> None:
         self.model = model
         self._jury = _Jury(model, num_votes, max_reasks, _SYSTEM, TAG,
-                           '{"feedback": "...", "is_correct": true or false}')
+                           '{"feedback": "...", "is_correct": true or false}', context)
 
     def judge(self, sections: list[tuple[str, str]]) -> Verdict:
         votes = []
-        prompt = self._jury.prompt(sections)
+        prompt, cut = self._jury.prompt(sections)
         for parsed, attempts in self._jury.collect(prompt):
             try:
                 if isinstance(parsed, str):
@@ -134,7 +162,8 @@ class RubricVerifier:
                                 f"{len(votes) - passed - failed} unparsable", votes, prompt)
         majority = passed > failed
         feedback = next(vote.feedback for vote in votes if vote.is_correct is majority)
-        return Verdict(is_correct=majority, feedback=feedback, votes=votes, prompt=prompt)
+        return Verdict(is_correct=majority, feedback=feedback, votes=votes, prompt=prompt,
+                       details={"judge_prompt_cut": cut} if cut else {})
 
 
 LABELS = ("complete", "incomplete", "agent_error", "environment_error")
@@ -154,21 +183,28 @@ class Label:
     label: str
     feedback: str
     prompt: list[Message] = field(default_factory=list)
+    #: Characters cut from the prompt's middle to fit the judge's context window.
+    cut: int = 0
 
 
 class LabelJudge:
     """A code-augmented judge: sees the code checks and the state diff, and labels the episode by majority."""
 
-    def __init__(self, model: Model, num_votes: int = 3, max_reasks: int = 2) -> None:
+    def __init__(self, model: Model, num_votes: int = 3, max_reasks: int = 2, context: int | None = None) -> None:
         self._jury = _Jury(model, num_votes, max_reasks, _LABEL_SYSTEM, "label",
-                           f'{{"feedback": "...", "label": "{"|".join(LABELS)}"}}')
+                           f'{{"feedback": "...", "label": "{"|".join(LABELS)}"}}', context)
 
     def label(self, sections: list[tuple[str, str]]) -> Label:
-        prompt = self._jury.prompt(sections)
-        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in self._jury.collect(prompt)
+        prompt, cut = self._jury.prompt(sections)
+        replies = self._jury.collect(prompt)
+        labels = [(p["label"], str(p.get("feedback", ""))) for p, _ in replies
                   if isinstance(p, dict) and p.get("label") in LABELS]
+        counts = Counter(label for label, _ in labels)
+        log.debug("[VERIFIER] Labels: %s%s", ", ".join(f"{n} {label}" for label, n in counts.items()) or "none",
+                  f", {len(replies) - len(labels)} UNREADABLE" if len(labels) < len(replies) else "")
+        for number, (label, feedback) in enumerate(labels, start=1):
+            log.debug("[VERIFIER] Label %d: %s, feedback=%s", number, label, feedback[:200])
         if not labels:
             raise VerifierError("the judge gave no readable label", prompt=prompt)
-        counts = Counter(label for label, _ in labels)
         best = max(LABELS, key=lambda label: (counts[label], -LABELS.index(label)))
-        return Label(best, next(feedback for label, feedback in labels if label == best), prompt)
+        return Label(best, next(feedback for label, feedback in labels if label == best), prompt, cut)

@@ -182,3 +182,23 @@ def test_retrying_an_error_keeps_foreign_lines_as_they_were(tmp_path: Path) -> N
     records = read_results(run_dir / RESULTS_FILE)
     own = [r for r in records if r["task_id"] == 1 and r["config_hash"] != foreign["config_hash"]]
     assert foreign in records and [r["status"] for r in own] == ["ok"]  # the run's own error record was replaced
+
+
+def test_after_a_resume_the_totals_count_what_the_replaced_attempts_spent(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_small_data(tmp_path / "data")
+    out = tmp_path / "results"
+    with MockLLMServer(error_rate=1.0) as broken:
+        assert _run(broken, data, out, "--retry-budget", "0.5", "--skip-preflight") == 1
+    run_dir = run_folder(out, "a__w__E0")
+    failed = read_results(run_dir / RESULTS_FILE)
+    retried = sum(n for r in failed for u in r["usage"].values() for n in u["retries"].values())
+    assert len(failed) == 3 and retried > 0
+    with MockLLMServer() as server:
+        assert _run(server, data, out) == 0
+    records = read_results(run_dir / RESULTS_FILE)
+    assert len(records) == 3 and {r["status"] for r in records} == {"ok"}
+    capsys.readouterr()
+    assert cli(["report", str(run_dir), "--format", "json"]) == 0
+    usage = json.loads(capsys.readouterr().out)["runs"][0]["usage"]
+    assert sum(n for u in usage.values() for n in u["retries"].values()) == retried

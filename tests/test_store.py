@@ -10,8 +10,10 @@ import pytest
 
 from occubench._redact import Redactor, redact_url
 from occubench.errors import ConfigError
+from occubench.llm.types import Usage
 from occubench.results import ErrorInfo, Result
-from occubench.store import CONTEXT_FILE, RESULTS_FILE, ResultStore, latest_by_task, read_context, read_results
+from occubench.store import CONTEXT_FILE, RESULTS_FILE, ResultStore, read_context, read_results
+from occubench.summary import summarize
 
 
 def _store(tmp_path: Path, redactor: Redactor | None = None) -> ResultStore:
@@ -54,13 +56,18 @@ def test_garbled_line_in_the_middle_names_file_and_line(tmp_path: Path) -> None:
     assert store.path.read_text().count("\n") == 3  # nothing was thrown away
 
 
-def test_drop_and_latest(tmp_path: Path) -> None:
+def test_a_retried_error_is_replaced_and_what_it_spent_kept(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    for result in (Result(task_id=1, status="error"), Result(task_id=2, status="ok"), Result(task_id=1, status="ok")):
+    for result in (Result(task_id=1, status="error", usage={"agent": Usage(calls=3, prompt_tokens=300)}),
+                   Result(task_id=2, status="ok")):
         store.append(result)
-    assert latest_by_task(store.load())[(1, 0)].status == "ok"
-    store.drop({(1, 0)})
-    assert [r["task_id"] for r in read_results(store.path)] == [2]
+    store.supersede({(1, 0)})
+    assert [r["status"] for r in read_results(store.path)] == ["error", "ok"]  # kept until the retry's result
+    store.append(Result(task_id=1, status="ok", usage={"agent": Usage(calls=1, prompt_tokens=100)}))
+    records = store.load()
+    assert [(r.task_id, r.status) for r in records] == [(2, "ok"), (1, "ok")]
+    assert records[1].earlier_usage["agent"].prompt_tokens == 300
+    assert summarize(records).usage["agent"].calls == 4
 
 
 def test_secrets_are_redacted_in_records_and_args(tmp_path: Path) -> None:

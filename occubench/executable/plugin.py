@@ -47,7 +47,8 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         judge = models.get("verifier")
-        return ExecutableSuite(worlds, LabelJudge(judge, num_votes=config.num_votes) if judge else None)
+        return ExecutableSuite(worlds, LabelJudge(judge, num_votes=config.num_votes, context=config.context_window)
+                               if judge else None)
     return SuitePlan(tasks, {"verifier": config.verifier_model} if config.verifier_model else {}, make,
                      world_label=None, simulated=False, reference=REFERENCE,
                      settings={"sandbox": sandbox_in_use(worlds), "trust_world_code": config.trust_world_code},

@@ -65,5 +65,7 @@ class ExecutableSuite(Suite):
                 verdict.prompt = getattr(exc, "prompt", [])
             else:
                 details.update(judge_label=label.label, judge_feedback=label.feedback)
+                if label.cut:
+                    details["judge_prompt_cut"] = label.cut
                 verdict.prompt = label.prompt
         return verdict

@@ -80,6 +80,7 @@ class RetryPolicy:
 
 #: A preflight probe's retries: short, so a wrong endpoint is reported within seconds.
 _PROBE_RETRY = RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0)
+_NO_RETRY = RetryPolicy(budget_s=0.0)
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -235,15 +236,27 @@ class LLMClient:
                       replace(_PROBE_RETRY, budget_s=min(budget_s, _PROBE_RETRY.budget_s)), role=role, probing=True)
 
     def probe_tools(self, model: str, params: dict[str, Any] | None = None, *, role: str = "agent") -> bool:
-        """Whether the endpoint answers a request that requires a tool call with a tool call: a server that drops
-        the tools (a chat template without tool support) answers in plain text instead."""
+        """Whether the endpoint answers a request that asks for a tool call with one: a server that drops the tools
+        (a chat template without tool support) answers in plain text instead. Asked as the run will ask (its own
+        ``tool_choice``, else "auto"); a text answer to "auto" is asked once more with "required", where the
+        server takes it (llama.cpp answers it with HTTP 500). Raises :class:`LLMError` when the request as the run
+        sends it fails."""
+        params = params or {}
+        choice = params.get("tool_choice", "auto")
+        if self._calls_tool(model, params, choice, _PROBE_RETRY, role):
+            return True
+        if choice != "auto":
+            return False
+        try:
+            return self._calls_tool(model, params, "required", _NO_RETRY, role)
+        except (LLMRequestError, LLMUnavailableError):
+            return False
+
+    def _calls_tool(self, model: str, params: dict[str, Any], choice: str, retry: RetryPolicy, role: str) -> bool:
         tool = {"type": "function", "function": {"name": "report_ok", "description": "Report that you are ready.",
                                                  "parameters": {"type": "object", "properties": {}}}}
-        params = params or {}
-        # The run's own tool_choice if it sets one (so "omit" is probed as it will be sent), else "required".
         completion = self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool], 1,
-                                   {**params, "tool_choice": params.get("tool_choice", "required")},
-                                   _PROBE_RETRY, role=role)
+                                   {**params, "tool_choice": choice}, retry, role=role)
         return any(reply.tool_calls for reply in completion.replies)
 
     def _body(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
@@ -329,10 +342,13 @@ class LLMClient:
             if ok:
                 record(role, completion.usage)
                 return completion
-            wait = retry.delay(attempt, retry_after)
-            if time.monotonic() + wait > deadline:
+            # The budget is used whole: a back-off that would pass it is cut short, for one last attempt at its
+            # end; only a server asking for more time than is left (Retry-After) is given up on before.
+            left = deadline - time.monotonic()
+            if left <= 0 or (retry_after is not None and retry_after > left):
                 raise LLMUnavailableError(f"{where} still failing after {attempt + 1} attempts within the "
                                           f"{retry.budget_s:g} s retry budget: {failure}")
+            wait = min(retry.delay(attempt, retry_after), left)
             record_retry(role, cause)
             log.debug("[LLM] %s: %s; retry %d in %.1f s", where, failure, attempt + 1, wait)
             room = self._room(role)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from occubench.environment import Environment, JSONObject
 from occubench.errors import WorldError
+from occubench.llm.budget import prompt_chars, reask_reply
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
 from occubench.llm.types import Message
@@ -44,7 +45,8 @@ class LWMEnvironment(Environment):
     """
 
     def __init__(self, config: WorldModelConfig, client: ChatClient | openai.OpenAI, world_model: str = "gpt-4o", *,
-                 params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2) -> None:
+                 params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2,
+                 context: int | None = None) -> None:
         self.config = config
         from occubench.llm.client import as_llm_client  # the openai SDK loads once a world is simulated
 
@@ -52,6 +54,10 @@ class LWMEnvironment(Environment):
         self.system_prompt = config.system_prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL
         self.max_reasks = max_reasks
         self.history: list[tuple[JSONObject, JSONObject]] = []
+        #: Characters the prompt may have, from the world model's context window (None: no limit).
+        self.budget = prompt_chars(context, self.model.params)
+        #: The most earlier calls left out of one request to fit the context window, for the result.
+        self.left_out = 0
 
     def tools(self) -> list[ToolSpec]:
         return list(self.config.specs)
@@ -73,12 +79,19 @@ class LWMEnvironment(Environment):
     def _call(self, name: str, arguments: JSONObject) -> JSONObject:
         action = {"name": name, "arguments": arguments}
         log.debug("[LWM] Simulating: %s, history_len=%d", name, len(self.history))
-        messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
-        for past_action, observation in self.history:
-            messages.append({"role": "user", "content": json.dumps(past_action, ensure_ascii=False)})
-            messages.append({"role": "assistant",
-                             "content": f"<{TAG}>{json.dumps(observation, ensure_ascii=False)}</{TAG}>"})
-        messages.append({"role": "user", "content": json.dumps(action, ensure_ascii=False)})
+        exchanges = [[{"role": "user", "content": json.dumps(past, ensure_ascii=False)},
+                      {"role": "assistant", "content": f"<{TAG}>{json.dumps(observation, ensure_ascii=False)}</{TAG}>"}]
+                     for past, observation in self.history]
+        current: Message = {"role": "user", "content": json.dumps(action, ensure_ascii=False)}
+        kept = self._fit(exchanges, len(self.system_prompt) + len(current["content"]))
+        messages: list[Message] = [{"role": "system", "content": self.system_prompt},
+                                   *(message for exchange in kept for message in exchange), current]
+        if len(kept) < len(exchanges):  # the oldest calls go first, and the world model is told so
+            self.left_out = max(self.left_out, len(exchanges) - len(kept))
+            first = messages[1]
+            messages[1] = {**first, "content": f"[{len(exchanges) - len(kept)} earlier call(s) and their observations "
+                           "left out here to fit the context window; stay consistent with the state they left]\n"
+                           f"{first['content']}"}
         for attempt in range(self.max_reasks + 1):
             completion = self.model.chat(messages)
             content = completion.replies[0].content
@@ -87,7 +100,7 @@ class LWMEnvironment(Environment):
             except ValueError as exc:
                 reason = str(exc)
                 log.debug("[LWM] Unparsable observation (attempt %d): %s", attempt + 1, reason)
-                messages += [{"role": "assistant", "content": content or ""},
+                messages += [{"role": "assistant", "content": reask_reply(content)},
                              {"role": "user", "content": f"Your reply could not be used: {reason}. Reply again "
                               f"with exactly one JSON object between <{TAG}> and </{TAG}> tags."}]
                 continue
@@ -97,8 +110,22 @@ class LWMEnvironment(Environment):
         raise WorldError(f"world model {self.model.name} gave no parsable observation for `{name}` in "
                          f"{self.max_reasks + 1} attempts: {reason}; last reply: {_clip(content or '')!r}")
 
+    def _fit(self, exchanges: list[list[Message]], fixed: int) -> list[list[Message]]:
+        """The newest ``exchanges`` that fit the budget beside ``fixed`` characters (all of them without one)."""
+        if self.budget is None:
+            return exchanges
+        room, start = self.budget - fixed, len(exchanges)
+        while start > 0 and (size := sum(len(str(m["content"])) for m in exchanges[start - 1])) <= room:
+            room -= size
+            start -= 1
+        return exchanges[start:]
+
+    def info(self) -> dict[str, Any]:
+        return {"world_calls_left_out": self.left_out} if self.left_out else {}
+
     def reset(self) -> None:
         self.history.clear()
+        self.left_out = 0
 
 
 

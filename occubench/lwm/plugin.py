@@ -35,7 +35,9 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         return OccuBenchSuite(tasks, registry, models["world"],
-                              RubricVerifier(models["verifier"], num_votes=config.num_votes), fault_rules=fault_rules)
+                              RubricVerifier(models["verifier"], num_votes=config.num_votes,
+                                             context=config.context_window),
+                              fault_rules=fault_rules, context=config.context_window)
     return SuitePlan(tasks, {"world": config.world_model, "verifier": config.verifier_model or config.world_model},
                      make, world_label=config.world_model, simulated=True,
                      settings={"data_paths": {k: str(v) for k, v in asdict(paths).items()}},

@@ -16,8 +16,9 @@ from occubench.verifier import RubricVerifier, Verdict
 
 class OccuBenchSuite(Suite):
     def __init__(self, tasks: list[Task], registry: WorldModelRegistry, world: Model, verifier: RubricVerifier,
-                 *, fault_rules: str | None = None) -> None:
+                 *, fault_rules: str | None = None, context: int | None = None) -> None:
         self._tasks = tasks
+        self.context = context  # the world model's context window, in tokens
         self.registry = registry
         self.world = world
         self.verifier = verifier
@@ -28,7 +29,7 @@ class OccuBenchSuite(Suite):
 
     def make_env(self, task: Task) -> Environment:
         return LWMEnvironment(self.registry.get(task.env_name), self.world.client, self.world.name,
-                              params=self.world.params, fault_rules=self.fault_rules)
+                              params=self.world.params, fault_rules=self.fault_rules, context=self.context)
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         config = self.registry.get(task.env_name)

@@ -143,32 +143,52 @@ def trials_needed(tasks: Sequence[TaskPairs], *, level: float = 0.95, max_trials
 def paired_comparisons(results: Iterable[Result], *, level: float = 0.95, resamples: int = 2000, seed: int = 0,
                        max_trials: int = 100, warnings: list[str] | None = None) -> list[PairedComparison]:
     """Every pair of agents (in name order: A before B) that shares an evaluated task within a setting, setting by
-    setting. An agent with two results for one (task, trial) in a setting (two runs of it pooled) has no single
-    verdict to pair: it is left out of that setting, with a warning on stderr (appended to ``warnings`` too)."""
-    verdicts: dict[PairedSetting, dict[str, Verdicts]] = defaultdict(lambda: defaultdict(dict))
+    setting.
+
+    An agent's runs of different configurations (``config_hash``; say, two --agent-params temperatures) that
+    evaluated the same (task, trial) are agents of their own, named with their configuration; runs over different
+    tasks pool. An agent with two results for one (task, trial) of one configuration (a run directory given twice,
+    say) has no single verdict to pair: it is left out of that setting, with a warning on stderr (appended to
+    ``warnings`` too)."""
+    # setting -> agent -> config hash -> verdicts
+    runs: dict[PairedSetting, dict[str, dict[str | None, Verdicts]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(dict)))
     repeated: set[tuple[PairedSetting, str]] = set()
     for result in results:
         setting, agent = PairedSetting.of(result), group_name(result.agent_model)
-        mine = verdicts[setting][agent]
+        mine = runs[setting][agent][result.config_hash]
         key = (str(result.task_id), result.trial)
         if key in mine:
             repeated.add((setting, agent))
         mine[key] = result.passed if result.ok else None
     for setting, agent in sorted(repeated):
-        del verdicts[setting][agent]
+        del runs[setting][agent]
         where = with_guidance(f"suite {setting.suite}, world model {setting.world_model}, {setting.env_mode}",
                               setting.guidance)
         warn(f"paired comparison: agent {agent} has several results for one (task, trial) in {where} (several runs "
              "of it?): left out of that setting's comparisons", warnings)
     comparisons = []
-    for setting in sorted(verdicts):
-        agents = verdicts[setting]
+    for setting in sorted(runs):
+        agents = _configurations(runs[setting])
         for a, b in combinations(sorted(agents), 2):
             comparison = _compare_pair(setting, a, b, agents[a], agents[b], level=level, resamples=resamples,
                                        seed=seed, max_trials=max_trials)
             if comparison.tasks:
                 comparisons.append(comparison)
     return comparisons
+
+
+def _configurations(agents: dict[str, dict[str | None, Verdicts]]) -> dict[str, Verdicts]:
+    """The verdicts of each agent, or of each of its configurations (``"A (config 1a2b3c4d)"``) when two of them
+    evaluated the same (task, trial): settings the agent was compared under, not repeats to pool."""
+    named: dict[str, Verdicts] = {}
+    for agent, configs in agents.items():
+        pooled = {key: verdict for verdicts in configs.values() for key, verdict in verdicts.items()}
+        if len(pooled) == sum(map(len, configs.values())):  # no (task, trial) in two configurations
+            named[agent] = pooled
+        else:
+            named.update({f"{agent} (config {(digest or '?')[:8]})": v for digest, v in configs.items()})
+    return named
 
 
 def _compare_pair(setting: PairedSetting, agent_a: str, agent_b: str, a: Verdicts, b: Verdicts, *, level: float,

@@ -111,6 +111,9 @@ class Unanimity:
 
     unanimous: int
     judged: int
+    #: Evaluated tasks with any vote: none when the suite has no voting judge (code checks decide), and then
+    #: unanimity means nothing.
+    voted: int
 
     @property
     def share(self) -> float | None:
@@ -118,17 +121,18 @@ class Unanimity:
 
 
 def unanimity(results: Iterable[Result]) -> Unanimity:
-    unanimous = judged = 0
+    unanimous = judged = voted = 0
     for result in results:
         if not result.ok:
             continue
+        voted += bool(result.votes)
         # An unparsable vote is null: it says nothing.
         verdicts = [vote.is_correct for vote in result.votes if isinstance(vote.is_correct, bool)]
         if len(verdicts) < 2:  # one vote cannot disagree with itself
             continue
         judged += 1
         unanimous += len(set(verdicts)) == 1
-    return Unanimity(unanimous, judged)
+    return Unanimity(unanimous, judged, voted)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

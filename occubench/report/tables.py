@@ -44,8 +44,12 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
                ["Completion", percent(c.rate)],
                [f"{100 * c.level:.0f}% CI (bootstrap over tasks)", ci_text(c.low, c.high)],
                ["Passed / evaluated", f"{c.passed}/{c.evaluated}"],
-               ["Errors (not scored)", str(stats.errors)],
-               ["Judge unanimity", f"{percent(u.share)} ({u.unanimous}/{u.judged} with 2+ parsable votes)"]]
+               ["Errors (not scored)", str(stats.errors)]]
+    if stats.errors:  # the kind says what to do about them (see occubench.summary.ERROR_ADVICE)
+        kinds = stats.summary.errors_by_kind.items()
+        summary.append(["Errors by kind", ", ".join(f"{len(results)} {kind}" for kind, results in kinds)])
+    if u.voted:  # code checks have no votes to agree
+        summary.append(["Judge unanimity", f"{percent(u.share)} ({u.unanimous}/{u.judged} with 2+ parsable votes)"])
     if stats.trials > 1:
         summary.append(["Trials per task", str(stats.trials)])
     if stats.left_out:
@@ -89,21 +93,24 @@ def _usage_table(stats: RunStats) -> Table:
 
 
 def leaderboard_table(runs: list[RunStats]) -> Table:
-    """Runs by completion rate, best first (runs with nothing evaluated last)."""
+    """Runs by completion rate, best first (runs with nothing evaluated last, unranked: see :func:`leaderboard`)."""
     priced = any(s.summary.priced for s in runs)
     columns = ["Rank", "Run", "Suite", "Agent", "World model", "Mode", "Completion", "95% CI", "Passed", "Evaluated",
                "Errors"] + (["Cost (USD)"] if priced else [])
     rows = []
-    for rank, s in enumerate(leaderboard(runs), start=1):
+    for rank, s in leaderboard(runs):
         c = s.completion
-        row = [str(rank), s.name, s.suite, s.agent_model, s.world_model, s.env_mode, percent(c.rate),
-               ci_text(c.low, c.high), str(c.passed), str(c.evaluated), str(s.errors)]
+        row = ["-" if rank is None else str(rank), s.name, s.suite, s.agent_model, s.world_model, s.env_mode,
+               percent(c.rate), ci_text(c.low, c.high), str(c.passed), str(c.evaluated), str(s.errors)]
         rows.append(row + ([f"{s.summary.cost_total:,.4f}"] if priced else []))
     return Table("Leaderboard", columns, rows, text_columns=6)
 
 
-def leaderboard(runs: Iterable[RunStats]) -> list[RunStats]:
-    return sorted(runs, key=lambda s: (s.completion.rate is None, -(s.completion.rate or 0.0), s.name))
+def leaderboard(runs: Iterable[RunStats]) -> list[tuple[int | None, RunStats]]:
+    """Runs by completion rate, best first, with their rank; a run with nothing evaluated (only errors) has no rate
+    to rank by: it comes last, with no rank."""
+    ordered = sorted(runs, key=lambda s: (s.completion.rate is None, -(s.completion.rate or 0.0), s.name))
+    return [(rank if s.completion.rate is not None else None, s) for rank, s in enumerate(ordered, start=1)]
 
 
 MODES_TITLE = "Completion by environment mode; R = min(E1, E2, E3) / E0"
@@ -280,7 +287,9 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
         "env_mode": stats.env_mode, "trials": stats.trials,
         "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
                        "ci_high": c.high, "ci_level": c.level},
-        "errors": stats.errors, "left_out": stats.left_out,
+        "errors": stats.errors,
+        "errors_by_kind": {kind: len(results) for kind, results in summary.errors_by_kind.items()},
+        "left_out": stats.left_out,
         "by_category": _counts_json(stats.by_category, category=True),
         "by_difficulty": _counts_json(stats.by_difficulty),
         "unanimity": {"unanimous": u.unanimous, "judged": u.judged, "share": u.share},
@@ -298,8 +307,10 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
 
 def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: bool = True,
                 notes: Iterable[str] = (), paired: list[PairedComparison] | None = None) -> dict[str, Any]:
-    return {"runs": [run_json(s, by_domain=by_domain) for s in runs],
-            "leaderboard": [s.name for s in leaderboard(runs)],
+    ranked = leaderboard(runs)
+    ranks = {id(s): rank for rank, s in ranked}
+    return {"runs": [{**run_json(s, by_domain=by_domain), "rank": ranks[id(s)]} for s in runs],
+            "leaderboard": [s.name for _, s in ranked],
             "robustness": [{"suite": r.suite, "agent_model": r.agent_model, "world_model": r.world_model,
                             "guidance": r.guidance, "rates": r.rates, "evaluated": r.evaluated,
                             "tasks": {m: len(tasks) for m, tasks in r.tasks.items()},

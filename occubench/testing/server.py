@@ -34,6 +34,11 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
   where their answer goes: ``world`` (the observation), ``verifier`` (the verdict or label), ``synth`` (a stage's
   output), ``agent`` (the arguments of its tool call, or the whole ``<tool_call>`` block with ``text_tool_calls``),
   and ``body`` (a field of the HTTP body itself, whatever the role). The other roles answer as usual.
+- ``reject_required`` (``--reject-required``): ``tool_choice: "required"`` gets HTTP 500, as llama-cpp-python's
+  chatml-function-calling handler answers it.
+- ``llama_cpp`` (``--llama-cpp``): all that llama-cpp-python's server does at once, as the README's llama.cpp recipe
+  meets it: ``reject_null_content``, ``tools_need_choice``, ``reject_required``, ``serial`` (one slot), a
+  ``context_window`` (8,192 unless given) and ``owned_by: "me"`` in ``/v1/models``.
 - ``trickle_s`` (``--trickle SECONDS``): chat responses are sent one byte every that many seconds after their
   headers, as a stalled proxy or an overloaded server does; a client that hangs up ends it.
 
@@ -434,7 +439,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(401, error)
             return
         models = self.server.mock.models if self.server.mock.models is not None else ["mock"]
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "occubench"} for m in models]
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": self.server.mock.owner} for m in models]
         self._send_json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
@@ -487,6 +492,8 @@ class MockLLMServer:
         prompt_cache: bool = False,
         deep_nesting: Sequence[str] = (),
         trickle_s: float = 0.0,
+        reject_required: bool = False,
+        llama_cpp: bool = False,
         port: int = 0,
     ) -> None:
         if unknown := set(deep_nesting) - set(DEEP_ROLES):
@@ -500,10 +507,13 @@ class MockLLMServer:
         self.api_key = api_key
         self.models = list(models) if models is not None else None
         self.support_n = support_n
-        self.reject_null_content = reject_null_content
-        self.tools_need_choice = tools_need_choice
-        self.context_window = context_window
-        self.serial = serial
+        self.reject_null_content = reject_null_content or llama_cpp
+        self.tools_need_choice = tools_need_choice or llama_cpp
+        self.reject_required = reject_required or llama_cpp
+        self.context_window = context_window or (8192 if llama_cpp else None)
+        self.serial = serial or llama_cpp
+        #: ``owned_by`` of the models listed, by which the harness tells servers apart.
+        self.owner = "me" if llama_cpp else "occubench"
         self.reasoning = reasoning
         self.text_tool_calls = text_tool_calls
         self.refuse_max_tokens = refuse_max_tokens
@@ -649,6 +659,9 @@ class MockLLMServer:
             handler._send_json(400, _error_body(message, "invalid_request_error", param="max_tokens",
                                                 code="unsupported_parameter"))
             return 400
+        if self.reject_required and request.get("tool_choice") == "required":
+            handler._send_json(500, _error_body("Internal Server Error", "server_error"))
+            return 500
         if self.tools_need_choice and request.get("tool_choice") in (None, "none"):
             # llama.cpp's chatml-function-calling handler renders no tools into the prompt without a tool_choice.
             request = {key: value for key, value in request.items() if key != "tools"}
@@ -834,6 +847,10 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
                         help="report usage.prompt_tokens_details.cached_tokens for message prefixes seen before")
     parser.add_argument("--deep-nesting", metavar="ROLES", default="",
                         help=f"comma-separated roles ({', '.join(DEEP_ROLES)}) whose replies nest JSON 10,000 deep")
+    parser.add_argument("--reject-required", action="store_true",
+                        help='answer 500 to tool_choice "required", as llama-cpp-python does')
+    parser.add_argument("--llama-cpp", action="store_true",
+                        help="behave as llama-cpp-python's server in every way above (one slot, a context window, ...)")
     parser.add_argument("--trickle", type=float, default=0.0, metavar="SECONDS",
                         help="send chat response bodies one byte every SECONDS")
     parser.add_argument("--synth-script", metavar="FILE",
@@ -864,6 +881,8 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
         prompt_cache=args.prompt_cache,
         deep_nesting=deep,
         trickle_s=args.trickle,
+        reject_required=args.reject_required,
+        llama_cpp=args.llama_cpp,
         port=args.port,
     )
 

@@ -62,6 +62,16 @@ def test_retry_after_header_is_honoured() -> None:
     assert time.monotonic() - started < 1.5
 
 
+def test_the_retry_budget_is_used_whole() -> None:
+    # Back-offs drawn up to 600 s: nearly every one is longer than what is left of the 5 s budget, and is cut short
+    # for a last attempt at the budget's end, rather than the call giving up with most of its budget left.
+    with MockLLMServer(lambda request, index: "ok", error_rate=1.0) as server:
+        client = LLMClient("k", server.base_url, retry=RetryPolicy(budget_s=5, base_delay_s=600, max_delay_s=600))
+        with pytest.raises(LLMUnavailableError, match="within the 5 s retry budget"):
+            client.chat("m", HELLO)
+    assert server.stats.requests >= 2
+
+
 def test_persistent_failure_becomes_unavailable_within_budget() -> None:
     with MockLLMServer(lambda request, index: "ok", error_rate=1.0) as server:
         client = LLMClient("k", server.base_url, retry=RetryPolicy(budget_s=0.5, base_delay_s=0.05, max_delay_s=0.1))

@@ -47,7 +47,7 @@ def test_dropped_tools_are_warned_about(small_data: Path, tmp_path: Path, capsys
         code, records = run(server, small_data, tmp_path, "--agent-params", '{"tool_choice": "omit"}')
     shown = " ".join("".join(capsys.readouterr()).split())  # rich wraps lines at the terminal's width
     assert code == 0 and all(r["step_count"] == 1 and not r["steps"][0]["tool_calls"] for r in records)
-    assert "answered a request that required a tool call without calling it" in shown  # the preflight
+    assert "answered a request that asked for a tool call without calling it" in shown  # the preflight
     assert "the agent made no tool call in any task" in shown                           # the end of the run
 
 
