@@ -45,7 +45,7 @@ from occubench._jsonsafe import clean_text
 from occubench._redact import redact_url
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, TaskLimitReached
 from occubench.llm.cache import Cache, cache_key
-from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_retry, seconds_left
+from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_queued, record_retry, seconds_left
 from occubench.llm.limiter import AdaptiveLimiter, Limiter
 from occubench.llm.model import ChatClient
 from occubench.llm.parsing import loads
@@ -295,7 +295,9 @@ class LLMClient:
             by_task = room is not None and room < self.timeout_s
             if room is not None and room <= 0:
                 raise self._out_of_time(role, where)
+            waiting = time.monotonic()
             epoch = self.limiter.acquire()
+            record_queued(role, time.monotonic() - waiting)
             ok = throttled = False
             try:
                 data = self._post(body, room if by_task and room is not None else self.timeout_s)

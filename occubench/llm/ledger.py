@@ -38,6 +38,12 @@ class Ledger:
         self._lock = threading.Lock()
         self.limits = limits or TaskLimits()
         self._started = time.monotonic()
+        #: Seconds the episode's requests waited for a connection the run's other episodes held: not the episode's
+        #: own time, so not counted against its limit (a one-slot server serves one request of many at once).
+        self._queued = 0.0
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started - self._queued
 
     def check(self, role: str) -> None:
         """Before a request: the agent may not start another turn past its limits (a turn under way finishes)."""
@@ -47,7 +53,7 @@ class Ledger:
         if self.limits.max_tokens is not None and tokens >= self.limits.max_tokens:
             raise TaskLimitReached("max_tokens_per_task", f"the agent used {tokens:,} tokens, the limit is "
                                    f"{self.limits.max_tokens:,} (--max-tokens-per-task)")
-        elapsed = time.monotonic() - self._started
+        elapsed = self._elapsed()
         if self.limits.max_seconds is not None and elapsed >= self.limits.max_seconds:
             raise TaskLimitReached("max_seconds_per_task", f"the episode took {elapsed:.1f} s, the limit is "
                                    f"{self.limits.max_seconds:g} s (--max-seconds-per-task)")
@@ -56,7 +62,7 @@ class Ledger:
         """What remains of the episode's time limit (negative once past it); None without one."""
         if self.limits.max_seconds is None:
             return None
-        return self.limits.max_seconds - (time.monotonic() - self._started)
+        return self.limits.max_seconds - self._elapsed()
 
     def add(self, role: str, usage: Usage) -> None:
         with self._lock:
@@ -64,6 +70,10 @@ class Ledger:
 
     def retried(self, role: str, cause: str) -> None:
         self.add(role, Usage(retries={cause: 1}))
+
+    def queued(self, seconds: float) -> None:
+        with self._lock:
+            self._queued += seconds
 
 
 @contextmanager
@@ -90,6 +100,13 @@ def record_retry(role: str, cause: str) -> None:
 def check_limits(role: str) -> None:
     if (ledger := _current.get()) is not None:
         ledger.check(role)
+
+
+def record_queued(role: str, seconds: float) -> None:
+    """An episode role's request waited ``seconds`` for a connection (the judge's, after the episode, is not
+    timed by its limit)."""
+    if role in EPISODE_ROLES and (ledger := _current.get()) is not None:
+        ledger.queued(seconds)
 
 
 def seconds_left() -> float | None:

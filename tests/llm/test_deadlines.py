@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from occubench.cli import main as cli
 from occubench.errors import LLMUnavailableError, TaskLimitReached
-from occubench.llm import LLMClient, RetryPolicy
+from occubench.llm import LLMClient, Model, RetryPolicy
 from occubench.llm.ledger import TaskLimits, open_ledger
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer
@@ -75,3 +76,19 @@ def test_a_request_timeout_alone_bounds_a_run_against_a_trickling_server(small_d
     assert {(r["status"], r["error"]["kind"]) for r in results} == {("error", "infrastructure")}
     assert all("1 s request timeout" in r["error"]["message"] for r in results)
     assert all(r["usage"]["agent"]["retries"]["timeout"] >= 1 for r in results)
+
+
+def test_waiting_for_a_connection_is_not_the_tasks_time() -> None:
+    # Another episode holds the only connection for 6 s; this one's 5 s limit counts only its own time, so its
+    # second turn is not refused (it was, when the wait counted).
+    with MockLLMServer(lambda request, index: "ok") as server:
+        client = LLMClient("k", server.base_url, max_in_flight=1, adaptive=False)
+        agent = Model(client, "m", role="agent")
+        held = client.limiter.acquire()
+        released = threading.Timer(6, lambda: client.limiter.release(held, ok=True))
+        released.start()
+        with open_ledger(TaskLimits(max_seconds=5)):
+            assert agent.chat([{"role": "user", "content": "first"}]).replies[0].content == "ok"
+            assert agent.chat([{"role": "user", "content": "second"}]).replies[0].content == "ok"
+        released.join()
+    assert server.stats.requests == 2
