@@ -231,7 +231,11 @@ def test_debug_log_tags_each_line_once_with_several_workers(small_data: Path, se
                                                              tmp_path: Path) -> None:
     assert run_cli(*base_args(server, small_data, tmp_path, "--max-workers", "3", "--debug")) == 0
     lines = (run_folder(tmp_path, "agent-m__world-m__E0") / "debug.log").read_text().splitlines()
-    assert lines and all(re.fullmatch(r"\[task [123]\] \[(AGENT|LWM|VERIFIER)\] .*", line) for line in lines), lines[:5]
+    assert lines and all(re.fullmatch(r"\[task [123]\] \[(AGENT|LWM|VERIFIER|LLM)\] .*", line)
+                         for line in lines), lines[:5]
+    # Every role's requests are logged, by the one client they all go through.
+    for role in ("agent", "world", "verifier"):
+        assert any(f"[LLM] the {role} (" in line and "answered in" in line for line in lines), role
 
 
 def _readme_env(server: MockLLMServer) -> dict[str, str]:

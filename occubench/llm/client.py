@@ -297,7 +297,8 @@ class LLMClient:
                 raise self._out_of_time(role, where)
             waiting = time.monotonic()
             epoch = self.limiter.acquire()
-            record_queued(role, time.monotonic() - waiting)
+            sent = time.monotonic()
+            record_queued(role, sent - waiting)
             ok = throttled = False
             try:
                 data = self._post(body, room if by_task and room is not None else self.timeout_s)
@@ -343,6 +344,10 @@ class LLMClient:
                 self.limiter.release(epoch, ok=ok, throttled=throttled)
             if ok:
                 record(role, completion.usage)
+                # Every role's requests, in one place (--debug): the roles' own lines say what they made of them.
+                log.debug("[LLM] %s: %d message(s) answered in %.2f s, %d prompt and %d completion tokens", where,
+                          len(messages), time.monotonic() - sent, completion.usage.prompt_tokens,
+                          completion.usage.completion_tokens)
                 return completion
             # The budget is used whole: a back-off that would pass it is cut short, for one last attempt at its
             # end; only a server asking for more time than is left (Retry-After) is given up on before.
