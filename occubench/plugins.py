@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
+import inspect
 import json
+import os
 import random
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -129,16 +133,47 @@ class SuiteDefinition:
 
 
 def _load(spec: str, what: str) -> Any:
-    module_name, _, attribute = spec.partition(":")
+    """What ``spec`` names: ``package.module:attribute`` (the current folder is on the import path, as for
+    ``python -m``), or ``path/to/file.py:attribute`` (its folder too, so it can import its neighbours)."""
+    source, _, attribute = spec.rpartition(":") if spec.partition(":")[0].endswith(".py") else spec.partition(":")
     try:
-        value: Any = importlib.import_module(module_name)
+        value: Any = _module_of_file(Path(source)) if source.endswith(".py") else _module(source)
         for part in attribute.split("."):
             value = getattr(value, part)
     except ImportError as exc:
-        raise ConfigError(f"{what} {spec!r}: cannot import {module_name!r} ({exc})") from None
+        raise ConfigError(f"{what} {spec!r}: cannot import {source!r} ({exc})") from None
+    except SyntaxError as exc:
+        raise ConfigError(f"{what} {spec!r}: {exc.filename}:{exc.lineno}: {exc.msg}") from None
     except AttributeError:
-        raise ConfigError(f"{what} {spec!r}: {module_name} has no attribute {attribute!r}") from None
+        raise ConfigError(f"{what} {spec!r}: {source} has no attribute {attribute!r}") from None
     return value
+
+
+def _module(name: str) -> Any:
+    if os.getcwd() not in sys.path:  # a console script's path lacks the folder it was started in
+        sys.path.append(os.getcwd())
+    return importlib.import_module(name)
+
+
+def _module_of_file(path: Path) -> Any:
+    if not path.is_file():
+        raise ImportError(f"no file {path}")
+    path = path.resolve()
+    if str(path.parent) not in sys.path:
+        sys.path.append(str(path.parent))
+    name = f"occubench_user_{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
+    if name not in sys.modules:
+        found = importlib.util.spec_from_file_location(name, path)
+        if found is None or found.loader is None:
+            raise ImportError(f"{path} is not a Python file")
+        module = importlib.util.module_from_spec(found)
+        sys.modules[name] = module
+        try:
+            found.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
 
 
 def installed_suites() -> dict[str, SuiteDefinition]:
@@ -183,11 +218,20 @@ def load_agent(spec: str, context: AgentContext) -> Agent:
     value = _load(spec, "--agent")
     agent: Any = value if hasattr(value, "run") and not isinstance(value, type) else None
     if agent is None and callable(value):
-        agent = value(context)
+        agent = value(context) if _takes_an_argument(value) else value()
     if not callable(getattr(agent, "run", None)):
         raise ConfigError(f"--agent {spec!r} must name an object with run(task, env, trajectory), or a factory "
                           "taking an AgentContext that returns one")
     return cast("Agent", agent)
+
+
+def _takes_an_argument(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory`` (a class, a function) can be given the AgentContext, or is called with nothing."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): give it the context
+        return True
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
 
 
 def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list[Task]:

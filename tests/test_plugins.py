@@ -126,3 +126,42 @@ def test_suite_and_agent_named_as_module_attribute(third_party: dict[str, str], 
     assert [r["is_correct"] for r in read_results(tmp_path / "out" / "sloppy" / "results.jsonl")] == [False, False]
     missing = occubench(third_party, "run", "--suite", "acme", "--agent", "acme_agent:nobody")
     assert missing.returncode == 2 and "acme_agent has no attribute 'nobody'" in missing.stderr
+
+
+ANSWERING = '''
+from neighbour import ANSWER
+
+
+class FirstToolAgent:
+    """Takes no context: a class called with nothing."""
+
+    def run(self, task, env, trajectory):
+        trajectory.final_answer = ANSWER
+'''
+
+
+@pytest.mark.parametrize("form", ["file", "module"])
+def test_an_agent_by_file_path_or_by_module_from_any_folder(form: str, tmp_path: Path) -> None:
+    # The README's own-agent example: `--agent my_agents:FirstToolAgent` from the folder holding my_agents.py
+    # (a console script's import path lacks it), or `--agent path/to/my_agents.py:FirstToolAgent` from anywhere.
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "my_agents.py").write_text(ANSWERING)
+    (folder / "neighbour.py").write_text('ANSWER = "done"\n')
+    spec, cwd = ("agents/my_agents.py:FirstToolAgent", tmp_path) if form == "file" else \
+        ("my_agents:FirstToolAgent", folder)
+    done = subprocess.run([sys.executable, "-m", "occubench", "run", "--suite", "executable", "--agent", spec,
+                           "--task-ids", "clinic_scheduling/book_urgent_cardiology", "--run-name", "r",
+                           "--output-dir", str(tmp_path / "out")], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    [record] = read_results(tmp_path / "out" / "r" / "results.jsonl")
+    assert record["status"] == "ok" and record["final_answer"] == "done" and record["agent_model"] == "FirstToolAgent"
+
+
+def test_an_agent_file_that_does_not_load_is_named(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("def run(:\n")
+    for spec, named in ((f"{tmp_path}/broken.py:Agent", "broken.py:1"), (f"{tmp_path}/none.py:Agent", "no file")):
+        done = subprocess.run([sys.executable, "-m", "occubench", "run", "--suite", "executable", "--agent", spec],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr
