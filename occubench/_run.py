@@ -494,8 +494,10 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
             if todo and not preflown:
                 preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
                 preflown = True
+            running = {(task.task_id, trial) for task, trial in todo}
+            kept = [r for r in latest_by_task(store.load()).values() if r.key not in running]
             progress = RunProgress(len(todo), console, live=False if config.debug or group else None,
-                                   label=run_name if group else None)
+                                   label=run_name if group else None, earlier=kept)
             on_result = budget.counting(progress.add) if budget else progress.add
             may_start = budget.open if budget else None
             try:

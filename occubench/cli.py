@@ -120,6 +120,12 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from occubench.demo import demo
+
+    return demo(args.output_dir)
+
+
 def _suites(args: argparse.Namespace) -> int:
     from occubench.plugins import installed_suites
 
@@ -230,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
                          description=evaluate.__doc__)
     evaluate.add_arguments(run)
     run.set_defaults(func=evaluate.run_command)
+
+    demo = sub.add_parser("demo", help="a first evaluation, offline and without a key: the executable worlds with "
+                          "their reference solutions, a simulated-world sample with the project's mock endpoint, the "
+                          "leaderboard and an HTML report")
+    demo.add_argument("--output-dir", default="results", metavar="DIR", help="where the runs and demo-report.html go "
+                      "(default: results)")
+    demo.set_defaults(func=_demo)
 
     suites = sub.add_parser("suites", help="list the installed suites and their environments")
     suites.add_argument("--json", action="store_true", help="print JSON instead of a table")

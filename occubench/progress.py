@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from types import TracebackType
 
 from rich.console import Console
@@ -15,14 +16,21 @@ _TALLY_EVERY = 10
 
 
 class RunProgress:
-    """Counts finished tasks, passes, errors and tokens; ``add`` may be called from any thread."""
+    """Counts finished tasks, and passes, errors and tokens as the run's final table does: over the run
+    directory's results, those an earlier session left (``earlier``) included. ``add`` may be called from any
+    thread."""
 
-    def __init__(self, total: int, console: Console, *, live: bool | None = None, label: str | None = None) -> None:
+    def __init__(self, total: int, console: Console, *, live: bool | None = None, label: str | None = None,
+                 earlier: Sequence[Result] = ()) -> None:
         self.total = total
         #: Prefixes each line: the run's name when several runs share the terminal.
         self.prefix = f"{escape(label)} " if label else ""
         self.console = console
-        self.done = self.passed = self.errors = self.tokens = 0
+        self.done = 0
+        self.passed = sum(r.passed for r in earlier)
+        self.errors = sum(not r.ok for r in earlier)
+        self.evaluated = len(earlier) - self.errors
+        self.tokens = sum(_tokens(r) for r in earlier)
         self._lock = threading.Lock()
         self._progress: Progress | None = None
         if console.is_terminal if live is None else live:
@@ -43,13 +51,13 @@ class RunProgress:
 
     def add(self, result: Result) -> None:
         ok, passed = result.ok, result.passed
-        tokens = sum(u.tokens for u in result.usage.values())
         # One lock around counting and printing, so lines come out numbered in order.
         with self._lock:
             self.done += 1
             self.errors += not ok
+            self.evaluated += ok
             self.passed += passed
-            self.tokens += tokens
+            self.tokens += _tokens(result)
             if self._progress:
                 self._progress.update(self._task, completed=self.done, tally=self._tally())
                 return
@@ -61,6 +69,9 @@ class RunProgress:
                 self.console.print(f"{self.prefix}— {self.done}/{self.total} done, {self._tally()}")
 
     def _tally(self) -> str:
-        evaluated = self.done - self.errors
-        rate = f"{100 * self.passed / evaluated:.1f} %" if evaluated else "-"
+        rate = f"{100 * self.passed / self.evaluated:.1f} %" if self.evaluated else "-"
         return f"pass rate {rate}, {self.errors} error(s), {self.tokens:,} tokens"
+
+
+def _tokens(result: Result) -> int:
+    return sum(u.tokens for u in [*result.usage.values(), *result.earlier_usage.values()])

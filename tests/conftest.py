@@ -9,69 +9,23 @@ from pathlib import Path
 
 import pytest
 
+import occubench
 from occubench.testing import MockLLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
-
-_POOL = [
-    {"category": "Healthcare & Life Sciences", "domain": "Pharmacy",
-     "task_scenario_name": "Prescription Refill Review"},
-    {"category": "Transportation & Logistics", "domain": "Warehousing",
-     "task_scenario_name": "Inventory Reconciliation"},
-]
-_TASKS = [
-    {"task_id": 1, "difficulty_level": 1, "task_scenario_name": "Prescription Refill Review",
-     "agent_instruction": "Check whether patient P-7 can refill prescription RX-100 today; report the refills left.",
-     "env_name": "env_fixture_pharmacy",
-     "verification_plan": "The agent must call get_prescription for RX-100 and state that 2 refills remain.",
-     "solution_plan": "1. Call get_prescription with RX-100. 2. Report refills_left."},
-    {"task_id": 2, "difficulty_level": 2, "task_scenario_name": "Prescription Refill Review",
-     "agent_instruction": "Record a refill of RX-100 for patient P-7 and confirm the new refill count.",
-     "env_name": "env_fixture_pharmacy",
-     "verification_plan": "The agent must call record_refill for RX-100 and report 1 refill left."},
-    {"task_id": 3, "difficulty_level": 3, "task_scenario_name": "Inventory Reconciliation",
-     "agent_instruction": "Count bin B-12 and reconcile it against the system quantity for SKU S-55.",
-     "env_name": "env_fixture_warehouse",
-     "verification_plan": "The agent must read the bin count and the system quantity and report 3 units missing."},
-]
-
-
-def _tool(name: str, description: str, **params: str) -> dict:
-    return {"name": name, "description": description,
-            "parameters": {"type": "object", "properties": {p: {"type": t} for p, t in params.items()},
-                           "required": list(params)}}
-
-
-_CONFIGS = {
-    "env_fixture_pharmacy": (
-        [_tool("get_prescription", "Look up a prescription.", rx_id="string"),
-         _tool("record_refill", "Record one refill.", rx_id="string", patient_id="string")],
-        {"prescriptions": [{"rx_id": "RX-100", "patient_id": "P-7", "refills_left": 2}]},
-        {"prescriptions": "Active prescriptions with the refills left."},
-    ),
-    "env_fixture_warehouse": (
-        [_tool("count_bin", "Physical count of a bin.", bin_id="string"),
-         _tool("get_system_quantity", "Quantity on record for a SKU.", sku="string"),
-         _tool("post_adjustment", "Post an inventory adjustment.", sku="string", delta="integer")],
-        {"bins": {"B-12": {"sku": "S-55", "count": 17}}, "system": {"S-55": 20}},
-        {"bins": "Physical bin contents.", "system": "Quantities on record."},
-    ),
-}
-
+SAMPLE = Path(occubench.__file__).parent / "lwm" / "sample"
 
 def write_small_data(root: Path, copies: int = 1) -> Path:
-    """An OccuBench-format dataset of 3 × ``copies`` tasks over two environments under ``root``."""
+    """The OccuBench-format sample shipped with the package (3 tasks over two simulated worlds), its tasks repeated
+    ``copies`` times under new ids (+10 per copy), under ``root``."""
     configs = root / "world_model_configs"
     configs.mkdir(parents=True, exist_ok=True)
-    (root / "task_scenario_all_pool.jsonl").write_text("".join(json.dumps(p) + "\n" for p in _POOL))
-    tasks = [{**task, "task_id": task["task_id"] + 10 * copy} for copy in range(copies) for task in _TASKS]
+    (root / "task_scenario_all_pool.jsonl").write_bytes((SAMPLE / "task_scenario_all_pool.jsonl").read_bytes())
+    sample = [json.loads(line) for line in (SAMPLE / "eval_benchmark_solvable.jsonl").read_text().splitlines()]
+    tasks = [{**task, "task_id": task["task_id"] + 10 * copy} for copy in range(copies) for task in sample]
     (root / "eval_benchmark_solvable.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
-    for name, (actions, state, description) in _CONFIGS.items():
-        (configs / f"{name}.json").write_text(json.dumps({
-            "environment_name": name,
-            "world_model_system_prompt": f"You simulate the {name} system. Initial state: {json.dumps(state)}",
-            "action_set_definitions": actions, "state_description": description, "task_initial_state": state,
-        }, indent=1))
+    for config in (SAMPLE / "world_model_configs").iterdir():
+        (configs / config.name).write_bytes(config.read_bytes())
     return root
 
 

@@ -4,14 +4,19 @@ worker threads."""
 from __future__ import annotations
 
 import io
+import json
 import threading
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 from rich.text import Text
 
+from occubench.cli import main as cli
 from occubench.progress import RunProgress
 from occubench.results import Result
+from occubench.testing import MockLLMServer
+from tests.conftest import write_small_data
 
 
 def _console(*, terminal: bool) -> tuple[Console, io.StringIO]:
@@ -133,3 +138,21 @@ def test_adds_from_many_threads_are_all_counted(terminal: bool) -> None:
         numbered = [line for line in lines if line.startswith("[")]
         assert [line.split("]")[0] for line in numbered] == [f"[{n}/400" for n in range(1, 401)]
         assert len(lines) == 400 + 40 and lines[-1] == f"— {final}"
+
+
+def test_after_a_resume_the_tally_counts_what_the_final_table_counts(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_small_data(tmp_path / "data")
+    common = ["run", "--agent-model", "a", "--world-model", "w", "--api-key", "k", "--data-dir", str(data),
+              "--output-dir", str(tmp_path), "--run-name", "r"]
+    with MockLLMServer() as server:
+        assert cli([*common, "--base-url", server.base_url, "--task-ids", "3"]) == 0  # a FAIL, kept
+        capsys.readouterr()
+        assert cli([*common, "--base-url", server.base_url]) == 0
+    tally = [line for line in capsys.readouterr().err.splitlines() if "done, pass rate" in line][-1]
+    assert cli(["report", str(tmp_path / "r"), "--format", "json"]) == 0
+    final = json.loads(capsys.readouterr().out)["runs"][0]
+    assert tally.startswith("— 2/2 done")  # the session ran two tasks ...
+    assert f"pass rate {100 * final['completion']['rate']:.1f} %" in tally  # ... and reports the folder's rate
+    tokens = sum(u["prompt_tokens"] + u["completion_tokens"] for u in final["usage"].values())
+    assert f"{tokens:,} tokens" in tally
