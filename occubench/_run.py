@@ -362,7 +362,8 @@ def _check_same_config(store: ResultStore, config: dict[str, Any], digest: str, 
     earlier = [h for h in previous.get("config_hashes") or [previous.get("config_hash")] if isinstance(h, str)]
     old = previous.get("config", {}) if isinstance(previous.get("config"), dict) else {}
     # A directory written before runs had an identity has no task-set fields: it matches on everything else.
-    changed = ", ".join(f"{key} {old.get(key)!r} → {config.get(key)!r}" for key in sorted(set(old) | set(config))
+    changed = ", ".join(f"{_named(key)} {old.get(key)!r} → {config.get(key)!r}"
+                        for key in sorted(set(old) | set(config))
                         if old.get(key) != config.get(key) and not (key in setup.identity and key not in old))
     if previous.get("config_hash") not in (None, digest) and changed:
         if not force:
@@ -375,6 +376,18 @@ def _check_same_config(store: ResultStore, config: dict[str, Any], digest: str, 
         belongs["task_ids"] = sorted({*ids, *(i for i in old_ids if isinstance(i, (str, int)))}, key=str)
     belongs["config_hashes"] = sorted({*earlier, digest})
     return belongs
+
+
+#: How a user names the settings of a run's identity that are not a flag of their own name.
+_NAMES = {"task_content": "the tasks' content (data files, world configs or folders, days)", "workplace_seed": "--seed",
+          "workplace_days": "--days", "agent_model": "--agent-model (or --agent)", "world_model": "--world-model",
+          "seed": "--seed", "rescore_of": "the rescored run", "fault_mode": "--fault-mode",
+          "npc_model": "--npc-model"}
+
+
+def _named(key: str) -> str:
+    """A setting of a run's identity as the user gives it: its flag, or what it stands for."""
+    return _NAMES.get(key, "--" + key.replace("_", "-"))
 
 
 class RunGroup:

@@ -35,7 +35,9 @@ def rescore_config(run_dir: str | Path, **settings: Any) -> RunConfig:
     if not isinstance(recorded, dict):
         raise ConfigError(f"{path / ARGS_FILE}: expected a JSON object")
     kept = {key: value for key, value in recorded.items() if key in RunConfig.model_fields and key not in _OWN}
-    return RunConfig.create({**kept, "date": recorded.get("date"), **settings, "rescore": str(path)})
+    # The new run goes beside its source unless told otherwise, wherever the command is run from.
+    return RunConfig.create({**kept, "date": recorded.get("date"), "output_dir": str(path.parent), **settings,
+                             "rescore": str(path)})
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -59,8 +61,8 @@ def add_parser(sub: Any) -> None:
     judge.add_argument("--verifier-params", type=evaluate.json_object, help="its request parameters as a JSON object")
     judge.add_argument("--num-votes", type=int, help="votes per episode (default: 3)")
     run = parser.add_argument_group("run")
-    run.add_argument("--output-dir", help="where the new run directory goes (default: ./results)")
-    run.add_argument("--run-name", help="the new run directory's name (default: <source>__rescored_<model>)")
+    run.add_argument("--output-dir", help="where the new run directory goes (default: beside RUN_DIR)")
+    run.add_argument("--run-name", help="the new run directory's name (default: <source>__rescored_<model>__<hash>)")
     run.add_argument("--force", action="store_true", help="add to a run directory made with another configuration")
     evaluate.add_model_call_arguments(run)
     parser.set_defaults(func=_command)

@@ -321,7 +321,7 @@ def test_results_of_another_configuration_are_not_mixed_in(small_data: Path, ser
     named = ("--run-name", "mine")  # by default the two would not even share a directory
     assert run_cli(*base_args(server, small_data, tmp_path, "--task-ids", "1", "--temperature", "0.2", *named)) == 0
     assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7", *named)) == 2
-    assert "different configuration (agent_params {'temperature': 0.2} → {'temperature': 0.7})" in \
+    assert "different configuration (--agent-params {'temperature': 0.2} → {'temperature': 0.7})" in \
         capsys.readouterr().err
     assert [r["task_id"] for r in results(tmp_path, "mine")] == [1]
     assert run_cli(*base_args(server, small_data, tmp_path, "--temperature", "0.7", "--force", *named)) == 0

@@ -56,11 +56,13 @@ def test_a_folder_of_another_identity_is_refused_before_any_request(
     capsys.readouterr()
     assert _run(server, write_small_data(tmp_path / "second", copies=2), out, "--run-name", "mine") == 2
     error = capsys.readouterr().err.strip()
-    assert "different configuration (task_content " in error and "--force" in error and len(error.splitlines()) == 1
+    assert "different configuration (the tasks' content " in error and "--force" in error
+    assert len(error.splitlines()) == 1
     assert server.stats.requests == sent and (out / "mine" / RESULTS_FILE).read_bytes() == before
 
 
-def test_workplace_seed_and_days_are_part_of_the_identity(tmp_path: Path) -> None:
+def test_workplace_seed_and_days_are_part_of_the_identity(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results"
     common = ["run", "--suite", "workplace", "--agent", "reference", "--output-dir", str(out)]
     assert cli([*common, "--seed", "7", "--days", "1"]) == 0
@@ -72,6 +74,7 @@ def test_workplace_seed_and_days_are_part_of_the_identity(tmp_path: Path) -> Non
     assert sorted((a["workplace_seed"], a["workplace_days"]) for a in args) == [(7, 1), (7, 2), (8, 1)]
     assert sorted(map(_ids, folders)) == [["s7-d001"], ["s7-d001", "s7-d002"], ["s8-d001"]]
     assert cli([*common, "--seed", "8", "--days", "1", "--run-name", folders[0].name]) == 2
+    assert "--seed 7 → 8" in capsys.readouterr().err
 
 
 def test_worlds_dir_worlds_are_not_pooled_with_the_built_in_ones(tmp_path: Path) -> None:

@@ -192,3 +192,17 @@ def test_fail_on_error_sets_the_share_of_errors_that_fails_the_run(small_data: P
                     "--data-dir", str(small_data), "--output-dir", str(tmp_path), *args,
                     "--fail-on-error", "1"]) == 0
     assert cli(["run", "--agent-model", "a", "--fail-on-error", "2"]) == 2
+
+
+def test_rescore_writes_beside_its_source_wherever_it_is_run(small_data: Path, server: MockLLMServer, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "runs"
+    assert _run(server, small_data, out, "--agent-model", "a", "--task-ids", "1") == 0
+    source = run_folder(out, "a__world-m__E0")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert cli(["rescore", str(source), "--verifier-model", "judge-2", "--base-url", server.base_url,
+                "--api-key", "k"]) == 0
+    assert not list(elsewhere.iterdir())  # no ./results where the command ran
+    assert len(_records(run_folder(out, f"{source.name}__rescored_judge-2"))) == 1
