@@ -205,3 +205,12 @@ def test_after_a_resume_the_totals_count_what_the_replaced_attempts_spent(tmp_pa
     assert cli(["report", str(run_dir), "--format", "json"]) == 0
     usage = json.loads(capsys.readouterr().out)["runs"][0]["usage"]
     assert sum(n for u in usage.values() for n in u["retries"].values()) == retried
+
+
+def test_a_learning_run_has_a_folder_of_its_own(tmp_path: Path) -> None:
+    common = ["run", "--suite", "workplace", "--agent", "reference", "--days", "1", "--seed", "3", "--output-dir",
+              str(tmp_path)]
+    assert cli(common) == 0
+    assert cli([*common, "--learning"]) == 0  # refused into the first run's folder before
+    folders = sorted(tmp_path.iterdir())
+    assert len(folders) == 2 and sorted(len(read_results(f / RESULTS_FILE)) for f in folders) == [1, 3]
