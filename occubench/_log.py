@@ -29,9 +29,9 @@ class _Redacting(logging.Formatter):
         return f"[task {task}] {message}" if self.tag_tasks and task is not None else message
 
 
-def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: bool) -> None:
+def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: bool) -> list[logging.Handler]:
     """Route the ``occubench`` logger: warnings to stderr always; with ``debug``, everything to stderr and
-    ``debug.log`` in the run directory."""
+    ``debug.log`` in the run directory. Returns the handlers, for :func:`end_logging` when the run is over."""
     for handler in list(_logger.handlers):
         _logger.removeHandler(handler)
         handler.close()
@@ -43,3 +43,15 @@ def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: 
     for handler in handlers:
         handler.setFormatter(_Redacting(redactor, tag_tasks))
         _logger.addHandler(handler)
+    return handlers
+
+
+def end_logging(handlers: list[logging.Handler]) -> None:
+    """Detach a finished run's handlers (those another run has not replaced), so what the process logs next goes
+    neither to its ``debug.log`` nor to a stream it was given; back to warnings only once none is left."""
+    for handler in handlers:
+        if handler in _logger.handlers:
+            _logger.removeHandler(handler)
+            handler.close()
+    if not _logger.handlers:
+        _logger.setLevel(logging.WARNING)

@@ -11,6 +11,7 @@ import datetime
 import hashlib
 import importlib.util
 import json
+import logging
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from rich.markup import escape
 
 from occubench import __version__
 from occubench._lock import DirectoryLock
-from occubench._log import setup_logging
+from occubench._log import end_logging, setup_logging
 from occubench._redact import Redactor
 from occubench.config import Endpoint, RunConfig, Settings
 from occubench.environment import Environment
@@ -137,7 +138,7 @@ def _probe_tools(client: LLMClient, model: Model, console: Console) -> None:
     if not calls:
         console.print("[yellow]warning: the agent endpoint answered a request that asked for a tool call "
                       "without calling it: it may ignore tools (llama.cpp needs a function-calling chat format, vLLM "
-                      "--enable-auto-tool-choice with a --tool-call-parser; see the README's Real servers)[/yellow]")
+                      "--enable-auto-tool-choice with a --tool-call-parser; see docs/guides/endpoints.md)[/yellow]")
 
 
 def with_server_profile(config: RunConfig, console: Console) -> RunConfig:
@@ -479,6 +480,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     # it, or one with another configuration, stops at once.
     lock = DirectoryLock(run_dir).acquire()
     preflight_failed = False
+    logging_to: list[logging.Handler] = []
     try:
         if lock.taken_over:
             console.print(f"note: taking over {run_dir} from process {lock.taken_over}, which ended without "
@@ -488,7 +490,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
             preflight_failed = True
             preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
             preflight_failed, preflown = False, True
-        setup_logging(run_dir, debug=config.debug, redactor=redactor, tag_tasks=config.max_workers > 1)
+        logging_to = setup_logging(run_dir, debug=config.debug, redactor=redactor,
+                                   tag_tasks=config.max_workers > 1)
         store.write_args({**config.record(), "occubench_version": __version__, "date": date, "config": meaning,
                           "config_hash": digest, **belongs, **plan.settings})
         budget = _CostBudget(config.max_cost, prices, store.load()) \
@@ -538,6 +541,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
                           f"{run_dir}): {not_started} episode(s) not started; run again with a higher --max-cost to "
                           "go on[/yellow]")
     finally:
+        end_logging(logging_to)
         lock.release()
         if preflight_failed and created is not None:  # a failed preflight leaves nothing behind
             shutil.rmtree(created, ignore_errors=True)
@@ -546,7 +550,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     latest = list(latest_by_task(store.load()).values())
     if "agent" in models and any(r.ok for r in latest) and not any(r.tool_calls for r in latest if r.ok):
         console.print("[yellow]warning: the agent made no tool call in any task: if its endpoint drops the tools "
-                      "(see the preflight's warning and the README's Real servers), every score here is "
+                      "(see the preflight's warning and docs/guides/endpoints.md), every score here is "
                       "meaningless[/yellow]")
     return RunSummary(run_name, run_dir, digest, latest, summarize(latest, prices),
                       definition.report_tables(latest) if definition.report_tables else [], not_started)

@@ -217,13 +217,13 @@ def _fetch(url: str, target: Path) -> None:
     except urllib.error.HTTPError as exc:
         raise ConfigError(
             f"downloading {url} failed: HTTP {exc.code} {exc.reason}; "
-            f"check the URL (--url or OCCUBENCH_DATA_URL)"
+            f"check the URL (`occubench data download --url`, or OCCUBENCH_DATA_URL)"
         ) from exc
     except (urllib.error.URLError, TimeoutError, ConnectionError, HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc
         raise ConfigError(
             f"cannot download {url}: {reason}; check your network or proxy settings, "
-            f"or pass --url / OCCUBENCH_DATA_URL pointing at a reachable copy"
+            f"or point `occubench data download --url` or OCCUBENCH_DATA_URL at a reachable copy"
         ) from exc
     finally:
         if show_progress and copied:  # final total, and end the progress line

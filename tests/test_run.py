@@ -114,3 +114,15 @@ def test_hostile_replies_leave_a_valid_results_file_and_report(small_data: Path,
     assert cli(["report", str(tmp_path / "hostile"), "--html", str(html)]) == 0
     data = re.search(r'<script type="application/json" id="occubench-data">(.*?)</script>', html.read_text(), re.S)
     assert data is not None and len(_strict(data.group(1))["tasks"]) == 3
+
+
+def test_a_finished_runs_debug_log_gets_nothing_of_the_next_run(small_data: Path, tmp_path: Path) -> None:
+    common = ["run", "--agent-model", "a", "--world-model", "w", "--api-key", "k", "--data-dir", str(small_data),
+              "--output-dir", str(tmp_path), "--task-ids", "1"]
+    with MockLLMServer() as server:
+        assert cli([*common, "--base-url", server.base_url, "--run-name", "first", "--debug"]) == 0
+        log = (tmp_path / "first" / "debug.log").read_text()
+        assert "[LLM] the agent" in log
+        assert cli([*common, "--base-url", server.base_url, "--run-name", "second"]) == 0  # its preflight logs too
+    assert (tmp_path / "first" / "debug.log").read_text() == log
+    assert not (tmp_path / "second" / "debug.log").exists()

@@ -2,7 +2,8 @@
 
 A profile is named with ``--server`` or found out from the agent's endpoint (``GET /models``' ``owned_by``, and
 llama.cpp's ``GET /props`` for its slots and context). Its settings apply where the run sets none, and the run
-prints them; the README's "Real servers" table is generated from :data:`PROFILES` (``occubench.llm.servers``).
+prints them; the table in the "Real endpoints" guide (docs/guides/endpoints.md) is generated from
+:data:`PROFILES`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class ServerProfile:
     agent_max_tokens: int | None = None
     #: The model's context in tokens, when the server says; prompts of the judge and the world model are fit to it.
     context: int | None = None
-    #: What the server needs to be started with, for the README.
+    #: What the server needs to be started with, for the guide.
     server_flags: str = ""
     #: Where the profile came from ("--server", or what detection read).
     source: str = "--server"
@@ -100,7 +101,7 @@ def _llama_props(profile: ServerProfile, base: str, api_key: str | None) -> Serv
 
 
 def profile_table() -> str:
-    """The README's table of profiles (Markdown), from :data:`PROFILES`."""
+    """The endpoints guide's table of profiles (Markdown), from :data:`PROFILES`."""
     rows = ["| `--server` | Requests at once (`--max-workers`, `--max-connections`) | Agent output cap "
             "(`--max-tokens`) | Context (`--context-window`) | Start the server with |", "|---|---|---|---|---|"]
     for profile in PROFILES.values():

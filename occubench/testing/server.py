@@ -36,9 +36,9 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
   and ``body`` (a field of the HTTP body itself, whatever the role). The other roles answer as usual.
 - ``reject_required`` (``--reject-required``): ``tool_choice: "required"`` gets HTTP 500, as llama-cpp-python's
   chatml-function-calling handler answers it.
-- ``llama_cpp`` (``--llama-cpp``): all that llama-cpp-python's server does at once, as the README's llama.cpp recipe
-  meets it: ``reject_null_content``, ``tools_need_choice``, ``reject_required``, ``serial`` (one slot), a
-  ``context_window`` (8,192 unless given) and ``owned_by: "me"`` in ``/v1/models``.
+- ``llama_cpp`` (``--llama-cpp``): all that llama-cpp-python's server does at once, as the endpoints guide's
+  llama.cpp recipe meets it: ``reject_null_content``, ``tools_need_choice``, ``reject_required``, ``serial`` (one
+  slot), a ``context_window`` (8,192 unless given) and ``owned_by: "me"`` in ``/v1/models``.
 - ``trickle_s`` (``--trickle SECONDS``): chat responses are sent one byte every that many seconds after their
   headers, as a stalled proxy or an overloaded server does; a client that hangs up ends it.
 

@@ -14,7 +14,7 @@ from occubench.llm.servers import PROFILES, detect, profile_table
 from occubench.store import ARGS_FILE, RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "guides" / "endpoints.md"
 
 
 def _block(name: str) -> str:
