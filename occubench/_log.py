@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 from occubench._redact import Redactor
@@ -29,29 +31,45 @@ class _Redacting(logging.Formatter):
         return f"[task {task}] {message}" if self.tag_tasks and task is not None else message
 
 
-def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: bool) -> list[logging.Handler]:
+@dataclass
+class LogRoute:
+    """Where one run's log lines go, and where they went before it (a synthesis around its calibration runs)."""
+
+    handlers: list[logging.Handler]
+    previous: list[logging.Handler]
+    previous_level: int
+
+
+#: Handlers of runs that are over: never routed to again.
+_ended: weakref.WeakSet[logging.Handler] = weakref.WeakSet()
+
+
+def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: bool) -> LogRoute:
     """Route the ``occubench`` logger: warnings to stderr always; with ``debug``, everything to stderr and
-    ``debug.log`` in the run directory. Returns the handlers, for :func:`end_logging` when the run is over."""
-    for handler in list(_logger.handlers):
+    ``debug.log`` in the run directory. :func:`end_logging` restores the route before it when the run is over."""
+    route = LogRoute([logging.StreamHandler()], list(_logger.handlers), _logger.level)
+    for handler in route.previous:
         _logger.removeHandler(handler)
-        handler.close()
     _logger.setLevel(logging.DEBUG if debug else logging.WARNING)
     _logger.propagate = False
-    handlers: list[logging.Handler] = [logging.StreamHandler()]
     if debug:
-        handlers.append(logging.FileHandler(run_dir / "debug.log", encoding="utf-8"))
-    for handler in handlers:
+        route.handlers.append(logging.FileHandler(run_dir / "debug.log", encoding="utf-8"))
+    for handler in route.handlers:
         handler.setFormatter(_Redacting(redactor, tag_tasks))
         _logger.addHandler(handler)
-    return handlers
+    return route
 
 
-def end_logging(handlers: list[logging.Handler]) -> None:
-    """Detach a finished run's handlers (those another run has not replaced), so what the process logs next goes
-    neither to its ``debug.log`` nor to a stream it was given; back to warnings only once none is left."""
-    for handler in handlers:
-        if handler in _logger.handlers:
-            _logger.removeHandler(handler)
-            handler.close()
-    if not _logger.handlers:
-        _logger.setLevel(logging.WARNING)
+def end_logging(route: LogRoute) -> None:
+    """Close a finished run's handlers, so what the process logs next goes neither to its ``debug.log`` nor to a
+    stream it was given; when nothing else replaced them, the route before it (of a run still going) comes back."""
+    ours = [handler for handler in route.handlers if handler in _logger.handlers]
+    for handler in route.handlers:
+        _logger.removeHandler(handler)
+        handler.close()
+        _ended.add(handler)
+    if ours and not _logger.handlers:
+        for handler in route.previous:
+            if handler not in _ended:
+                _logger.addHandler(handler)
+        _logger.setLevel(route.previous_level if _logger.handlers else logging.WARNING)

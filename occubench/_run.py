@@ -11,7 +11,6 @@ import datetime
 import hashlib
 import importlib.util
 import json
-import logging
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -24,7 +23,7 @@ from rich.markup import escape
 
 from occubench import __version__
 from occubench._lock import DirectoryLock
-from occubench._log import end_logging, setup_logging
+from occubench._log import LogRoute, end_logging, setup_logging
 from occubench._redact import Redactor
 from occubench.config import Endpoint, RunConfig, Settings
 from occubench.environment import Environment
@@ -480,7 +479,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
     # it, or one with another configuration, stops at once.
     lock = DirectoryLock(run_dir).acquire()
     preflight_failed = False
-    logging_to: list[logging.Handler] = []
+    logging_to: LogRoute | None = None
     try:
         if lock.taken_over:
             console.print(f"note: taking over {run_dir} from process {lock.taken_over}, which ended without "
@@ -541,7 +540,8 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
                           f"{run_dir}): {not_started} episode(s) not started; run again with a higher --max-cost to "
                           "go on[/yellow]")
     finally:
-        end_logging(logging_to)
+        if logging_to:
+            end_logging(logging_to)
         lock.release()
         if preflight_failed and created is not None:  # a failed preflight leaves nothing behind
             shutil.rmtree(created, ignore_errors=True)

@@ -126,3 +126,26 @@ def test_a_finished_runs_debug_log_gets_nothing_of_the_next_run(small_data: Path
         assert cli([*common, "--base-url", server.base_url, "--run-name", "second"]) == 0  # its preflight logs too
     assert (tmp_path / "first" / "debug.log").read_text() == log
     assert not (tmp_path / "second" / "debug.log").exists()
+
+
+def test_a_run_inside_another_gives_the_log_back_when_it_ends(tmp_path: Path) -> None:
+    # A synthesis logs around its calibration runs: once one ends, the synthesis's lines go to its own log again.
+    import logging
+
+    from occubench._log import end_logging, setup_logging
+    from occubench._redact import Redactor
+
+    log = logging.getLogger("occubench")
+    before = list(log.handlers)
+    (tmp_path / "outer").mkdir()
+    (tmp_path / "inner").mkdir()
+    outer = setup_logging(tmp_path / "outer", debug=True, redactor=Redactor(), tag_tasks=False)
+    inner = setup_logging(tmp_path / "inner", debug=True, redactor=Redactor(), tag_tasks=False)
+    log.debug("during the inner run")
+    end_logging(inner)
+    log.debug("after the inner run")
+    end_logging(outer)
+    log.debug("after both")
+    assert (tmp_path / "inner" / "debug.log").read_text() == "during the inner run\n"
+    assert (tmp_path / "outer" / "debug.log").read_text() == "after the inner run\n"
+    assert log.handlers == before  # what was there before either run

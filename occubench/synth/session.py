@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from occubench._lock import DirectoryLock
-from occubench._log import setup_logging
+from occubench._log import end_logging, setup_logging
 from occubench._redact import Redactor
 from occubench.errors import ConfigError
 from occubench.llm.ledger import Ledger, open_ledger
@@ -77,9 +77,12 @@ def _open(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str
             if lock.taken_over:
                 console.print(f"note: taking over {out} from process {lock.taken_over}, which ended without "
                               "releasing it")
-            setup_logging(work, debug=config.debug, redactor=redactor, tag_tasks=False)
-            engine = Engine(models["synth"], work / "stages", redactor=redactor)
-            yield Session(config, console, models, engine, ledger, prices, work)
+            logging_to = setup_logging(work, debug=config.debug, redactor=redactor, tag_tasks=False)
+            try:
+                engine = Engine(models["synth"], work / "stages", redactor=redactor)
+                yield Session(config, console, models, engine, ledger, prices, work)
+            finally:
+                end_logging(logging_to)  # what the process logs next is not this synthesis's
     finally:
         if cache:
             cache.close()
