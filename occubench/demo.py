@@ -14,8 +14,11 @@ from rich.console import Console
 
 from occubench.config import RunConfig
 
-#: The OccuBench-format sample: a task file, a scenario pool and the world configs of its tasks.
+#: The OccuBench-format sample: a task file, a scenario pool and the world configs of its tasks (named apart from
+#: the benchmark's own files, which are downloaded, never shipped).
 SAMPLE = Path(__file__).parent / "lwm" / "sample"
+SAMPLE_DATA = {"eval_data": str(SAMPLE / "tasks.jsonl"), "scenario_pool": str(SAMPLE / "scenarios.jsonl"),
+               "config_dir": str(SAMPLE / "worlds")}
 REPORT = "demo-report.html"
 
 
@@ -31,7 +34,7 @@ def demo(output_dir: str) -> int:
         console.print(f"The project's mock endpoint answers at {server.base_url} as agent, world model and judge")
         simulated = RunConfig.create({"suite": "occubench", "agent_model": "mock-agent", "world_model": "mock-world",
                                       "base_url": server.base_url, "api_key": "no-key-needed",
-                                      "data_dir": str(SAMPLE), "output_dir": output_dir})
+                                      **SAMPLE_DATA, "output_dir": output_dir})
         summaries.append(run(simulated, console=console))
     runs = [report.Run(s.run_name, s.run_dir, s.results) for s in summaries]
     stats = [report.run_stats(r) for r in runs]

@@ -9,22 +9,21 @@ from pathlib import Path
 
 import pytest
 
-import occubench
+from occubench.demo import SAMPLE
 from occubench.testing import MockLLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
-SAMPLE = Path(occubench.__file__).parent / "lwm" / "sample"
 
 def write_small_data(root: Path, copies: int = 1) -> Path:
     """The OccuBench-format sample shipped with the package (3 tasks over two simulated worlds), its tasks repeated
     ``copies`` times under new ids (+10 per copy), under ``root``."""
     configs = root / "world_model_configs"
     configs.mkdir(parents=True, exist_ok=True)
-    (root / "task_scenario_all_pool.jsonl").write_bytes((SAMPLE / "task_scenario_all_pool.jsonl").read_bytes())
-    sample = [json.loads(line) for line in (SAMPLE / "eval_benchmark_solvable.jsonl").read_text().splitlines()]
+    (root / "task_scenario_all_pool.jsonl").write_bytes((SAMPLE / "scenarios.jsonl").read_bytes())
+    sample = [json.loads(line) for line in (SAMPLE / "tasks.jsonl").read_text().splitlines()]
     tasks = [{**task, "task_id": task["task_id"] + 10 * copy} for copy in range(copies) for task in sample]
     (root / "eval_benchmark_solvable.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
-    for config in (SAMPLE / "world_model_configs").iterdir():
+    for config in (SAMPLE / "worlds").iterdir():
         (configs / config.name).write_bytes(config.read_bytes())
     return root
 
