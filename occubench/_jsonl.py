@@ -3,6 +3,7 @@ all."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -11,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
+
+
+def json_digest(value: Any) -> str:
+    """A short hash of a JSON value's content: equal values (keys in any order) hash alike."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
 def read_json(path: Path, what: str) -> Any:

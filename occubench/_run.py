@@ -499,7 +499,7 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
         follow_ups: list[dict[tuple[Any, int], Result]] = []  # the results each follow-up phase was made from
         phase: SuitePlan | None = plan
         while phase is not None:
-            todo = pending_tasks(phase.tasks, store, config.trials)
+            todo, kept = pending_tasks(phase.tasks, store, config.trials)
             total = len(phase.tasks) * config.trials
             if rescored:  # only the episodes the source run evaluated
                 todo = [(task, trial) for task, trial in todo if (task.task_id, trial) in rescored.agent.episodes]
@@ -509,8 +509,6 @@ def _run(config: RunConfig, console: Console, redactor: Redactor, group: RunGrou
             if todo and not preflown:
                 preflight(called, {role: config.endpoint(role) for role in called}, config.retry_budget, console)
                 preflown = True
-            running = {(task.task_id, trial) for task, trial in todo}
-            kept = [r for r in latest_by_task(store.load()).values() if r.key not in running]
             progress = RunProgress(len(todo), console, live=False if config.debug or group else None,
                                    label=run_name if group else None, earlier=kept)
             on_result = budget.counting(progress.add) if budget else progress.add

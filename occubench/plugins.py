@@ -15,7 +15,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import json
 import os
 import random
 import sys
@@ -70,11 +69,6 @@ def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
     """Every file under ``folder`` by its relative path (after ``prefix``), bytecode caches left out."""
     return {prefix + path.relative_to(folder).as_posix(): path for path in folder.rglob("*")
             if path.is_file() and "__pycache__" not in path.parts}
-
-
-def value_digest(value: Any) -> str:
-    """A hash of a JSON value (tasks made in memory, generated days say)."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
 def task_set(tasks: Iterable[Task], identity: dict[str, Any], extra_ids: Iterable[Any] = ()) -> TaskSet:

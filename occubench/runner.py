@@ -122,13 +122,16 @@ def pending(tasks: Iterable[Task], latest: dict[tuple[Any, int], Result], trials
             if not ((key := (task.task_id, trial)) in latest and latest[key].ok)]
 
 
-def pending_tasks(tasks: Iterable[Task], store: ResultStore, trials: int = 1) -> list[tuple[Task, int]]:
-    """The (task, trial) pairs without an ``ok`` result; each one's old error record is replaced by its new result
+def pending_tasks(tasks: Iterable[Task], store: ResultStore,
+                  trials: int = 1) -> tuple[list[tuple[Task, int]], list[Result]]:
+    """The (task, trial) pairs without an ``ok`` result, and the latest results of the others in the run
+    directory (kept as they are). Each pending pair's old error record is replaced by its new result
     (:meth:`ResultStore.supersede`), so each pair appears once in the file."""
     latest = latest_by_task(store.load())
     todo = pending(tasks, latest, trials)
-    store.supersede({key for task, trial in todo if (key := (task.task_id, trial)) in latest})
-    return todo
+    running = {(task.task_id, trial) for task, trial in todo}
+    store.supersede(running & latest.keys())
+    return todo, [result for key, result in latest.items() if key not in running]
 
 @dataclass
 class Episodes:

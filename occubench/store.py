@@ -14,7 +14,6 @@ nothing on disk is rewritten for it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -24,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from occubench._jsonl import write_atomic
+from occubench._jsonl import json_digest, write_atomic
 from occubench._jsonsafe import json_safe
 from occubench._redact import Redactor
 from occubench.errors import ConfigError
@@ -113,11 +112,22 @@ def run_records(run_dir: Path, *, repair: bool = False, quiet: bool = False) -> 
     """The results of ``run_dir`` whose configuration hash and task are the run's (as its ``args.json`` says; a
     directory without one is taken whole). See :func:`read_results` for ``repair`` and ``quiet``."""
     path = run_dir / RESULTS_FILE
-    records = _numbered(path, repair, quiet)
-    args = read_args(run_dir)
+    own, left_out, reason = _own(_numbered(path, repair, quiet), read_args(run_dir))
+    warning = None
+    if left_out:
+        lines = ", ".join(map(str, left_out[:10])) + (", …" if len(left_out) > 10 else "")
+        warning = (f"{path}:{left_out[0]}: {len(left_out)} line(s) left out as not this run's (line {lines}; "
+                   f"first: {reason}); the file is left as it is")
+    return RunRecords([result for _, result in own], left_out, warning)
+
+
+def _own(records: list[tuple[int, dict[str, Any]]], args: dict[str, Any],
+         ) -> tuple[list[tuple[int, Result]], list[int], str]:
+    """The run's own results by line number, the numbers of the lines that are not (another configuration's, or
+    a task outside the task set ``args`` names), and why the first of those is not."""
     hashes = _members(args.get("config_hashes")) or _members([args.get("config_hash")]) or None
     ids = _members(args.get("task_ids"))
-    kept: list[Result] = []
+    own: list[tuple[int, Result]] = []
     left_out: list[int] = []
     reason = ""
     for number, record in records:
@@ -129,25 +139,15 @@ def run_records(run_dir: Path, *, repair: bool = False, quiet: bool = False) -> 
         elif ids is not None and (task is None or task not in ids):
             reason = reason or f"task {result.task_id!r} is not in this run's task set"
         else:
-            kept.append(result)
+            own.append((number, result))
             continue
         left_out.append(number)
-    warning = None
-    if left_out:
-        lines = ", ".join(map(str, left_out[:10])) + (", …" if len(left_out) > 10 else "")
-        warning = (f"{path}:{left_out[0]}: {len(left_out)} line(s) left out as not this run's (line {lines}; "
-                   f"first: {reason}); the file is left as it is")
-    return RunRecords(kept, left_out, warning)
+    return own, left_out, reason
 
 
 def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:
     """The last result of each task and trial (one retried after an error appears again later in the file)."""
     return {result.key: result for result in results}
-
-
-def context_id(value: Any) -> str:
-    """The id of a context value: its content's hash, so equal values are stored once."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
 def read_context(run_dir: Path) -> dict[str, Any]:
@@ -221,15 +221,11 @@ class ResultStore:
         """Write the file with the run's own records of ``result``'s pair replaced by it, atomically; every other
         line, a foreign one included, is kept as it was."""
         records = _numbered(self.path, True, False)
-        foreign = set(run_records(self.run_dir).left_out)
-        kept = []
-        for number, record in records:
-            old = Result.from_dict(record)
-            if number in foreign or old.key != result.key:
-                kept.append(record)
-                continue
+        replaced = {number: old for number, old in _own(records, self.previous_args())[0] if old.key == result.key}
+        for old in replaced.values():
             for role, usage in [*old.usage.items(), *old.earlier_usage.items()]:
                 result.earlier_usage.setdefault(role, Usage()).add(usage)
+        kept = [record for number, record in records if number not in replaced]
         write_atomic(self.path, b"".join([*(_line(record, self.redactor) for record in kept),
                                           _line(result.to_dict(), self.redactor)]))
         self._superseded.discard(result.key)
@@ -242,7 +238,7 @@ class ResultStore:
                 _append(path, b"\n")  # after a half-written last line, so the next one starts on its own
         for kind, value in result.context_values.items():
             safe = self.redactor.value(json_safe(value))
-            result.context[kind] = key = context_id(safe)
+            result.context[kind] = key = json_digest(safe)  # equal values are stored once
             if key not in self._context_ids:
                 _append(path, _line({"id": key, "value": safe}, self.redactor))
                 self._context_ids.add(key)

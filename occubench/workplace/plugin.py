@@ -9,10 +9,11 @@ from typing import Any
 
 from rich.console import Console
 
+from occubench._jsonl import json_digest
 from occubench.config import RunConfig
 from occubench.errors import ConfigError
 from occubench.llm import Model
-from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set, value_digest
+from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
 from occubench.results import Result
 from occubench.suite import Suite
 from occubench.tables import Table
@@ -43,7 +44,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
     every = WorkplaceSuite(days).tasks()
     tasks = select_tasks(every, config, console)
     # The run's identity: the days' content, and the seed and count they were generated from.
-    identity = {"task_content": value_digest([day.to_json() for day in days]), "learning": config.learning,
+    identity = {"task_content": json_digest([day.to_json() for day in days]), "learning": config.learning,
                 **({} if config.workplace_dir else {"workplace_seed": config.seed, "workplace_days": config.days})}
     second_ids = [f"{day_id(config.seed, _index(first.id), 2)}-{arm}" for first in days for arm in arms] \
         if config.learning else []
