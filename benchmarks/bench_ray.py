@@ -28,7 +28,7 @@ from pathlib import Path
 import ray
 from bench_run import start_server, stop_server
 
-from occubench import evaluate
+from occubench.cli import run as evaluate
 from occubench.store import read_results
 
 

@@ -36,7 +36,7 @@ try:  # the SDK's HTTP library: httpx2 from openai 3 on, httpx before
 except ImportError:
     import httpx  # type: ignore[no-redef]
 
-from occubench import evaluate
+from occubench.cli import run as evaluate
 from occubench.store import read_results
 
 

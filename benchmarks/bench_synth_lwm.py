@@ -15,8 +15,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from occubench.core.tables import Table
 from occubench.synth.lwm import LWMSynthConfig, synthesize
-from occubench.tables import Table
 from occubench.testing import MockLLMServer
 from occubench.testing.server import make_scripted_responder
 

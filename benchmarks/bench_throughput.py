@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench_run import run
 
-from occubench import evaluate
+from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 

@@ -12,51 +12,63 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util import moved
+from occubench.util.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 #: Public name → the module that defines it.
-_EXPORTS = {
-    "run": "occubench._run", "RunSummary": "occubench._run",
-    "run_matrix": "occubench._matrix", "MatrixOutcome": "occubench._matrix",
-    "RunConfig": "occubench.config",
-    "Result": "occubench.results", "ErrorInfo": "occubench.results",
-    "Agent": "occubench.agent", "ToolCallingAgent": "occubench.agent", "ScriptedAgent": "occubench.agent",
-    "Environment": "occubench.environment", "Wrapper": "occubench.environment",
-    "ConfigError": "occubench.errors", "LLMError": "occubench.errors", "LLMRequestError": "occubench.errors",
-    "LLMUnavailableError": "occubench.errors", "OccuBenchError": "occubench.errors",
-    "VerifierError": "occubench.errors", "WorldError": "occubench.errors",
-    "LLMClient": "occubench.llm", "Model": "occubench.llm", "RetryPolicy": "occubench.llm",
-    "Usage": "occubench.llm", "create_client": "occubench.llm",
-    "AgentContext": "occubench.plugins", "SuiteDefinition": "occubench.plugins", "SuitePlan": "occubench.plugins",
-    "evaluate_task": "occubench.runner", "run_tasks": "occubench.runner",
-    "ResultStore": "occubench.store", "load_results": "occubench.store", "read_results": "occubench.store",
-    "Suite": "occubench.suite",
-    "Task": "occubench.task",
-    "ToolError": "occubench.tools", "ToolSpec": "occubench.tools",
-    "Step": "occubench.trajectory", "ToolCall": "occubench.trajectory", "Trajectory": "occubench.trajectory",
-    "RubricVerifier": "occubench.verifier", "Verdict": "occubench.verifier", "Vote": "occubench.verifier",
-}
+_EXPORTS = {name: module for module, names in {
+    "occubench.config": ("RunConfig", "ModelRole"),
+    "occubench.core.agent": ("Agent", "ToolCallingAgent", "ScriptedAgent"),
+    "occubench.core.environment": ("Environment", "Wrapper"),
+    "occubench.core.episode": ("evaluate_task",),
+    "occubench.core.results": ("Result", "ErrorInfo"),
+    "occubench.core.suite": ("Suite", "SuiteDefinition", "SuitePlan"),
+    "occubench.core.task": ("Task",),
+    "occubench.core.tools": ("ToolError", "ToolSpec"),
+    "occubench.core.trajectory": ("Step", "ToolCall", "Trajectory"),
+    "occubench.core.verifier": ("RubricVerifier", "Verdict", "Vote"),
+    "occubench.engine.executor": ("Executor", "run_tasks"),
+    "occubench.engine.factory": ("EpisodeFactory",),
+    "occubench.engine.matrix": ("run_matrix", "MatrixOutcome"),
+    "occubench.engine.registry": ("AgentContext",),
+    "occubench.engine.run": ("run", "RunSummary"),
+    "occubench.errors": ("ConfigError", "LLMError", "LLMRequestError", "LLMUnavailableError", "OccuBenchError",
+                         "VerifierError", "WorldError"),
+    "occubench.llm": ("LLMClient", "Model", "RetryPolicy", "Usage", "create_client"),
+    "occubench.store": ("ResultStore", "load_results", "read_results"),
+}.items() for name in names}
 
 __all__ = [
-    "Agent", "AgentContext", "ConfigError", "Environment", "ErrorInfo", "LLMClient", "LLMError", "LLMRequestError",
-    "LLMUnavailableError", "MatrixOutcome", "Model", "OccuBenchError", "Result", "ResultStore", "RetryPolicy",
-    "RubricVerifier", "RunConfig", "RunSummary", "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan",
-    "Task", "ToolCall", "ToolCallingAgent", "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict",
-    "VerifierError", "Vote", "WorldError", "Wrapper", "create_client", "evaluate_task", "load_results",
-    "read_results", "run", "run_matrix", "run_tasks"
+    "Agent", "AgentContext", "ConfigError", "Environment", "EpisodeFactory", "ErrorInfo", "Executor", "LLMClient",
+    "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome", "Model", "ModelRole", "OccuBenchError",
+    "Result", "ResultStore", "RetryPolicy", "RubricVerifier", "RunConfig", "RunSummary", "ScriptedAgent", "Step",
+    "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall", "ToolCallingAgent", "ToolError", "ToolSpec",
+    "Trajectory", "Usage", "Verdict", "VerifierError", "Vote", "WorldError", "Wrapper", "create_client",
+    "evaluate_task", "load_results", "read_results", "run", "run_matrix", "run_tasks",
 ]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+moved.install()
 
 if TYPE_CHECKING:
-    from occubench._matrix import MatrixOutcome, run_matrix
-    from occubench._run import RunSummary, run
-    from occubench.agent import Agent, ScriptedAgent, ToolCallingAgent
-    from occubench.config import RunConfig
-    from occubench.environment import Environment, Wrapper
+    from occubench.config import ModelRole, RunConfig
+    from occubench.core.agent import Agent, ScriptedAgent, ToolCallingAgent
+    from occubench.core.environment import Environment, Wrapper
+    from occubench.core.episode import evaluate_task
+    from occubench.core.results import ErrorInfo, Result
+    from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
+    from occubench.core.task import Task
+    from occubench.core.tools import ToolError, ToolSpec
+    from occubench.core.trajectory import Step, ToolCall, Trajectory
+    from occubench.core.verifier import RubricVerifier, Verdict, Vote
+    from occubench.engine.executor import Executor, run_tasks
+    from occubench.engine.factory import EpisodeFactory
+    from occubench.engine.matrix import MatrixOutcome, run_matrix
+    from occubench.engine.registry import AgentContext
+    from occubench.engine.run import RunSummary, run
     from occubench.errors import (
         ConfigError,
         LLMError,
@@ -67,12 +79,4 @@ if TYPE_CHECKING:
         WorldError,
     )
     from occubench.llm import LLMClient, Model, RetryPolicy, Usage, create_client
-    from occubench.plugins import AgentContext, SuiteDefinition, SuitePlan
-    from occubench.results import ErrorInfo, Result
-    from occubench.runner import evaluate_task, run_tasks
     from occubench.store import ResultStore, load_results, read_results
-    from occubench.suite import Suite
-    from occubench.task import Task
-    from occubench.tools import ToolError, ToolSpec
-    from occubench.trajectory import Step, ToolCall, Trajectory
-    from occubench.verifier import RubricVerifier, Verdict, Vote

@@ -14,13 +14,22 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+)
 
-from occubench._redact import MASK, redact_url, url_secrets
 from occubench.errors import ConfigError
+from occubench.util.redact import MASK, redact_url, url_secrets
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,6 +47,17 @@ FaultMode = Literal["E0", "E1", "E2", "E3"]
 class Endpoint:
     base_url: str | None
     api_key: str | None
+
+
+@dataclass(frozen=True)
+class ModelRole:
+    """One role's model as one typed value, the same for every role of a run or a synthesis: the model, the endpoint
+    serving it with the key to send, and its request parameters (sampling, output cap)."""
+
+    role: str
+    model: str | None
+    endpoint: Endpoint
+    params: dict[str, Any]
 
 
 _S = TypeVar("_S", bound="Settings")
@@ -118,6 +138,15 @@ class Settings(BaseModel):
         return Endpoint(base_url=url or None,
                         api_key=(key.get_secret_value() if key else None) or os.environ.get("OPENAI_API_KEY") or None)
 
+    def role_params(self, role: str) -> dict[str, Any]:
+        """The request parameters of ``role``'s model: its ``<role>_params``."""
+        return dict(getattr(self, f"{role}_params", None) or {})
+
+    def model_role(self, role: str, model: str | None = None) -> ModelRole:
+        """``role``'s model settings; ``model`` names another model than its ``<role>_model`` for the role."""
+        name = model if model is not None else getattr(self, f"{role}_model", None)
+        return ModelRole(role, name if isinstance(name, str) else None, self.endpoint(role), self.role_params(role))
+
     def secrets(self) -> list[str]:
         """Every key this run may send, and credentials written into its URLs, for redaction."""
         endpoints = [self.endpoint(role) for role in self.roles]
@@ -138,6 +167,19 @@ class Settings(BaseModel):
         return settings
 
 
+def with_roles(base: type[_S], roles: tuple[str, ...]) -> type[_S]:
+    """``base`` with the endpoint and request parameters of each of ``roles``: ``<role>_api_key`` and
+    ``<role>_base_url`` (falling back to ``api_key`` and ``base_url``), and ``<role>_params``. Declared once here
+    rather than by hand in every settings class that has the role."""
+    fields: dict[str, Any] = {}
+    for role in roles:
+        fields[f"{role}_api_key"] = (SecretStr | None, None)
+        fields[f"{role}_base_url"] = (str | None, None)
+        fields[f"{role}_params"] = (dict[str, Any], Field(default_factory=dict))
+    made: type[_S] = create_model(f"{base.__name__}Roles", __base__=base, **fields)
+    return made
+
+
 def _split_list(value: Any) -> Any:
     # Flags take "11 24", "11,24" or both; a file may hold numbers or one comma-separated string.
     if isinstance(value, (str, int)) and not isinstance(value, bool):
@@ -147,8 +189,18 @@ def _split_list(value: Any) -> Any:
     return value
 
 
-class RunConfig(Settings):
-    """Everything ``occubench.run`` needs; defaults are the command line's."""
+if TYPE_CHECKING:
+    _RunRoles = Settings
+else:
+    _RunRoles = with_roles(Settings, ROLES)
+
+
+_OUTPUT_CAPS = {"world": {"max_tokens": 4096}, "verifier": {"max_tokens": 2048}, "npc": {"max_tokens": 512}}
+
+
+class RunConfig(_RunRoles):
+    """Everything ``occubench.run`` needs; defaults are the command line's. Each role of :data:`ROLES` also has
+    ``<role>_api_key``, ``<role>_base_url`` and ``<role>_params`` (:func:`with_roles`)."""
 
     roles: ClassVar[tuple[str, ...]] = ROLES
 
@@ -159,18 +211,8 @@ class RunConfig(Settings):
     world_model: str | None = None
     verifier_model: str | None = None
     npc_model: str | None = None
-    agent_api_key: SecretStr | None = None
-    agent_base_url: str | None = None
-    world_api_key: SecretStr | None = None
-    world_base_url: str | None = None
-    verifier_api_key: SecretStr | None = None
-    verifier_base_url: str | None = None
-    npc_api_key: SecretStr | None = None
-    npc_base_url: str | None = None
     #: Workplace ``--learning``: the model that reflects on day one (default: the agent's, on its endpoint).
     reflection_model: str | None = None
-    reflection_api_key: SecretStr | None = None
-    reflection_base_url: str | None = None
     # Environment mode.
     env_mode: FaultMode = "E0"
     fault_count: int = Field(2, ge=0)
@@ -207,10 +249,6 @@ class RunConfig(Settings):
     server: Literal["auto", "llama.cpp", "vllm", "ollama", "openai", "generic"] = "auto"
     #: The context of the judge's and the world model's model, in tokens: longer prompts are trimmed in the middle.
     context_window: int | None = Field(None, ge=1024)
-    agent_params: dict[str, Any] = Field(default_factory=dict)
-    world_params: dict[str, Any] = Field(default_factory=dict)
-    verifier_params: dict[str, Any] = Field(default_factory=dict)
-    npc_params: dict[str, Any] = Field(default_factory=dict)
     trials: int = Field(1, ge=1)
     num_votes: int = Field(3, ge=1)
     # Limits: an episode that reaches one stops and is judged on what it did; a run stops starting tasks once
@@ -281,13 +319,26 @@ class RunConfig(Settings):
             raise ValueError(f"must be a plain directory name, got {value!r}")
         return value
 
+    def role_params(self, role: str) -> dict[str, Any]:
+        # Every role but the agent under test gets an output cap by default: a judge or a colleague that rambles for
+        # thousands of tokens costs minutes on a one-slot server (override with --<role>-params '{"max_tokens": N}').
+        own = super().role_params(role)
+        if role == "agent":
+            named = {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                     "reasoning_effort": self.reasoning_effort}
+            return {**{k: v for k, v in named.items() if v is not None}, **own}
+        if role == "reflection":  # the agent's own model reflects with the agent's settings; another with defaults
+            return {"max_tokens": 2048, **(self.role_params("agent") if self.reflection_model is None else {}), **own}
+        return {**_OUTPUT_CAPS.get(role, {}), **own}
+
     def endpoint(self, role: str) -> Endpoint:
         # Without --reflection-model the agent reflects on its day itself: its model, so its endpoint.
         if role == "reflection" and self.reflection_model is None:
             own = super().endpoint("reflection")
             agent = super().endpoint("agent")
-            return Endpoint(own.base_url if self.reflection_base_url else agent.base_url,
-                            own.api_key if self.reflection_api_key else agent.api_key)
+            given = self.model_dump(include={"reflection_base_url", "reflection_api_key"})  # fields of with_roles
+            return Endpoint(own.base_url if given["reflection_base_url"] else agent.base_url,
+                            own.api_key if given["reflection_api_key"] else agent.api_key)
         return super().endpoint(role)
 
 

@@ -63,3 +63,22 @@ class TaskLimitReached(OccuBenchError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class CacheMissError(LLMError):
+    """``--replay`` asked for a response the cache does not hold."""
+
+
+#: The kind of error each of our exceptions is recorded as (a result's error.kind); any other is "internal".
+ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
+    (CacheMissError, "cache_miss"),
+    (ContextLengthError, "context_length"),
+    (LLMUnavailableError, "infrastructure"),
+    (LLMRequestError, "request_rejected"),
+    (WorldError, "environment"),
+    (VerifierError, "verifier"),
+)
+
+
+def error_kind(exc: Exception) -> str:
+    return next((kind for cls, kind in ERROR_KINDS if isinstance(exc, cls)), "internal")

@@ -4,7 +4,7 @@ and ``run.lock`` while a run works in it.
 Lines are appended whole and flushed at once, so an interrupted run loses at most the line being written. On the
 next start a half-written last line is dropped (the task simply runs again); a garbled line elsewhere stops the run
 with its file and line number rather than discarding anything. Every line is strict JSON whatever the models and
-tools returned (see :mod:`occubench._jsonsafe`).
+tools returned (see :mod:`occubench.util.jsonsafe`).
 
 ``args.json`` says what belongs in the directory: the configuration hashes its results may carry and the ids of its
 task set. A line that is not the run's (appended from another run, or for a task outside its task set) is left out
@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from occubench._jsonl import json_digest, write_atomic
-from occubench._jsonsafe import json_safe
-from occubench._redact import Redactor
+from occubench.core.results import Result
+from occubench.core.task import Task
 from occubench.errors import ConfigError
 from occubench.llm.types import Usage
-from occubench.results import Result
+from occubench.util.jsonl import json_digest, write_atomic
+from occubench.util.jsonsafe import json_safe
+from occubench.util.redact import Redactor
 
 RESULTS_FILE = "results.jsonl"
 ARGS_FILE = "args.json"
@@ -251,3 +252,21 @@ class ResultStore:
     def previous_args(self) -> dict[str, Any]:
         """The ``args.json`` an earlier run left here, or nothing."""
         return read_args(self.run_dir)
+
+
+def pending(tasks: Iterable[Task], latest: dict[tuple[Any, int], Result], trials: int) -> list[tuple[Task, int]]:
+    """The (task, trial) pairs of ``tasks`` without an ``ok`` result in ``latest``."""
+    return [(task, trial) for task in tasks for trial in range(trials)
+            if not ((key := (task.task_id, trial)) in latest and latest[key].ok)]
+
+
+def pending_tasks(tasks: Iterable[Task], store: ResultStore,
+                  trials: int = 1) -> tuple[list[tuple[Task, int]], list[Result]]:
+    """The (task, trial) pairs without an ``ok`` result, and the latest results of the others in the run
+    directory (kept as they are). Each pending pair's old error record is replaced by its new result
+    (:meth:`ResultStore.supersede`), so each pair appears once in the file."""
+    latest = latest_by_task(store.load())
+    todo = pending(tasks, latest, trials)
+    running = {(task.task_id, trial) for task, trial in todo}
+    store.supersede(running & latest.keys())
+    return todo, [result for key, result in latest.items() if key not in running]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from occubench.demo import SAMPLE
+from occubench.lwm.data import SAMPLE
 from occubench.testing import MockLLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"

@@ -54,43 +54,44 @@ def runnable_blocks(text: str) -> list[Block]:
     marked_at: int | None = None  # line index of a marker waiting for its fence
     index = 0
     while index < len(lines):
-        line = lines[index]
-        stripped = line.strip()
-        fence = _FENCE.match(line)
+        fence = _FENCE.match(lines[index])
         if fence:
-            char, length, indent = fence["fence"][0], len(fence["fence"]), len(fence["indent"])
-            info = fence["info"].split()
-            body: list[str] = []
-            end = index + 1
-            while end < len(lines):
-                closing = re.match(rf"^[ \t]*{re.escape(char)}{{{length},}}[ \t]*$", lines[end])
-                if closing:
-                    break
-                body.append(lines[end][indent:] if lines[end][:indent].strip() == "" else lines[end].lstrip())
-                end += 1
+            info, body, end = _fenced(lines, index, fence)
             if marked_at is not None:
-                if not info or info[0] != "bash":
-                    raise ValueError(f"line {marked_at + 1}: {MARKER} precedes a ```{' '.join(info)} block, "
-                                     "not a ```bash one")
-                code = "\n".join(body)
-                for number, code_line in enumerate(body, start=index + 2):
-                    if _BACKGROUND.search(code_line.split(" #", 1)[0]) and not code_line.lstrip().startswith("#"):
-                        raise ValueError(f"line {number}: a runnable block must not start a background job "
-                                         f"(&): {code_line.strip()}")
-                blocks.append(Block(line=index + 1, code=code))
+                blocks.append(_runnable(marked_at, index, info, body))
                 marked_at = None
             index = end + 1
             continue
-        if stripped == MARKER:
-            if marked_at is not None:
-                raise ValueError(f"line {marked_at + 1}: {MARKER} precedes no ```bash block")
-            marked_at = index
-        elif stripped and marked_at is not None:
+        stripped = lines[index].strip()
+        if stripped and marked_at is not None:
             raise ValueError(f"line {marked_at + 1}: {MARKER} precedes no ```bash block")
+        if stripped == MARKER:
+            marked_at = index
         index += 1
     if marked_at is not None:
         raise ValueError(f"line {marked_at + 1}: {MARKER} precedes no ```bash block")
     return blocks
+
+
+def _fenced(lines: list[str], index: int, fence: re.Match[str]) -> tuple[list[str], list[str], int]:
+    """The info words and body of the block whose fence opens at ``index``, and the index of its closing fence."""
+    char, length, indent = fence["fence"][0], len(fence["fence"]), len(fence["indent"])
+    body: list[str] = []
+    end = index + 1
+    while end < len(lines) and not re.match(rf"^[ \t]*{re.escape(char)}{{{length},}}[ \t]*$", lines[end]):
+        body.append(lines[end][indent:] if lines[end][:indent].strip() == "" else lines[end].lstrip())
+        end += 1
+    return fence["info"].split(), body, end
+
+
+def _runnable(marked_at: int, index: int, info: list[str], body: list[str]) -> Block:
+    if not info or info[0] != "bash":
+        raise ValueError(f"line {marked_at + 1}: {MARKER} precedes a ```{' '.join(info)} block, not a ```bash one")
+    for number, code_line in enumerate(body, start=index + 2):
+        if _BACKGROUND.search(code_line.split(" #", 1)[0]) and not code_line.lstrip().startswith("#"):
+            raise ValueError(f"line {number}: a runnable block must not start a background job (&): "
+                             f"{code_line.strip()}")
+    return Block(line=index + 1, code="\n".join(body))
 
 
 def _doc_files() -> list[Path]:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from occubench._redact import Redactor, redact_url
+from occubench.core.results import ErrorInfo, Result
+from occubench.engine.summary import summarize
 from occubench.errors import ConfigError
 from occubench.llm.types import Usage
-from occubench.results import ErrorInfo, Result
 from occubench.store import CONTEXT_FILE, RESULTS_FILE, ResultStore, read_context, read_results
-from occubench.summary import summarize
+from occubench.util.redact import Redactor, redact_url
 
 
 def _store(tmp_path: Path, redactor: Redactor | None = None) -> ResultStore:

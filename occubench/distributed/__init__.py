@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util.lazy import lazy_exports
 
 _EXPORTS = {"run_on_ray": "occubench.distributed.executor", "Rollout": "occubench.distributed.pool",
             "RolloutPool": "occubench.distributed.pool"}

@@ -1,9 +1,9 @@
 """``--executor ray``: a run's episodes as Ray tasks, this process remaining the single writer of the run directory.
 
-Each Ray worker process is an :class:`_EpisodeWorker` actor that builds the run from its config alone
-(:func:`occubench._run.build_episodes`: suite plan, models, agent, fault wrapper, limits) and runs its share of
-``max_workers`` episodes at once in threads; each episode's :class:`Result` comes back here and is appended as a
-local run's would be, so resume, the lock, error retry, progress and ``--max-cost`` work unchanged.
+Each Ray worker process is an :class:`_EpisodeWorker` actor that builds the run's episodes from its config alone
+(:meth:`occubench.engine.factory.EpisodeFactory.build`: suite plan, models, agent, fault wrapper, limits) and
+runs its share of ``max_workers`` episodes at once in threads; each episode's :class:`Result` comes back here and is
+appended as a local run's would be, so resume, the lock, error retry, progress and ``--max-cost`` work unchanged.
 
 What the workers share lives in one :class:`_Hub` actor on this node: each endpoint's :class:`AdaptiveLimiter`,
 so ``--max-connections`` and the back-off after a 429 hold for the whole cluster, and each response cache, whose
@@ -19,7 +19,7 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,17 +29,19 @@ from pydantic import SecretStr
 from ray.exceptions import RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from occubench._log import setup_logging
-from occubench._redact import Redactor
-from occubench._run import build_episodes, connection_limit
 from occubench.config import Endpoint, RunConfig
+from occubench.core.results import Result
+from occubench.core.task import Task
+from occubench.engine.executor import Job, MayStart, OnResult, record
+from occubench.engine.factory import EpisodeFactory
+from occubench.engine.models import connection_limit
 from occubench.errors import OccuBenchError
 from occubench.llm.cache import CacheMissError, ResponseCache
 from occubench.llm.limiter import AdaptiveLimiter
 from occubench.llm.types import Reply, Usage
-from occubench.results import Result
 from occubench.store import ResultStore
-from occubench.task import Task
+from occubench.util.log import setup_logging
+from occubench.util.redact import Redactor
 
 #: Settings naming files: made absolute, since workers do not share this process's working directory.
 _PATHS = ("data_dir", "eval_data", "scenario_pool", "config_dir", "worlds_dir", "workplace_dir", "cache")
@@ -135,8 +137,10 @@ class _EpisodeWorker:
         setup_logging(self.run_dir, debug=config.debug and self.run_dir.is_dir(), redactor=redactor, tag_tasks=True)
         limit, adaptive = connection_limit(config), not config.fixed_concurrency
         with redactor.errors():
-            tasks, self.episodes = build_episodes(
-                config, self.follow_ups, cache=_SharedCache(hub, config.cache, config.replay) if config.cache else None,
+            assert config.date is not None  # worker_config set it
+            tasks, self.episodes = EpisodeFactory.create(config).build(
+                config.date, self.follow_ups,
+                cache=_SharedCache(hub, config.cache, config.replay) if config.cache else None,
                 limiter=lambda endpoint: _SharedLimiter(hub, endpoint, limit, adaptive))
         self.tasks = {task.task_id: task for task in tasks}
 
@@ -214,11 +218,23 @@ def worker_config(config: RunConfig, date: str, settings: dict[str, Any]) -> Run
            for role, endpoint in endpoints.items()}})
 
 
+class RayExecutor:
+    """The ``ray`` executor (``--executor ray``): see the module docstring."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+
+    def run(self, job: Job, todo: list[tuple[Task, int]], store: ResultStore, *, on_result: OnResult | None = None,
+            may_start: MayStart | None = None) -> int:
+        return run_on_ray(self.config, job.date, job.factory.plan.settings, job.follow_ups, todo, store,
+                          on_result=on_result, may_start=may_start)
+
+
 def run_on_ray(config: RunConfig, date: str, settings: dict[str, Any],
                follow_ups: Sequence[dict[tuple[Any, int], Result]], tasks: list[tuple[Task, int]],
-               store: ResultStore, *, on_result: Callable[[Result], None] | None = None,
-               may_start: Callable[[], bool] | None = None) -> int:
-    """:func:`occubench.runner.run_tasks` on Ray: ``tasks`` (of the phase reached through ``follow_ups``) as
+               store: ResultStore, *, on_result: OnResult | None = None,
+               may_start: MayStart | None = None) -> int:
+    """:func:`occubench.core.episode.run_tasks` on Ray: ``tasks`` (of the phase reached through ``follow_ups``) as
     episodes on the cluster of ``config.ray_address``, each result appended to ``store`` here as it arrives. An
     episode is started only while ``may_start()`` holds; returns how many were not started."""
     if not tasks:
@@ -247,7 +263,7 @@ def run_on_ray(config: RunConfig, date: str, settings: dict[str, Any],
 
 
 def _dispatch(workers: list[Any], each: int, tasks: list[tuple[Task, int]], store: ResultStore,
-              on_result: Callable[[Result], None] | None, may_start: Callable[[], bool] | None) -> int:
+              on_result: OnResult | None, may_start: MayStart | None) -> int:
     """Keep every worker ``each`` episodes busy; append each result as it comes back."""
     free = dict.fromkeys(range(len(workers)), each)
     running: dict[Any, int] = {}
@@ -266,8 +282,5 @@ def _dispatch(workers: list[Any], each: int, tasks: list[tuple[Task, int]], stor
         done, _ = ray.wait(list(running), num_returns=1)
         for ref in done:
             free[running.pop(ref)] += 1
-            result: Result = ray.get(ref)
-            store.append(result)
-            if on_result:
-                on_result(result)
+            record(ray.get(ref), store, on_result)
     return not_started

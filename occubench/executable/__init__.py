@@ -1,5 +1,6 @@
 """Executable worlds: SQLite-backed environments whose tools are code and whose tasks are checked by code."""
 
+from occubench.core.tools import ToolError, derive_schema
 from occubench.executable.environment import ExecutableEnvironment, state_diff
 from occubench.executable.registry import BUILTIN_SUITE, builtin_worlds, load_world
 from occubench.executable.suite import ExecutableSuite
@@ -18,7 +19,6 @@ from occubench.executable.world import (
     rows,
     scalar,
 )
-from occubench.tools import ToolError, derive_schema
 
 __all__ = ["BUILTIN_SUITE", "Call", "Check", "ExecTask", "ExecutableEnvironment", "ExecutableSuite", "Tool",
            "ToolError", "World", "builtin_worlds", "derive_schema", "found", "load_world", "mentions_number",

@@ -8,9 +8,9 @@ import sqlite3
 from abc import abstractmethod
 from typing import Any, NamedTuple
 
-from occubench.environment import Environment, JSONObject
+from occubench.core.environment import Environment, JSONObject
+from occubench.core.tools import TOOL_TIME_LIMIT, ToolSpec, call_with_time_limit
 from occubench.executable.world import Check, World
-from occubench.tools import TOOL_TIME_LIMIT, ToolSpec, call_with_time_limit
 
 StateDiff = dict[str, dict[str, list[Any]]]
 

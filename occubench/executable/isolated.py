@@ -16,11 +16,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from occubench.core.tools import TOOL_TIME_LIMIT, JSONObject, ToolSpec
 from occubench.errors import ConfigError, WorldError
 from occubench.executable.environment import ExecutableEnvironment, StateDiff, Verification, WorldEnvironment
 from occubench.executable.world import Call, Check, ExecTask, World
 from occubench.sandbox import INSTALL_HINT, Pool, Provider, Unconfined, Worker, WorkerFailed, detect, pool
-from occubench.tools import TOOL_TIME_LIMIT, JSONObject, ToolSpec
 
 SERVICE = "occubench.executable.service"
 #: Seconds a world may take to load (its module and SQL) or its checks to run.

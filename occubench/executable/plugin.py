@@ -7,12 +7,8 @@ from typing import Any
 from rich.console import Console
 
 from occubench.config import RunConfig
-from occubench.executable.isolated import TRUST_FLAG, IsolatedWorld, sandbox_in_use
-from occubench.executable.registry import worlds_of
-from occubench.executable.suite import ExecutableSuite
-from occubench.executable.validate import REFERENCE, validate
-from occubench.llm import Model
-from occubench.plugins import (
+from occubench.core.suite import (
+    Suite,
     SuiteDefinition,
     SuitePlan,
     ValidateOptions,
@@ -21,9 +17,13 @@ from occubench.plugins import (
     select_tasks,
     task_set,
 )
-from occubench.suite import Suite
-from occubench.tables import Table
-from occubench.verifier import LabelJudge
+from occubench.core.tables import Table
+from occubench.core.verifier import LabelJudge
+from occubench.executable.isolated import TRUST_FLAG, IsolatedWorld, sandbox_in_use
+from occubench.executable.registry import worlds_of
+from occubench.executable.suite import ExecutableSuite
+from occubench.executable.validate import REFERENCE, validate
+from occubench.llm import Model
 
 NAME = "executable"
 

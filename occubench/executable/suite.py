@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from occubench.environment import Environment
+from occubench.core.environment import Environment
+from occubench.core.suite import Suite
+from occubench.core.task import Task
+from occubench.core.trajectory import Trajectory
+from occubench.core.verifier import LabelJudge, Verdict
 from occubench.errors import LLMError, VerifierError
 from occubench.executable.environment import WorldEnvironment
 from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.world import ExecTask, World
-from occubench.suite import Suite
-from occubench.task import Task
-from occubench.trajectory import Trajectory
-from occubench.verifier import LabelJudge, Verdict
 
 
 def exec_task(task: Task) -> ExecTask:

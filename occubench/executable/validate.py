@@ -6,15 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from occubench.agent import ScriptedAgent
+from occubench.core.agent import NOOP, ScriptedAgent
+from occubench.core.episode import evaluate_task
+from occubench.core.task import Task
 from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.suite import ExecutableSuite, exec_task
 from occubench.executable.world import Call, World
-from occubench.runner import evaluate_task
-from occubench.task import Task
 
 MIN_TOOLS, MIN_ROWS, MIN_TASKS, MIN_CALLS = 5, 15, 3, 4
-NOOP_ANSWER = "I looked at the request and made no changes."
 
 
 def _script(calls: Sequence[Call], answer: str) -> tuple[list[tuple[str, dict]], str]:
@@ -22,7 +21,6 @@ def _script(calls: Sequence[Call], answer: str) -> tuple[list[tuple[str, dict]],
 
 
 REFERENCE = ScriptedAgent(lambda task: _script(exec_task(task).reference, exec_task(task).answer))
-NOOP = ScriptedAgent(lambda task: ([], NOOP_ANSWER))
 WRONG = ScriptedAgent(lambda task: _script(exec_task(task).wrong, exec_task(task).wrong_answer))
 
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from occubench.core.task import CATEGORY_ABBREVIATIONS
+from occubench.core.tools import JSONObject, ToolError, ToolSpec, spec_of, time_is_up
 from occubench.errors import ConfigError
-from occubench.task import CATEGORY_ABBREVIATIONS
-from occubench.tools import JSONObject, ToolError, ToolSpec, spec_of, time_is_up
 
 ToolFunction = Callable[..., Any]
 #: SQLite virtual-machine instructions between two checks of the running call's time limit.

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
 from occubench.gym.registration import register_envs
+from occubench.util.lazy import lazy_exports
 
 #: Public name → the module that defines it.
 _EXPORTS = {

@@ -1,8 +1,9 @@
 """Any task of any suite as a Gymnasium environment, for trainers that step tool-using agents with RL.
 
-An episode is one task in a fresh world, built as ``occubench.run`` builds it: the suite's plan, its models
-(:func:`occubench._run.build_models`), ``plan.make(models, fault_rules)`` and, for harness-mode faults, a
-:class:`~occubench.faults.FaultInjector` around the world.
+An episode is one task in a fresh world, built by the engine's
+:class:`~occubench.engine.factory.EpisodeFactory` as ``occubench.run`` builds it: the suite's plan, its models, the
+simulator's fault rules and, for harness-mode faults, a :class:`~occubench.core.faults.FaultInjector` around the
+world.
 
 - ``reset()`` returns the task's instruction; ``info`` holds ``task_id``, ``tools`` (OpenAI function schemas),
   ``system_prompt`` (what the built-in agent is told) and ``max_steps``.
@@ -38,21 +39,18 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from rich.console import Console
 
-from occubench._jsonsafe import dumps
-from occubench._redact import Redactor
-from occubench._run import build_models, fault_injection, fault_rules, role_params
-from occubench.agent import make_call, system_prompt
 from occubench.config import RunConfig
-from occubench.environment import Environment
-from occubench.errors import ConfigError, OccuBenchError
-from occubench.faults import FaultInjector
+from occubench.core.agent import make_call, system_prompt
+from occubench.core.environment import Environment
+from occubench.core.faults import FaultInjector
+from occubench.core.task import Task
+from occubench.core.tools import json_arguments, tool_error
+from occubench.core.trajectory import Step, ToolCall, Trajectory
+from occubench.engine.factory import EpisodeFactory
+from occubench.errors import ConfigError, OccuBenchError, error_kind
 from occubench.llm import Model, ResponseCache
-from occubench.plugins import SuitePlan, load_suite
-from occubench.runner import error_kind
-from occubench.suite import Suite
-from occubench.task import Task
-from occubench.tools import json_arguments, tool_error
-from occubench.trajectory import Step, ToolCall, Trajectory
+from occubench.util.jsonsafe import dumps
+from occubench.util.redact import Redactor
 
 #: Longest observation, in characters: far beyond any instruction or tool answer (whose strings are cut at 1M).
 MAX_OBSERVATION = 1 << 24
@@ -76,7 +74,7 @@ class AnyText(spaces.Text):
 @dataclass(frozen=True)
 class Call:
     name: str
-    #: As JSON text, as a model writes them; read by :func:`occubench.tools.json_arguments` like a model's.
+    #: As JSON text, as a model writes them; read by :func:`occubench.core.tools.json_arguments` like a model's.
     arguments: str
 
 
@@ -131,10 +129,15 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
             raise ValueError(f"render_mode {render_mode!r}: only 'ansi' (the trajectory as text) or None")
         self.config = RunConfig.create({**(dict(config) if config else {}), "suite": suite, **settings})
         self._redactor = Redactor(self.config.secrets())  # info goes to a trainer's logs
-        plan = load_suite(suite).plan(self.config, Console(stderr=True, highlight=False))
-        self.tasks = plan.tasks
+        given = dict(models or {})
+        self._factory = EpisodeFactory.create(self.config, Console(stderr=True, highlight=False), given=given)
+        self.tasks = self._factory.plan.tasks
         self.task = self._task(task_id)
-        self.suite = self._make_suite(plan, dict(models or {}))
+        self._cache = ResponseCache(self.config.cache, replay=self.config.replay) if self.config.cache else None
+        # The suite's own roles only: a trainer's policy is the agent.
+        built = self._factory.models({role: name for role, name in self._factory.roles.items() if role != "agent"},
+                                     cache=self._cache)
+        self.suite = self._factory.suite({**built, **given})
         self.malformed_penalty = malformed_penalty
         self.render_mode = render_mode
         self.observation_space = AnyText(MAX_OBSERVATION)
@@ -144,20 +147,6 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         self._fault_seed = self.config.seed
         self._world: Environment | None = None
         self._env_calls = 0
-
-    def _make_suite(self, plan: SuitePlan, given: dict[str, Model]) -> Suite:
-        """The suite with its models and simulator fault rules, as ``occubench.run`` makes it."""
-        config = self.config
-        needed = {role: name for role, name in plan.roles.items() if role not in given}
-        if missing := [role for role, name in needed.items() if not name]:
-            raise ConfigError(f"the {config.suite} suite needs a {missing[0]} model: give {missing[0]}_model=... or "
-                              f"models={{{missing[0]!r}: ...}}")
-        injection = fault_injection(config, plan, config.suite)
-        self._harness = injection == "harness"
-        self._cache = ResponseCache(config.cache, replay=config.replay) if config.cache else None
-        built = build_models(config, {role: name for role, name in needed.items() if name}, role_params(config),
-                             self._cache)
-        return plan.make({**built, **given}, fault_rules(config, injection))
 
     def _task(self, task_id: object) -> Task:
         found = next((task for task in self.tasks if task_id is None or str(task.task_id) == str(task_id)), None)
@@ -177,10 +166,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         if seed is not None:
             self._fault_seed = seed
         self._close_world()
-        world = self.suite.make_env(self.task)
-        if self._harness:  # as occubench.run's wrapper, with this episode's seed
-            world = FaultInjector(world, self.config.env_mode, self.config.fault_count, self.config.fault_duration,
-                                  self._fault_seed, self.task.task_id)
+        world = self._factory.world(self.suite, self.task, self._fault_seed)
         self._world, self._env_calls = world, 0
         self.trajectory = Trajectory(system_prompt=system_prompt(self.task, self._date, self.config.with_plan))
         # Copies: a trainer keeps what it is given, and the schemas are the world's own objects.
@@ -231,8 +217,8 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         return json.dumps(turn.tool_calls[-1].observation, ensure_ascii=False), malformed
 
     def _call(self, record: ToolCall, world: Environment) -> bool:
-        """Make the call as the agent loop does (:func:`occubench.agent.make_call`); True when malformed: it did not
-        reach the world, or its arguments fail the tool's schema (the world answered with an error)."""
+        """Make the call as the agent loop does (:func:`occubench.core.agent.make_call`); True when malformed: it did
+        not reach the world, or its arguments fail the tool's schema (the world answered with an error)."""
         specs = world.tools()
         if not make_call(world, specs, record, self._env_calls):
             return True

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium
 from gymnasium.envs.registration import parse_env_id
 
-from occubench.plugins import GROUP
+from occubench.engine.registry import GROUP
 
 NAMESPACE = "occubench"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util.lazy import lazy_exports
 
 # Names load on first use: the report reads logs (occubench.inspect.logs) without loading the tasks.
 _EXPORTS = {

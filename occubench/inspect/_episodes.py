@@ -3,21 +3,19 @@ agent's turn (the solver) to its judging (the scorer)."""
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass
 
 from inspect_ai.model import Model as InspectModel
 from inspect_ai.model import get_model, model_roles
 
-from occubench._run import fault_injection, fault_rules, fault_wrapper, role_params
 from occubench.config import RunConfig
-from occubench.environment import Environment
+from occubench.core.environment import Environment
+from occubench.core.suite import Suite, SuitePlan
+from occubench.core.task import Task
+from occubench.engine.factory import EpisodeFactory, today
 from occubench.errors import ConfigError
 from occubench.inspect._bridge import InspectChat
 from occubench.llm import Model
-from occubench.plugins import SuitePlan
-from occubench.suite import Suite
-from occubench.task import Task
 
 
 @dataclass(frozen=True)
@@ -41,10 +39,12 @@ class Episode:
 
 class Episodes:
     def __init__(self, config: RunConfig, plan: SuitePlan, roles: dict[str, Role]) -> None:
-        self.config, self.plan, self.roles = config, plan, roles
+        self.config, self.roles = config, roles
         self.tasks = {str(task.task_id): task for task in plan.tasks}
-        self.injection = fault_injection(config, plan, config.suite)
-        self.date = config.date or datetime.date.today().isoformat()
+        # Every model role of the suite is played by an Inspect model.
+        self.factory = EpisodeFactory.create(config, plan=plan, given=plan.roles)
+        self.injection = self.factory.injection
+        self.date = config.date or today()
         self._open: dict[tuple[str, int], Episode] = {}
 
     def models(self) -> dict[str, Model]:
@@ -59,18 +59,16 @@ class Episodes:
             elif role.required:
                 raise ConfigError(f"the {self.config.suite} task needs a {ours} model: give --model-role "
                                   f"{role.inspect_role}=<provider/model>")
-        params = role_params(self.config)  # the output caps ``occubench run`` sets on these roles
-        return {ours: Model(InspectChat(model), str(model), params.get(ours, {}), ours)
+        # The output caps ``occubench run`` sets on these roles.
+        return {ours: Model(InspectChat(model), str(model), self.config.role_params(ours), ours)
                 for ours, model in chosen.items()}
 
     def start(self, sample_id: str | int, epoch: int) -> Episode:
         """A fresh world for the sample, with the run's faults; kept until :meth:`finish`."""
         task = self.tasks[str(sample_id)]
-        config = self.config
-        suite = self.plan.make(self.models(), fault_rules(config, self.injection))
-        world = suite.make_env(task)
-        if self.injection == "harness":  # every epoch of a task meets the same faults, as every trial of a run
-            world = fault_wrapper(config)(world, task)
+        suite = self.factory.suite(self.models())
+        # Every epoch of a task meets the same faults, as every trial of a run.
+        world = self.factory.world(suite, task)
         episode = self._open[(str(sample_id), epoch)] = Episode(task, suite, world)
         return episode
 

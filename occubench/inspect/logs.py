@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from occubench.errors import ConfigError
+from occubench.core.results import ErrorInfo, Result
+from occubench.errors import ERROR_KINDS, ConfigError
 from occubench.llm.types import Usage
-from occubench.results import ErrorInfo, Result
-from occubench.runner import ERROR_KINDS
 
 #: Our roles, by the Inspect model role that plays them.
 _ROLES = {"world": "world", "grader": "verifier", "colleague": "npc"}

@@ -18,12 +18,12 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from occubench._jsonsafe import json_safe
-from occubench.faults import FaultInjector
+from occubench.core.faults import FaultInjector
+from occubench.core.tools import ToolSpec, tool_error, unknown_tool
+from occubench.core.trajectory import Step, ToolCall, Trajectory
 from occubench.inspect._bridge import in_thread
 from occubench.inspect._episodes import Episodes
-from occubench.tools import ToolSpec, tool_error, unknown_tool
-from occubench.trajectory import Step, ToolCall, Trajectory
+from occubench.util.jsonsafe import json_safe
 
 
 def _observation(call_name: str, reply: ChatMessageTool | None, specs: list[ToolSpec]) -> tuple[dict[str, Any], bool]:

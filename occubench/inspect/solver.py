@@ -14,12 +14,12 @@ from inspect_ai.tool import ToolDef, ToolParams
 from inspect_ai.util import LimitExceededError
 from pydantic import ValidationError
 
-from occubench.agent import system_prompt
-from occubench.environment import Environment
+from occubench.core.agent import system_prompt
+from occubench.core.environment import Environment
+from occubench.core.tools import ToolSpec
 from occubench.errors import ConfigError
 from occubench.inspect._bridge import in_thread
 from occubench.inspect._episodes import Episodes
-from occubench.tools import ToolSpec
 
 
 def inspect_tool(world: Environment, spec: ToolSpec) -> ToolDef:

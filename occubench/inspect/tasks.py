@@ -17,11 +17,11 @@ from inspect_ai.scorer import Scorer
 from rich.console import Console
 
 from occubench.config import RunConfig
+from occubench.engine.registry import load_suite
 from occubench.errors import ConfigError
 from occubench.inspect._episodes import Episodes, Role
 from occubench.inspect.scorer import day_score, verdict
 from occubench.inspect.solver import world_agent
-from occubench.plugins import load_suite
 
 #: Settings of the run that the report needs to place an Inspect log beside run directories (the task's metadata).
 _RECORDED = ("env_mode", "fault_count", "fault_duration", "with_plan", "seed", "num_votes", "max_steps")

@@ -1,13 +1,15 @@
 """The LLM layer: one client for every OpenAI-compatible endpoint, with retries, concurrency limits, a response
-cache and usage accounting. Names load on first use: the data types need no SDK, the client imports openai."""
+cache and usage accounting, and the one loop that asks a model again while its output cannot be parsed. Names load
+on first use: the data types need no SDK, the client imports openai."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util.lazy import lazy_exports
 
 _EXPORTS = {
+    "Parsed": "occubench.llm.ask", "Unusable": "occubench.llm.ask", "ask_json": "occubench.llm.ask",
     "CacheMissError": "occubench.llm.cache", "ResponseCache": "occubench.llm.cache",
     "LLMClient": "occubench.llm.client", "RetryPolicy": "occubench.llm.client",
     "as_llm_client": "occubench.llm.client", "create_client": "occubench.llm.client",
@@ -19,14 +21,16 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "AdaptiveLimiter", "CacheMissError", "ChatClient", "Completion", "LLMClient", "Message", "Model", "Reply",
-    "ResponseCache", "RetryPolicy", "ToolCallRequest", "Usage", "as_llm_client", "create_client", "extract_tagged_json"
+    "AdaptiveLimiter", "CacheMissError", "ChatClient", "Completion", "LLMClient", "Message", "Model", "Parsed", "Reply",
+    "ResponseCache", "RetryPolicy", "ToolCallRequest", "Unusable", "Usage", "as_llm_client", "ask_json",
+    "create_client", "extract_tagged_json"
 ]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from occubench.llm.ask import Parsed, Unusable, ask_json
     from occubench.llm.cache import CacheMissError, ResponseCache
     from occubench.llm.client import LLMClient, RetryPolicy, as_llm_client, create_client
     from occubench.llm.limiter import AdaptiveLimiter

@@ -14,15 +14,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
-from occubench.errors import ConfigError, LLMError
+from occubench.errors import CacheMissError, ConfigError
 from occubench.llm.types import Reply, ToolCallRequest, Usage
 
 #: The trial the current thread's episode belongs to: repeated trials of a task must not share cached answers.
 current_trial: ContextVar[int] = ContextVar("current_trial", default=0)
-
-
-class CacheMissError(LLMError):
-    """``--replay`` asked for a response the cache does not hold."""
 
 
 def cache_key(base_url: str, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,

@@ -9,9 +9,8 @@ Every request and every retry is counted in the episode's ledger under the role 
 names that role, the endpoint (credentials masked) and the model.
 
 What servers differ in is smoothed here too: ``tool_choice: "auto"`` goes with every tools list (some servers
-ignore tools without it); reasoning text (``<think>…</think>``, ``reasoning_content``) is kept apart from the
-answer; tool calls written into the text (``<tool_call>{...}</tool_call>``) become tool calls; a model that refuses
-``max_tokens`` gets ``max_completion_tokens``.
+ignore tools without it); a model that refuses ``max_tokens`` gets ``max_completion_tokens``; what they answer is
+read by :mod:`occubench.llm.response`.
 
 Time is bounded in wall-clock terms: ``timeout_s`` is the whole of one request (the SDK's timeout bounds each read
 only, so a server trickling a byte at a time would hold a request for ever), and within an episode with
@@ -41,15 +40,15 @@ try:  # the SDK's HTTP library: httpx2 in recent releases, httpx before
 except ImportError:  # pragma: no cover - an older openai
     import httpx as http  # type: ignore[no-redef]
 
-from occubench._jsonsafe import clean_text
-from occubench._redact import redact_url
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, TaskLimitReached
 from occubench.llm.cache import Cache, cache_key
 from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_queued, record_retry, seconds_left
 from occubench.llm.limiter import AdaptiveLimiter, Limiter
 from occubench.llm.model import ChatClient
 from occubench.llm.parsing import loads
-from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage
+from occubench.llm.response import read_completion
+from occubench.llm.types import Completion, Message, Reply, Usage
+from occubench.util.redact import redact_url
 
 log = logging.getLogger("occubench")
 
@@ -59,8 +58,6 @@ _NO_KEY = "no-key"
 _SAME_5XX_LIMIT = 3
 _VALIDATION = re.compile(r"validation error|validat|invalid|input should be|field required|is not of type|"
                          r"must be|unexpected|not supported|unsupported", re.IGNORECASE)
-_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
-_TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -115,6 +112,35 @@ def _about_n(exc: LLMRequestError) -> bool:
 
 def _refuses_max_tokens(exc: openai.APIStatusError) -> bool:
     return getattr(exc, "param", None) == "max_tokens" or "max_completion_tokens" in exc.message
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A transient failure, to retry: its cause as the ledger counts retries, and what it was."""
+
+    cause: str
+    text: str
+    #: Seconds the server asked to wait (Retry-After).
+    retry_after: float | None = None
+
+
+def _retryable(status: int) -> bool:
+    return status == 429 or status >= 500 or status in (408, 409)
+
+
+def _status_failure(exc: openai.APIStatusError, where: str, repeats: int) -> _Failure:
+    """An HTTP error to retry; raised as :class:`LLMRequestError` if retrying cannot mend it: a refusal, or a 5xx
+    that has said the same validation error ``repeats`` times in a row."""
+    status = exc.status_code
+    if not _retryable(status):
+        error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
+        raise error(f"{where} rejected the request: HTTP {status}: {exc.message}", status,
+                    getattr(exc, "param", None)) from None
+    if status >= 500 and repeats >= _SAME_5XX_LIMIT and _VALIDATION.search(exc.message):
+        raise LLMRequestError(f"{where} refused the request {repeats} times with the same error, though as "
+                              f"HTTP {status}: {exc.message}", status) from None
+    return _Failure("rate_limited" if status == 429 else "server_error", f"HTTP {status}: {exc.message}",
+                    _retry_after(exc))
 
 
 class LLMClient:
@@ -289,79 +315,87 @@ class LLMClient:
         same_5xx: tuple[str, int] = ("", 0)
         while True:
             body = self._body(model, messages, tools, n, params)
-            retry_after: float | None = None
             room = self._room(role)
-            # The task's time, when it is shorter than a request's, is this request's deadline.
-            by_task = room is not None and room < self.timeout_s
             if room is not None and room <= 0:
                 raise self._out_of_time(role, where)
-            waiting = time.monotonic()
-            epoch = self.limiter.acquire()
-            sent = time.monotonic()
-            record_queued(role, sent - waiting)
-            ok = throttled = False
+            # The task's time, when it is shorter than a request's, is this request's deadline.
+            by_task = room is not None and room < self.timeout_s
             try:
-                data = self._post(body, room if by_task and room is not None else self.timeout_s)
-                try:
-                    completion = _completion(data, bool(tools))
-                except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                    raise _Malformed(f"{type(exc).__name__}: {_brief(exc)}") from None
-                ok = True
+                return self._send(body, bool(tools), room if by_task and room is not None else self.timeout_s,
+                                  role, where)
             except openai.APIStatusError as exc:
-                status = exc.status_code
-                if status != 429 and status < 500 and status not in (408, 409):
-                    if _refuses_max_tokens(exc) and model not in self._completion_tokens_param and \
-                            "max_tokens" in body:
-                        self._completion_tokens_param.add(model)  # a reasoning model: say it the other way
-                        continue
-                    error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
-                    raise error(f"{where} rejected the request: HTTP {status}: {exc.message}", status,
-                                getattr(exc, "param", None)) from None
+                if self._takes_completion_tokens(exc, model, body):
+                    continue
                 same_5xx = (exc.message, same_5xx[1] + 1 if same_5xx[0] == exc.message else 1)
-                if status >= 500 and same_5xx[1] >= _SAME_5XX_LIMIT and _VALIDATION.search(exc.message):
-                    raise LLMRequestError(f"{where} refused the request {same_5xx[1]} times with the same error, "
-                                          f"though as HTTP {status}: {exc.message}", status) from None
-                throttled = status == 429
-                retry_after = _retry_after(exc)
-                cause, failure = ("rate_limited" if throttled else "server_error"), f"HTTP {status}: {exc.message}"
+                failure = _status_failure(exc, where, same_5xx[1])
             except (openai.APITimeoutError, http.TimeoutException, _Deadline):
                 if by_task:
                     raise self._out_of_time(role, where) from None
-                cause, failure = "timeout", f"no answer within the {self.timeout_s:g} s request timeout"
+                failure = _Failure("timeout", f"no answer within the {self.timeout_s:g} s request timeout")
             except (openai.APIConnectionError, http.TransportError) as exc:
                 reason = _connection_cause(exc)
                 if probing and reason in ("connection refused", "host not found"):
                     raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
-                cause, failure = "connection", f"cannot connect: {reason}"
+                failure = _Failure("connection", f"cannot connect: {reason}")
             except (openai.APIResponseValidationError, json.JSONDecodeError, _Malformed) as exc:
-                cause, failure = "malformed", f"malformed response: {_brief(exc)}"
+                failure = _Failure("malformed", f"malformed response: {_brief(exc)}")
             except (ValueError, TypeError) as exc:
                 # Raised before anything was sent: the body cannot be written (NaN, a lone surrogate). Sending it
                 # again cannot help; the message never quotes the body.
                 raise LLMRequestError(f"{where}: the request cannot be sent: {type(exc).__name__}: "
                                       f"{_brief(exc)}") from None
-            finally:
-                self.limiter.release(epoch, ok=ok, throttled=throttled)
-            if ok:
-                record(role, completion.usage)
-                # Every role's requests, in one place (--debug): the roles' own lines say what they made of them.
-                log.debug("[LLM] %s: %d message(s) answered in %.2f s, %d prompt and %d completion tokens", where,
-                          len(messages), time.monotonic() - sent, completion.usage.prompt_tokens,
-                          completion.usage.completion_tokens)
-                return completion
-            # The budget is used whole: a back-off that would pass it is cut short, for one last attempt at its
-            # end; only a server asking for more time than is left (Retry-After) is given up on before.
-            left = deadline - time.monotonic()
-            if left <= 0 or (retry_after is not None and retry_after > left):
-                raise LLMUnavailableError(f"{where} still failing after {attempt + 1} attempts within the "
-                                          f"{retry.budget_s:g} s retry budget: {failure}")
-            wait = min(retry.delay(attempt, retry_after), left)
-            record_retry(role, cause)
-            log.debug("[LLM] %s: %s; retry %d in %.1f s", where, failure, attempt + 1, wait)
-            room = self._room(role)
-            time.sleep(wait if room is None else min(wait, max(room, 0.0)))  # not past the task's time
+            self._back_off(failure, attempt, deadline, retry, role, where)
             attempt += 1
 
+    def _send(self, body: dict[str, Any], tools_sent: bool, timeout_s: float, role: str, where: str) -> Completion:
+        """One attempt, once the limiter has room for it; its usage is counted under ``role``."""
+        waiting = time.monotonic()
+        epoch = self.limiter.acquire()
+        sent = time.monotonic()
+        record_queued(role, sent - waiting)
+        ok = throttled = False
+        try:
+            data = self._post(body, timeout_s)
+            try:
+                completion = read_completion(data, tools_sent)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                raise _Malformed(f"{type(exc).__name__}: {_brief(exc)}") from None
+            ok = True
+        except openai.APIStatusError as exc:
+            throttled = exc.status_code == 429
+            raise
+        finally:
+            self.limiter.release(epoch, ok=ok, throttled=throttled)
+        record(role, completion.usage)
+        # Every role's requests, in one place (--debug): the roles' own lines say what they made of them.
+        log.debug("[LLM] %s: %d message(s) answered in %.2f s, %d prompt and %d completion tokens", where,
+                  len(body["messages"]), time.monotonic() - sent, completion.usage.prompt_tokens,
+                  completion.usage.completion_tokens)
+        return completion
+
+    def _takes_completion_tokens(self, exc: openai.APIStatusError, model: str, body: dict[str, Any]) -> bool:
+        """Whether ``exc`` is a reasoning model refusing ``max_tokens``: it is sent ``max_completion_tokens`` from
+        now on."""
+        if _retryable(exc.status_code) or not _refuses_max_tokens(exc) or model in self._completion_tokens_param \
+                or "max_tokens" not in body:
+            return False
+        self._completion_tokens_param.add(model)
+        return True
+
+    def _back_off(self, failure: _Failure, attempt: int, deadline: float, retry: RetryPolicy, role: str,
+                  where: str) -> None:
+        """Wait before the next attempt, or raise :class:`LLMUnavailableError` when the retry budget is spent. The
+        budget is used whole: a back-off that would pass it is cut short, for one last attempt at its end; only a
+        server asking for more time than is left (Retry-After) is given up on before."""
+        left = deadline - time.monotonic()
+        if left <= 0 or (failure.retry_after is not None and failure.retry_after > left):
+            raise LLMUnavailableError(f"{where} still failing after {attempt + 1} attempts within the "
+                                      f"{retry.budget_s:g} s retry budget: {failure.text}")
+        wait = min(retry.delay(attempt, failure.retry_after), left)
+        record_retry(role, failure.cause)
+        log.debug("[LLM] %s: %s; retry %d in %.1f s", where, failure.text, attempt + 1, wait)
+        room = self._room(role)
+        time.sleep(wait if room is None else min(wait, max(room, 0.0)))  # not past the task's time
 
     def _post(self, body: dict[str, Any], timeout_s: float) -> Any:
         """The JSON answer to one request, read within ``timeout_s`` of wall-clock time in all, else
@@ -447,54 +481,6 @@ def _split(usage: Usage, count: int) -> list[Usage]:
     return [Usage(prompt_tokens=usage.prompt_tokens if i == 0 else 0, completion_tokens=each + (extra if i == 0 else 0),
                   calls=usage.calls if i == 0 else 0, cached_tokens=usage.cached_tokens if i == 0 else 0)
             for i in range(count)]
-
-
-def _text(value: Any) -> str | None:
-    # Lone surrogates (a reply's "\ud800") are replaced where replies enter: past here every text encodes as UTF-8.
-    return None if value is None else clean_text(value if isinstance(value, str) else json.dumps(value))
-
-
-def _text_tool_calls(content: str) -> tuple[str, tuple[ToolCallRequest, ...]]:
-    """Tool calls a chat template wrote into the text (``<tool_call>{"name": ..., "arguments": ...}</tool_call>``,
-    as Hermes- and Qwen-style templates do), and the text without them."""
-    calls = []
-    for number, match in enumerate(_TEXT_TOOL_CALL.finditer(content)):
-        try:
-            call = loads(match.group(1))
-        except ValueError:  # not JSON, or nested too deep: not a tool call, as for any other garbage
-            continue
-        if isinstance(call, dict) and isinstance(call.get("name"), str):
-            arguments = call.get("arguments", call.get("parameters", {}))
-            calls.append(ToolCallRequest(id=f"text_call_{number}", name=call["name"],
-                                         arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)))
-    return (_TEXT_TOOL_CALL.sub("", content).strip() if calls else content), tuple(calls)
-
-
-def _completion(data: Any, tools_sent: bool = False) -> Completion:
-    """Read a chat-completion JSON body; anything malformed raises (and is retried as a transient failure)."""
-    replies = []
-    for choice in data["choices"]:
-        message = choice["message"]
-        content = _text(message.get("content"))
-        # Reasoning stays out of the answer and of what the simulator and judge parsers read.
-        reasoning = [_text(message.get("reasoning_content")) or ""]
-        if content and "<think>" in content:
-            reasoning += _THINK.findall(content)
-            content = _THINK.sub("", content).strip()
-        calls = tuple(ToolCallRequest(id=_text(c.get("id")) or "", name=_text(c["function"]["name"]) or "",
-                                      arguments=_text(c["function"].get("arguments")) or "")
-                      for c in message.get("tool_calls") or [] if c.get("function"))
-        if tools_sent and not calls and content and "<tool_call>" in content:
-            content, calls = _text_tool_calls(content)
-        replies.append(Reply(content=content, tool_calls=calls, finish_reason=_text(choice.get("finish_reason")),
-                             reasoning="\n".join(r.strip() for r in reasoning if r.strip()) or None))
-    if not replies:
-        raise ValueError("the endpoint returned no choices")
-    usage = data.get("usage") or {}
-    details = usage.get("prompt_tokens_details") or {}
-    return Completion(replies=replies, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
-                                                   completion_tokens=usage.get("completion_tokens") or 0, calls=1,
-                                                   cached_tokens=details.get("cached_tokens") or 0))
 
 
 def create_client(api_key: str | None = None, base_url: str | None = None, **options: Any) -> LLMClient:

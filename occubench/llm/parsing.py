@@ -7,13 +7,13 @@ import json
 import re
 from typing import Any
 
-from occubench._jsonsafe import json_safe
+from occubench.util.jsonsafe import json_safe
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 #: Deepest nesting read from a model. Real replies are a few levels deep. Python's parser, and every walk of the
 #: value after it (schema checks, json.dumps), recurse once per level against the interpreter's limit of 1,000
 #: frames, part of which the caller's stack already uses: 256 leaves them ample room. Deeper text is refused before
-#: it is parsed, as unreadable as any other garbage. (What is written is cut further, at 64: occubench._jsonsafe.)
+#: it is parsed, as unreadable as any other garbage. (What is written is cut further, at 64: occubench.util.jsonsafe.)
 MAX_DEPTH = 256
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")

@@ -9,9 +9,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from occubench._jsonl import read_json
+from occubench.core.tools import ToolSpec
 from occubench.errors import ConfigError
-from occubench.tools import ToolSpec
+from occubench.util.jsonl import read_json
 
 _REQUIRED = ("environment_name", "world_model_system_prompt", "action_set_definitions", "state_description",
              "task_initial_state")

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from occubench.environment import Environment, JSONObject
+from occubench.core.environment import Environment, JSONObject
+from occubench.core.tools import ToolSpec, json_arguments, tool_error
 from occubench.errors import WorldError
-from occubench.llm.budget import prompt_chars, reask_reply
+from occubench.llm.ask import ask_json
+from occubench.llm.budget import prompt_chars
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
 from occubench.llm.types import Message
 from occubench.lwm.config import WorldModelConfig
-from occubench.tools import ToolSpec, json_arguments, tool_error
 
 if TYPE_CHECKING:
     import openai
@@ -92,23 +94,14 @@ class LWMEnvironment(Environment):
             messages[1] = {**first, "content": f"[{len(exchanges) - len(kept)} earlier call(s) and their observations "
                            "left out here to fit the context window; stay consistent with the state they left]\n"
                            f"{first['content']}"}
-        for attempt in range(self.max_reasks + 1):
-            completion = self.model.chat(messages)
-            content = completion.replies[0].content
-            try:
-                observation = extract_tagged_json(content, TAG)
-            except ValueError as exc:
-                reason = str(exc)
-                log.debug("[LWM] Unparsable observation (attempt %d): %s", attempt + 1, reason)
-                messages += [{"role": "assistant", "content": reask_reply(content)},
-                             {"role": "user", "content": f"Your reply could not be used: {reason}. Reply again "
-                              f"with exactly one JSON object between <{TAG}> and </{TAG}> tags."}]
-                continue
-            self.history.append((action, observation))
-            log.debug("[LWM] Observation: %s", _clip(json.dumps(observation, ensure_ascii=False)))
-            return observation
-        raise WorldError(f"world model {self.model.name} gave no parsable observation for `{name}` in "
-                         f"{self.max_reasks + 1} attempts: {reason}; last reply: {_clip(content or '')!r}")
+        answer = ask_json(self.model, messages, partial(extract_tagged_json, tag=TAG), reasks=self.max_reasks,
+                          correction=_correction, label="[LWM] Unparsable observation")
+        if answer.value is None:
+            raise WorldError(f"world model {self.model.name} gave no parsable observation for `{name}` in "
+                             f"{answer.attempts} attempts: {answer.reason}; last reply: {_clip(answer.reply or '')!r}")
+        self.history.append((action, answer.value))
+        log.debug("[LWM] Observation: %s", _clip(json.dumps(answer.value, ensure_ascii=False)))
+        return answer.value
 
     def _fit(self, exchanges: list[list[Message]], fixed: int) -> list[list[Message]]:
         """The newest ``exchanges`` that fit the budget beside ``fixed`` characters (all of them without one)."""
@@ -127,6 +120,10 @@ class LWMEnvironment(Environment):
         self.history.clear()
         self.left_out = 0
 
+
+def _correction(problems: list[str]) -> str:
+    return (f"Your reply could not be used: {'; '.join(problems)}. Reply again with exactly one JSON object between "
+            f"<{TAG}> and </{TAG}> tags.")
 
 
 def _clip(text: str, limit: int = 300) -> str:

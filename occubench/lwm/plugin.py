@@ -7,14 +7,13 @@ from dataclasses import asdict
 from rich.console import Console
 
 from occubench.config import RunConfig
-from occubench.data import ensure_data, resolve_data_paths
+from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, content_digest, select_tasks, task_set
+from occubench.core.verifier import RubricVerifier
 from occubench.llm import Model
 from occubench.lwm.config import WorldModelRegistry
+from occubench.lwm.data import ensure_data, resolve_data_paths
 from occubench.lwm.suite import OccuBenchSuite
 from occubench.lwm.tasks import load_tasks
-from occubench.plugins import SuiteDefinition, SuitePlan, content_digest, select_tasks, task_set
-from occubench.suite import Suite
-from occubench.verifier import RubricVerifier
 
 NAME = "occubench"
 

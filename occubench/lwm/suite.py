@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
-from occubench.environment import Environment
+from occubench.core.environment import Environment
+from occubench.core.suite import Suite
+from occubench.core.task import Task
+from occubench.core.trajectory import Trajectory
+from occubench.core.verifier import RubricVerifier, Verdict
 from occubench.llm import Model
 from occubench.lwm.config import WorldModelRegistry
 from occubench.lwm.environment import LWMEnvironment
-from occubench.suite import Suite
-from occubench.task import Task
-from occubench.trajectory import Trajectory
-from occubench.verifier import RubricVerifier, Verdict
 
 
 class OccuBenchSuite(Suite):

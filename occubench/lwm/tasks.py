@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from occubench._jsonl import iter_jsonl
+from occubench.core.task import Task
 from occubench.errors import ConfigError
-from occubench.task import Task
+from occubench.util.jsonl import iter_jsonl
 
 _TASK_KEYS = ("task_id", "task_scenario_name", "agent_instruction", "env_name", "difficulty_level")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util.lazy import lazy_exports
 
 #: Names load on first use: matplotlib, which only charts need, costs seconds to import.
 _EXPORTS = {

@@ -15,11 +15,11 @@ from matplotlib.figure import Figure
 from matplotlib.projections.polar import PolarAxes
 from matplotlib.ticker import PercentFormatter
 
-from occubench.faults import FAULT_MODES
+from occubench.core.faults import FAULT_MODES
+from occubench.core.results import Result
+from occubench.core.task import CATEGORY_ABBREVIATIONS
+from occubench.report.robustness import UNKNOWN_SUITE, robustness_table, suite_of, with_guidance
 from occubench.report.stats import breakdown
-from occubench.results import Result
-from occubench.robustness import UNKNOWN_SUITE, guidance_of, robustness_table, suite_of, with_guidance
-from occubench.task import CATEGORY_ABBREVIATIONS
 
 #: Labels are model names, run names and categories, drawn as written: without this, a name with two "$" is
 #: typeset as mathtext (or fails to parse, failing the report). Text objects read it when made, so the whole chart
@@ -36,7 +36,7 @@ def _png(figure: Figure) -> bytes:
 
 
 #: A chart series: (suite, agent model, world model or "-"), as the robustness rows group results; the agent names
-#: its workplace guidance tier when it has one (:func:`occubench.robustness.with_guidance`).
+#: its workplace guidance tier when it has one (:func:`occubench.report.robustness.with_guidance`).
 SeriesKey = tuple[str, str, str]
 
 
@@ -64,7 +64,7 @@ def _series(results: Iterable[Result]) -> dict[str, list[Result]]:
     """Results per (suite, agent model and guidance tier, world model), by label (:func:`series_labels`)."""
     by_key: dict[SeriesKey, list[Result]] = defaultdict(list)
     for r in results:
-        by_key[(suite_of(r), with_guidance(str(r.agent_model), guidance_of(r)), r.world_model or "-")].append(r)
+        by_key[(suite_of(r), with_guidance(str(r.agent_model), r.guidance), r.world_model or "-")].append(r)
     labels = series_labels(by_key)
     return dict(sorted((labels[key], records) for key, records in by_key.items()))
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from occubench.core.results import Result
+from occubench.engine.summary import Tally
 from occubench.errors import ConfigError
-from occubench.results import Result
-from occubench.robustness import suite_of
-from occubench.summary import Tally
+from occubench.report.robustness import suite_of
 
 #: A pair's suite when the groups are the suites.
 ALL_SUITES = "all"
@@ -59,7 +59,7 @@ class PairAgreement:
     verdicts: int
     verdicts_agreeing: int
     disagreements: list[tuple[str, str]] = field(default_factory=list)
-    #: The suite whose results were compared (``occubench.robustness.suite_of``); "all" when ``by`` is the suite.
+    #: The suite whose results were compared (``occubench.report.robustness.suite_of``); "all" when ``by`` is the suite.
     suite: str = ALL_SUITES
 
     @property

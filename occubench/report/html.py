@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from occubench._jsonsafe import dumps
+from occubench.engine.summary import Price
 from occubench.errors import ConfigError
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
 from occubench.report.paired import PairedComparison, paired_comparisons
+from occubench.report.robustness import robustness_table
 from occubench.report.runs import Run
 from occubench.report.stats import RunStats, run_stats
 from occubench.report.tables import (
@@ -26,9 +27,8 @@ from occubench.report.tables import (
     run_tables,
 )
 from occubench.report.viewer import VIEWER_HTML, asset, entry
-from occubench.robustness import robustness_table
 from occubench.store import read_context
-from occubench.summary import Price
+from occubench.util.jsonsafe import dumps
 
 
 def _contexts(run: Run) -> dict[str, Any]:

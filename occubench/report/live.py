@@ -1,4 +1,4 @@
-"""The live viewer (``occubench view``; its flags are in :mod:`occubench.report.view_command`): a local web server
+"""The live viewer (``occubench view``; its flags are in :mod:`occubench.cli.view`): a local web server
 that shows run directories while runs write them — the report's tables and the trajectory viewer, refreshed in the
 page without a reload.
 
@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from occubench._jsonsafe import dumps
+from occubench.core.results import Result
+from occubench.engine.summary import Price
 from occubench.errors import ConfigError
+from occubench.report.robustness import robustness_table
 from occubench.report.runs import Run
 from occubench.report.stats import RunStats, run_stats
 from occubench.report.tables import leaderboard_table, modes_table, report_warnings, run_tables, suite_tables
 from occubench.report.viewer import VIEWER_HTML, asset, entry, resolve_context, summary
-from occubench.results import Result
-from occubench.robustness import robustness_table
 from occubench.store import CONTEXT_FILE, RESULTS_FILE, latest_by_task, read_context, run_records
-from occubench.summary import Price
+from occubench.util.jsonsafe import dumps
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'",

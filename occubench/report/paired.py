@@ -28,10 +28,10 @@ from fractions import Fraction
 from itertools import combinations
 from statistics import NormalDist
 
+from occubench.core.results import Result
 from occubench.report.compare import group_name
+from occubench.report.robustness import suite_of, warn, with_guidance
 from occubench.report.stats import bootstrap_ratio
-from occubench.results import Result
-from occubench.robustness import guidance_of, suite_of, warn, with_guidance
 
 #: Per task: (paired trials, A's passes, B's passes).
 TaskPairs = tuple[int, int, int]
@@ -48,13 +48,13 @@ class PairedSetting:
     env_mode: str
     fault_count: int
     fault_duration: int
-    #: The workplace guidance tier (:func:`occubench.robustness.guidance_of`): hints change what is compared.
+    #: The workplace guidance tier (:attr:`occubench.core.results.Result.guidance`): hints change what is compared.
     guidance: int = 0
 
     @classmethod
     def of(cls, result: Result) -> PairedSetting:
         return cls(suite_of(result), result.world_model or "-", result.env_mode, result.fault_count,
-                   result.fault_duration, guidance_of(result))
+                   result.fault_duration, result.guidance)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from occubench.core.results import Result
 from occubench.errors import ConfigError
-from occubench.results import Result
-from occubench.robustness import is_inspect_log, load_run_records, run_dirs_with_results, warn
+from occubench.report.robustness import is_inspect_log, load_run_records, run_dirs_with_results, warn
 
 
 @dataclass

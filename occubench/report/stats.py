@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
+from occubench.core.results import Result
+from occubench.engine.summary import Price, Summary, Tally, summarize
+from occubench.report.robustness import suite_of
 from occubench.report.runs import Run
-from occubench.results import Result
-from occubench.robustness import suite_of
-from occubench.summary import Price, Summary, Tally, summarize
 
 
 @dataclass
@@ -205,7 +205,7 @@ class RunStats:
     pass_k: list[PassK]
     #: Tokens and cost per role (errors included: their tokens were spent).
     summary: Summary
-    #: The run's suite(s) (``occubench.robustness.suite_of``), comma-separated if it mixes several.
+    #: The run's suite(s) (``occubench.report.robustness.suite_of``), comma-separated if it mixes several.
     suite: str = "-"
     #: Lines of its results file left out as not the run's (see :func:`occubench.store.run_records`).
     left_out: int = 0

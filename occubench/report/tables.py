@@ -9,19 +9,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
+from occubench.core.faults import FAULT_MODES
+from occubench.core.results import Result
+from occubench.core.suite import SuiteDefinition
+from occubench.core.tables import Table, percent
+from occubench.core.task import CATEGORY_ABBREVIATIONS
+from occubench.engine.registry import load_suite
+from occubench.engine.summary import USAGE_COLUMNS, ordered_roles, usage_row
 from occubench.errors import ConfigError
-from occubench.faults import FAULT_MODES
 from occubench.llm.types import Usage
-from occubench.plugins import SuiteDefinition, load_suite
 from occubench.report.compare import PairAgreement
 from occubench.report.paired import PairedComparison
+from occubench.report.robustness import RobustnessRow, robustness_warnings
 from occubench.report.runs import Run
 from occubench.report.stats import Count, RunStats
-from occubench.results import Result
-from occubench.robustness import RobustnessRow, robustness_warnings
-from occubench.summary import USAGE_COLUMNS, ordered_roles, usage_row
-from occubench.tables import Table, percent
-from occubench.task import CATEGORY_ABBREVIATIONS
 
 
 def ci_text(low: float | None, high: float | None) -> str:
@@ -45,7 +46,7 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
                [f"{100 * c.level:.0f}% CI (bootstrap over tasks)", ci_text(c.low, c.high)],
                ["Passed / evaluated", f"{c.passed}/{c.evaluated}"],
                ["Errors (not scored)", str(stats.errors)]]
-    if stats.errors:  # the kind says what to do about them (see occubench.summary.ERROR_ADVICE)
+    if stats.errors:  # the kind says what to do about them (see occubench.engine.summary.ERROR_ADVICE)
         kinds = stats.summary.errors_by_kind.items()
         summary.append(["Errors by kind", ", ".join(f"{len(results)} {kind}" for kind, results in kinds)])
     if u.voted:  # code checks have no votes to agree

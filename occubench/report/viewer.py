@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from occubench.core.results import Result
+from occubench.report.robustness import suite_of
 from occubench.report.tables import category_label
-from occubench.results import Result
-from occubench.robustness import suite_of
 
 #: What the viewer shows of a result beyond its summary.
 _RECORD_FIELDS = ("agent_model", "world_model", "verifier_model", "npc_model", "env_mode", "fault_mode", "seed",

@@ -24,7 +24,7 @@ import symtable
 import types
 from dataclasses import dataclass
 
-from occubench.tools import describe
+from occubench.core.tools import describe
 
 #: Builtins generated code may use: values and pure functions, nothing that reaches objects' internals or the system.
 SAFE_BUILTINS = frozenset({

@@ -14,7 +14,7 @@ import json
 import struct
 from typing import Any
 
-from occubench._jsonsafe import dumps
+from occubench.util.jsonsafe import dumps
 
 #: Changes whenever a message changes shape; a worker of another version is refused.
 VERSION = 1

@@ -17,9 +17,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from occubench.core.tools import TimeLimitExceeded, describe
 from occubench.errors import ConfigError
 from occubench.sandbox import protocol, seccomp
-from occubench.tools import TimeLimitExceeded, describe
 
 #: rlimit names of the start message's limits.
 RLIMITS = {"core": resource.RLIMIT_CORE, "cpu_seconds": resource.RLIMIT_CPU, "memory_bytes": resource.RLIMIT_AS,

@@ -6,19 +6,19 @@ from flags, a TOML file or Python, are checked on construction and keep keys as 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import Field, SecretStr
+from occubench.config import Settings, with_roles
 
-from occubench.config import Settings
+if TYPE_CHECKING:
+    _SynthRoles = Settings
+else:
+    _SynthRoles = with_roles(Settings, ("synth",))
 
 
-class SynthConfig(Settings):
+class SynthConfig(_SynthRoles):
     roles: ClassVar[tuple[str, ...]] = ("synth",)
 
     #: The folder the made worlds are written to; the synthesis keeps its work in ``<out>/synthesis/``.
     out: str
     synth_model: str | None = None
-    synth_api_key: SecretStr | None = None
-    synth_base_url: str | None = None
-    synth_params: dict[str, Any] = Field(default_factory=dict)

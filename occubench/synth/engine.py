@@ -17,18 +17,20 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from occubench._jsonl import write_atomic
-from occubench._jsonsafe import json_safe
-from occubench._redact import Redactor
+from occubench.core.tools import ToolSpec
 from occubench.errors import OccuBenchError
+from occubench.llm.ask import Unusable, ask_json
 from occubench.llm.ledger import open_ledger, record
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
 from occubench.llm.types import Usage
-from occubench.tools import ToolSpec
+from occubench.util.jsonl import write_atomic
+from occubench.util.jsonsafe import json_safe
+from occubench.util.redact import Redactor
 
 TAG = "output"
 
@@ -60,12 +62,23 @@ class StageStats:
     """How a stage fared over a synthesis run (stored answers reused are not asked again, so not counted)."""
 
     asked: int = 0
-    first_try: int = 0
-    reasked: int = 0
-    failed: int = 0
     reused: int = 0
+    #: Each ask that ended: the attempts it took and whether they gave an answer.
+    outcomes: list[tuple[int, bool]] = field(default_factory=list)
     #: What the stage's answers cost, stored ones included (as they cost when first asked), failed asks too.
     usage: Usage = field(default_factory=Usage)
+
+    @property
+    def first_try(self) -> int:
+        return sum(answered and attempts == 1 for attempts, answered in self.outcomes)
+
+    @property
+    def reasked(self) -> int:
+        return sum(attempts - 1 for attempts, _ in self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        return sum(not answered for _, answered in self.outcomes)
 
 
 @dataclass
@@ -104,8 +117,6 @@ class Engine:
             record(role, usage)  # and counted in the caller's ledger, if any
             with self.lock:
                 stats.usage.add(usage)
-        with self.lock:
-            stats.first_try += asks == 1
         path.parent.mkdir(parents=True, exist_ok=True)
         # Whole or absent: an interrupted run leaves no half answer to reuse.
         write_atomic(path, json.dumps({"stage": stage.name, "inputs": json_safe(inputs), "answer": answer,
@@ -125,28 +136,30 @@ class Engine:
                      f"exactly one JSON object between <{TAG}> and </{TAG}> tags, matching this JSON schema:\n"
                      f"{json.dumps(stage.schema, ensure_ascii=False)}"},
                     {"role": "user", "content": json.dumps(json_safe(inputs), ensure_ascii=False, indent=1)}]
-        problems: list[str] = []
-        for ask in range(1, stage.max_asks + 1):
-            content = model.chat(messages).replies[0].content or ""
-            try:
-                answer = extract_tagged_json(content, TAG)
-            except ValueError as exc:
-                problems = [str(exc)]
-            else:
-                problem = spec.check(answer)
-                problems = [problem] if problem else (stage.check(answer, inputs) if stage.check else [])
-                if not problems:
-                    return answer, ask
-            if ask < stage.max_asks:
-                with self.lock:
-                    stats.reasked += 1
-                messages += [{"role": "assistant", "content": content},
-                             {"role": "user", "content": "Your answer cannot be used:\n" +
-                              "\n".join(f"- {p}" for p in problems) + f"\nReply again with the whole corrected "
-                              f"object between <{TAG}> and </{TAG}> tags."}]
+        # The model corrects its whole answer, so it sees it whole.
+        answer = ask_json(model, messages, partial(_parse, spec, stage, inputs), reasks=stage.max_asks - 1,
+                          correction=_correction, label=f"[SYNTH] Unusable answer to stage {stage.name}",
+                          echo_whole=True)
         with self.lock:
-            stats.failed += 1
-        raise StageFailed(stage.name, problems)
+            stats.outcomes.append((answer.attempts, answer.value is not None))
+        if answer.value is None:
+            raise StageFailed(stage.name, answer.problems)
+        return answer.value, answer.attempts
+
+
+def _parse(spec: ToolSpec, stage: Stage, inputs: dict[str, Any], content: str | None) -> dict[str, Any]:
+    """The answer in ``content``, if it parses, matches the stage's schema (``spec``) and passes its check."""
+    answer = extract_tagged_json(content, TAG)
+    problem = spec.check(answer)
+    problems = [problem] if problem else (stage.check(answer, inputs) if stage.check else [])
+    if problems:
+        raise Unusable(problems)
+    return answer
+
+
+def _correction(problems: list[str]) -> str:
+    return ("Your answer cannot be used:\n" + "\n".join(f"- {p}" for p in problems) +
+            f"\nReply again with the whole corrected object between <{TAG}> and </{TAG}> tags.")
 
 
 def _stored(path: Path) -> dict[str, Any] | None:

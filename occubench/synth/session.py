@@ -7,18 +7,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from occubench._lock import DirectoryLock
-from occubench._log import end_logging, setup_logging
-from occubench._redact import Redactor
+from occubench.engine.summary import Price, load_prices
 from occubench.errors import ConfigError
 from occubench.llm.ledger import Ledger, open_ledger
-from occubench.summary import Price, load_prices
 from occubench.synth.config import SynthConfig
 from occubench.synth.engine import Engine
+from occubench.util.lock import DirectoryLock
+from occubench.util.log import end_logging, setup_logging
+from occubench.util.redact import Redactor
 
 if TYPE_CHECKING:
     from occubench.llm import Model
@@ -41,18 +41,16 @@ class Session:
 
 
 @contextmanager
-def open_session(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str, Any]],
-                 console: Console) -> Iterator[Session]:
+def open_session(config: SynthConfig, roles: dict[str, str], console: Console) -> Iterator[Session]:
     """A session for ``roles`` (role → model name; ``synth`` is added from the config)."""
     redactor = Redactor(config.secrets())
-    with redactor.errors(), _open(config, roles, params, console, redactor) as session:
+    with redactor.errors(), _open(config, roles, console, redactor) as session:
         yield session
 
 
 @contextmanager
-def _open(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str, Any]], console: Console,
-          redactor: Redactor) -> Iterator[Session]:
-    from occubench._run import build_models, preflight  # the openai SDK loads only here
+def _open(config: SynthConfig, roles: dict[str, str], console: Console, redactor: Redactor) -> Iterator[Session]:
+    from occubench.engine.models import build_models, preflight  # the openai SDK loads only here
 
     if not config.synth_model:
         raise ConfigError("--synth-model is required: the model that writes every stage")
@@ -69,7 +67,7 @@ def _open(config: SynthConfig, roles: dict[str, str], params: dict[str, dict[str
         cache = ResponseCache(config.cache, replay=config.replay)
     try:
         roles = {"synth": config.synth_model, **roles}
-        models = build_models(config, roles, {"synth": config.synth_params, **params}, cache)
+        models = build_models(config, [config.model_role(role, name) for role, name in roles.items()], cache)
         if not (config.skip_preflight or config.replay):
             preflight(models, {role: config.endpoint(role) for role in models}, config.retry_budget, console)
         work = out / WORK_DIR

@@ -1,8 +1,9 @@
 """The mock server's synthesis roles: it answers every stage of both synthesis tracks, with scripted faults.
 
 A synthesis request is recognised by its system prompt's first line, ``Stage: <name>`` (see
-:mod:`occubench.synth.engine`); its inputs are the JSON of the first user message. Each track's module maps stage
-names to a handler ``(inputs, script) -> answer object``; this module wraps the answer in ``<output>`` tags.
+:mod:`occubench.synth.engine`); its inputs are the JSON of the first user message. Each track's module
+(:mod:`~occubench.testing.synth_lwm`, :mod:`~occubench.testing.synth_executable`) maps stage names to a handler
+``(inputs, script) -> answer object``; this module, which they build on, wraps the answer in ``<output>`` tags.
 
 ``script`` (``make_scripted_responder(synth=...)``, ``--synth-script FILE``) is a JSON object whose keys each
 track documents; one key is common to all stages:
@@ -31,10 +32,9 @@ def stage_of(system: str) -> str | None:
     return match.group(1) if match else None
 
 
-def synth_reply(stage: str, messages: list[dict[str, Any]], script: dict[str, Any]) -> str:
-    from occubench.testing import synth_executable, synth_lwm
-
-    handlers: dict[str, Handler] = {**synth_lwm.STAGES, **synth_executable.STAGES}
+def synth_reply(handlers: dict[str, Handler], stage: str, messages: list[dict[str, Any]],
+                script: dict[str, Any]) -> str:
+    """The answer to a request of ``stage``, by its handler among ``handlers`` (the tracks' stages joined)."""
     users = [m for m in messages if m.get("role") == "user"]
     if stage in script.get("malformed", ()) and len(users) == 1:
         return "Here is my answer: the configuration looks fine."

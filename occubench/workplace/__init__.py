@@ -2,9 +2,10 @@
 checkpoint scoring with feedback that carries over to a second day."""
 
 from occubench.workplace.environment import KeywordResponder, WorkplaceEnvironment
-from occubench.workplace.generate import generate_day, generate_days, read_days, reference_schedule, write_days
+from occubench.workplace.generate import generate_day, generate_days, read_days, write_days
 from occubench.workplace.model import Checkpoint, Clue, Colleague, Day, Meeting, WorkTask
 from occubench.workplace.report import workplace_figures
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import TaskScore, score_day
 from occubench.workplace.suite import WORKPLACE_SUITE, LLMColleague, WorkplaceSuite
 from occubench.workplace.templates import FAMILIES, Family

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from occubench.environment import Environment, JSONObject
-from occubench.tools import TOOL_TIME_LIMIT, ToolError, ToolSpec, spec_of
+from occubench.core.environment import Environment, JSONObject
+from occubench.core.tools import TOOL_TIME_LIMIT, ToolError, ToolSpec, spec_of
 from occubench.workplace.model import Colleague, Day, clock, minutes
 from occubench.workplace.scoring import checkpoint_met
 

@@ -97,7 +97,7 @@ class WorkTask:
     appears: str = "start"
     #: The reference solution: tool calls in order.
     reference: list[dict[str, Any]] = field(default_factory=list)
-    #: One of OccuBench's ten industry categories (``occubench.task.CATEGORY_ABBREVIATIONS``).
+    #: One of OccuBench's ten industry categories (``occubench.core.task.CATEGORY_ABBREVIATIONS``).
     category: str = DEFAULT_CATEGORY
     #: Guidance of increasing strength (``--guidance 1..3``): where to look; whom to ask and what for; the plan step
     #: by step. Never a checkpoint's value.

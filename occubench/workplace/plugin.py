@@ -8,20 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table as RichTable
 
-from occubench._jsonl import json_digest
 from occubench.config import RunConfig
+from occubench.core.results import Result
+from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
+from occubench.core.tables import Table
 from occubench.errors import ConfigError
 from occubench.llm import Model
-from occubench.plugins import SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
-from occubench.results import Result
-from occubench.suite import Suite
-from occubench.tables import Table
-from occubench.workplace.commands import validate_days
+from occubench.util.jsonl import json_digest
 from occubench.workplace.generate import day_id, generate_day, generate_days, read_days
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
 from occubench.workplace.suite import ARMS, WORKPLACE_SUITE, DayTwo, WorkplaceSuite, reference_agent
 from occubench.workplace.templates import FAMILIES
+from occubench.workplace.validate import validate_day
 
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
@@ -102,3 +102,21 @@ suite = SuiteDefinition(
     overview_tables=workplace_overview_tables,
     description="workplace scenarios: generated working days with deadlines, meetings and colleagues who hold "
                 "clues (offline with --agent reference)")
+
+
+def validate_days(days: int, seed: int, console: Console) -> bool:
+    """Reference schedules meet every checkpoint; doing nothing meets none. False when any day does not."""
+    results = [validate_day(day) for day in generate_days(seed, days) + generate_days(seed, days, phase=2)]
+    table = RichTable(title=f"Workplace days from seed {seed}: reference must score 100 %, doing nothing 0 %")
+    for column in ("Day", "Tasks", "Families", "Reference", "Do nothing", "Problems"):
+        table.add_column(column)
+    for result in results:
+        reference = sum(s.score for s in result.reference) / len(result.reference)
+        noop = sum(s.score for s in result.noop) / len(result.noop)
+        table.add_row(result.day.id, str(len(result.day.tasks)),
+                      ", ".join(sorted({t.family for t in result.day.tasks})), f"{100 * reference:.0f}%",
+                      f"{100 * noop:.0f}%", "; ".join(result.errors))
+    console.print(table)
+    good = sum(result.ok for result in results)
+    console.print(f"{good}/{len(results)} days valid ({days} days and their day-two variants)")
+    return good == len(results)

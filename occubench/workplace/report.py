@@ -8,9 +8,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from occubench.results import Result
-from occubench.robustness import guidance_of
-from occubench.tables import Table, percent
+from occubench.core.results import Result
+from occubench.core.tables import Table, percent
 
 #: What each day-two arm started with, in display order; "feedback" is the arm of files written before arms.
 ARM_LABELS = {"none": "no experience", "notes": "own notes", "reflection": "reflected notes",
@@ -98,7 +97,7 @@ def workplace_figures(results: Iterable[Result]) -> dict[str, Any]:
     for day in firsts:
         by_size[day.verdict_details["n_tasks"]].append(day)
     levels = _by(tasks, "difficulty")
-    tiers = {guidance_of(r) for r in scored}
+    tiers = {r.guidance for r in scored}
     return {"day_two": len(firsts) < len(scored), "guidance": tiers.pop() if len(tiers) == 1 else 0,
             "overall": _day_figures(firsts),
             "by_tasks_per_day": {n: _day_figures(days) for n, days in sorted(by_size.items())},
@@ -159,7 +158,7 @@ def workplace_overview_tables(results: Iterable[Result]) -> list[Table]:
     groups: dict[tuple[str, str, int], list[Result]] = defaultdict(list)
     for day in _scored(results):
         if _day_of(day)[0] == 1:
-            groups[(str(day.agent_model), day.env_mode, guidance_of(day))].append(day)
+            groups[(str(day.agent_model), day.env_mode, day.guidance)].append(day)
     if {tier for _, _, tier in groups} <= {0}:
         return []
     modes = len({mode for _, mode, _ in groups}) > 1

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from occubench.workplace.model import Day, minutes
 
-if TYPE_CHECKING:
-    from occubench.workplace.environment import WorkplaceEnvironment
+
+class Workday(Protocol):
+    """What scoring reads of a day as played: the day, what the agent did and when, and the rooms it booked. The
+    environment is one; scoring defines the shape so that the environment can score its own gated tasks."""
+
+    day: Day
+    events: list[dict[str, Any]]
+    bookings: list[dict[str, Any]]
 
 
 def _flat(text: str) -> str:
@@ -32,7 +38,7 @@ def _has(text: str, values: list[str]) -> bool:
     return all(re.search(_token(value), flat) for value in values)
 
 
-def checkpoint_met(check: dict[str, Any], env: WorkplaceEnvironment, deadline: str) -> bool:
+def checkpoint_met(check: dict[str, Any], env: Workday, deadline: str) -> bool:
     """Whether ``check`` holds on what ``env`` recorded up to ``deadline``."""
     limit = minutes(deadline)
     events = [e for e in env.events if e["time"] <= limit]
@@ -65,7 +71,7 @@ class TaskScore:
     checkpoints: list[dict[str, Any]]
 
 
-def score_day(day: Day, env: WorkplaceEnvironment) -> list[TaskScore]:
+def score_day(day: Day, env: Workday) -> list[TaskScore]:
     scores = []
     for task in day.tasks:
         results: list[dict[str, Any]] = [

@@ -7,17 +7,17 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from occubench.agent import ScriptedAgent
-from occubench.environment import Environment
+from occubench.core.agent import ScriptedAgent
+from occubench.core.environment import Environment
+from occubench.core.suite import Suite
+from occubench.core.task import Task
+from occubench.core.tools import clip
+from occubench.core.trajectory import Trajectory
+from occubench.core.verifier import Verdict
 from occubench.llm import Message, Model
-from occubench.suite import Suite
-from occubench.task import Task
-from occubench.tools import clip
-from occubench.trajectory import Trajectory
-from occubench.verifier import Verdict
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import reference_schedule
 from occubench.workplace.model import Colleague, Day
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import TaskScore, score_day
 
 WORKPLACE_SUITE = "workplace"
@@ -88,7 +88,7 @@ notes for your next day: lessons that will still hold then (whom to ask for what
 to check before you answer, how to plan around deadlines and meetings), not this day's figures. At most 300 words, \
 between <notes> and </notes>."""
 
-#: The longest day record a reflection reads: its start and end are kept (see ``occubench.tools.clip``).
+#: The longest day record a reflection reads: its start and end are kept (see ``occubench.core.tools.clip``).
 REFLECTION_INPUT_CHARS = 60_000
 NOTES_CHARS = 4_000
 

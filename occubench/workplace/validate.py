@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import reference_schedule
 from occubench.workplace.model import Day
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import TaskScore, score_day
 
 

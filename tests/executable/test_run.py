@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from occubench import evaluate
-from occubench.faults import fault_schedule
+from occubench.cli import run as evaluate
+from occubench.core.faults import fault_schedule
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 

@@ -18,15 +18,15 @@ from gymnasium.error import ResetNeeded  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import occubench.gym  # noqa: E402
-from occubench._run import build_models, role_params  # noqa: E402
-from occubench.agent import system_prompt  # noqa: E402
 from occubench.config import RunConfig  # noqa: E402
+from occubench.core.agent import NOOP, system_prompt  # noqa: E402
+from occubench.core.episode import evaluate_task  # noqa: E402
+from occubench.core.faults import fault_schedule  # noqa: E402
+from occubench.engine.models import build_models  # noqa: E402
+from occubench.engine.registry import installed_suites  # noqa: E402
 from occubench.errors import ConfigError  # noqa: E402
-from occubench.executable.validate import NOOP, REFERENCE  # noqa: E402
-from occubench.faults import fault_schedule  # noqa: E402
+from occubench.executable.validate import REFERENCE  # noqa: E402
 from occubench.gym import OccuBenchEnv  # noqa: E402
-from occubench.plugins import installed_suites  # noqa: E402
-from occubench.runner import evaluate_task  # noqa: E402
 from occubench.testing import MockLLMServer, make_scripted_responder  # noqa: E402
 from occubench.workplace.suite import reference_agent  # noqa: E402
 from tests.conftest import write_small_data  # noqa: E402
@@ -252,7 +252,7 @@ def test_a_simulated_episode_is_answered_by_the_world_model_and_judged(server: M
                                                                        lwm_data: Path) -> None:
     config = RunConfig.create({"data_dir": str(lwm_data), "world_model": "w", "base_url": server.base_url,
                                "api_key": "k", "num_votes": 3})
-    models = build_models(config, {"world": "w", "verifier": "w"}, role_params(config))
+    models = build_models(config, [config.model_role("world", "w"), config.model_role("verifier", "w")])
     env = OccuBenchEnv("occubench", 1, config=config, models=models)
     env.reset()
     observation, reward, *_ = env.step({"name": "get_prescription", "arguments": {"rx_id": "RX-100"}})

@@ -28,12 +28,12 @@ from rich.console import Console  # noqa: E402
 import occubench  # noqa: E402
 from occubench.cli import main as cli  # noqa: E402
 from occubench.config import RunConfig  # noqa: E402
+from occubench.core.results import Result  # noqa: E402
+from occubench.core.tools import unknown_tool  # noqa: E402
 from occubench.inspect import executable, read_log, workplace  # noqa: E402
 from occubench.inspect import occubench as occubench_task  # noqa: E402
 from occubench.report import pass_at_k, pass_hat_k  # noqa: E402
-from occubench.results import Result  # noqa: E402
 from occubench.testing import MockLLMServer, make_scripted_responder, scripted_responder  # noqa: E402
-from occubench.tools import unknown_tool  # noqa: E402
 from tests.conftest import write_small_data  # noqa: E402
 
 DATE = "2026-03-02"  # both harnesses tell the agent the same day

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
+from occubench.core.verifier import RubricVerifier
 from occubench.llm import LLMClient, Model
 from occubench.lwm.config import WorldModelConfig
 from occubench.lwm.environment import LWMEnvironment
 from occubench.testing import MockLLMServer
-from occubench.verifier import RubricVerifier
 
 WINDOW = 8192
 VERDICT = '<verdict>{"feedback": "fine", "is_correct": true}</verdict>'

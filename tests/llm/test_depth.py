@@ -11,10 +11,10 @@ import pytest
 from rich.console import Console
 
 from occubench.cli import main as cli
+from occubench.core.tools import json_arguments
 from occubench.llm.parsing import MAX_DEPTH, extract_tagged_json, loads
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer
-from occubench.tools import json_arguments
 
 QUIET = Console(quiet=True)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from occubench import evaluate
+from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 from tests.conftest import agent_requests

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from occubench.results import Result
+from occubench.core.results import Result
 
 HEALTH, TRANSPORT, TECH = "Healthcare & Life Sciences", "Transportation & Logistics", "Technology & IT"
 

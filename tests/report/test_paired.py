@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from occubench.cli import main
+from occubench.core.results import Result
 from occubench.report import PairedComparison, mcnemar_p, paired_comparisons, trials_needed
-from occubench.results import Result
 from tests.report.conftest import result, typed, write_run
 
 # 20 tasks, one trial: 6 both pass, 8 only A passes (b), 2 only B passes (c), 4 both fail.

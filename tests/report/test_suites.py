@@ -13,7 +13,7 @@ import pytest
 
 from occubench.cli import build_parser, main
 from occubench.report import series_labels, world_label
-from occubench.robustness import robustness_table, suite_of
+from occubench.report.robustness import robustness_table, suite_of
 from tests.report.conftest import result, typed, write_run
 
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from occubench.cli.view import add_parser
 from occubench.errors import ConfigError
 from occubench.report import html_report, load_run_dirs
 from occubench.report.live import ViewServer, view_server
-from occubench.report.view_command import add_parser
 from tests.report.conftest import TECH, result, write_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -45,8 +45,10 @@ def test_invalid_answers_are_asked_again_with_their_problems_then_stored(tmp_pat
                                output({"subtopics": ["a", "b", "c"]}), output({"subtopics": ["a", "b"]}))
     inputs = {"scenario": "Pharmacy discharge reconciliation", "limit": 2}
     with MockLLMServer(respond) as server, open_ledger() as ledger:
-        answer = engine(server, tmp_path).run(Stage(**{**SUBTOPICS.__dict__, "max_asks": 4}), inputs)
+        run = engine(server, tmp_path)
+        answer = run.run(Stage(**{**SUBTOPICS.__dict__, "max_asks": 4}), inputs)
     assert answer == {"subtopics": ["a", "b"]}
+    assert (run.stats["subtopics"].first_try, run.stats["subtopics"].reasked) == (0, 3)
     reasks = [r["messages"][-1]["content"] for r in asked[1:]]
     assert "has no <output> tag" in reasks[0]                     # unparsable
     assert "subtopics: 'one' is not of type 'array'" in reasks[1]  # against the schema
@@ -73,4 +75,5 @@ def test_a_stage_that_never_gets_a_usable_answer_fails_with_its_problems(tmp_pat
         run = engine(server, tmp_path)
         run.run(SUBTOPICS, {"scenario": "x", "limit": 2})
     assert len(asked) == SUBTOPICS.max_asks and run.stats["subtopics"].failed == 1
+    assert run.stats["subtopics"].reasked == SUBTOPICS.max_asks - 1
     assert not list(tmp_path.rglob("*.json"))  # nothing stored for a failed stage

@@ -402,6 +402,16 @@ def test_command_line_flags_set_the_modes() -> None:
                 server.text_tool_calls, server.refuse_max_tokens, server.prompt_cache))
 
 
+def test_command_line_flags_named_unlike_their_keywords() -> None:
+    server = _server_from_args(["--latency", "0.5", "--no-n", "--models", "a, b,", "--deep-nesting", "world,body",
+                                "--trickle", "0.1"])
+    assert (server.latency_s, server.support_n, server.models, server.deep_nesting, server.trickle_s) == \
+        (0.5, False, ["a", "b"], ("world", "body"), 0.1)
+    assert _server_from_args(["--models", ""]).models is None  # an empty value, as a script passes it, means any
+    with pytest.raises(SystemExit):
+        _server_from_args(["--deep-nesting", "world,nobody"])
+
+
 def test_command_line_server_with_modes() -> None:
     process = subprocess.Popen([sys.executable, "-m", "occubench.testing.server", "--port", "0", "--refuse-max-tokens",
                                 "--tools-need-choice", "--text-tool-calls", "--reasoning"],

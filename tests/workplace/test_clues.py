@@ -9,8 +9,9 @@ import pytest
 from occubench.llm import LLMClient, Model
 from occubench.testing import MockLLMServer
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import generate_days, reference_schedule
+from occubench.workplace.generate import generate_days
 from occubench.workplace.model import Clue, Colleague, Day
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.suite import LLMColleague
 from occubench.workplace.validate import validate_day
 

@@ -9,8 +9,9 @@ import random
 import pytest
 
 from occubench.workplace.environment import COSTS, WRITES, WorkplaceEnvironment
-from occubench.workplace.generate import generate_day, reference_schedule
+from occubench.workplace.generate import generate_day
 from occubench.workplace.model import minutes
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import checkpoint_met, score_day
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.templates.base import Names

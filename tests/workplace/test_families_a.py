@@ -10,10 +10,10 @@ from fractions import Fraction
 
 import pytest
 
-from occubench.task import CATEGORY_ABBREVIATIONS
+from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import reference_schedule
 from occubench.workplace.model import Day
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import score_day
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day

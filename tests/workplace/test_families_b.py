@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from occubench.task import CATEGORY_ABBREVIATIONS
+from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.generate import reference_schedule
 from occubench.workplace.model import Day, WorkTask
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import _has, score_day
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.templates.base import ROOMS

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from occubench.task import CATEGORY_ABBREVIATIONS
+from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.generate import generate_day, generate_days, read_days, write_days
 from occubench.workplace.model import Day
 from occubench.workplace.plugin import listing

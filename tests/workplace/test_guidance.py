@@ -18,12 +18,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from occubench import evaluate
+from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 from occubench.testing.server import Responder
-from occubench.workplace.generate import generate_day, reference_schedule, write_days
+from occubench.workplace.generate import generate_day, write_days
 from occubench.workplace.model import Day, WorkTask
+from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.templates import FAMILIES
 from tests.conftest import agent_requests
 

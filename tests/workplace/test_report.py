@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from occubench import cli, evaluate
-from occubench.results import Result
-from occubench.robustness import load_run_results
-from occubench.tables import percent
+from occubench import cli
+from occubench.cli import run as evaluate
+from occubench.core.results import Result
+from occubench.core.tables import percent
+from occubench.report.robustness import load_run_results
 from occubench.workplace import workplace_figures
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
 

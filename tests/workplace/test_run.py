@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from occubench import evaluate
+from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 from occubench.workplace.generate import generate_day

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util.lazy import lazy_exports
 
-#: Names load on first use, so the command line's parser does not import the pipeline.
+#: Names load on first use, so importing the package does not load the pipeline.
 _EXPORTS = {"ExecutableSynthConfig": "occubench.synth.executable.config",
             "SynthesisReport": "occubench.synth.executable.report", "synthesize": "occubench.synth.executable.pipeline"}
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from occubench.core.task import category_named
 from occubench.synth.config import SynthConfig
-from occubench.task import CATEGORY_ABBREVIATIONS
 
 
 class ExecutableSynthConfig(SynthConfig):
@@ -38,11 +38,4 @@ class ExecutableSynthConfig(SynthConfig):
     @field_validator("category")
     @classmethod
     def _category(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        lookup = {name.lower(): name for name in CATEGORY_ABBREVIATIONS}
-        lookup.update({abbr.lower(): name for name, abbr in CATEGORY_ABBREVIATIONS.items()})
-        if value.strip().lower() not in lookup:
-            raise ValueError(f"unknown category {value!r}; choose from "
-                             f"{', '.join(f'{n} ({a})' for n, a in CATEGORY_ABBREVIATIONS.items())}")
-        return lookup[value.strip().lower()]
+        return None if value is None else category_named(value)

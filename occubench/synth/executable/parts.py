@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from occubench._jsonsafe import clean_text, json_safe
 from occubench.sandbox.allowlist import check_source
+from occubench.util.jsonsafe import clean_text, json_safe
 
-#: The header of every assembled ``__init__.py``: what the parts may use besides their own names.
+#: The names every assembled module imports from :mod:`occubench.executable.world`.
+_WORLD_NAMES = ("Call", "Check", "ExecTask", "ToolError", "World", "found", "mentions_number", "next_id", "one",
+                "only_changed", "rows", "scalar")
+#: The header of every assembled ``__init__.py``: what the parts may use besides their own names (the world's names
+#: one a line, as the built-in worlds import them).
 HEADER = '''
 from __future__ import annotations
 
@@ -28,20 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from occubench.executable.world import (
-    Call,
-    Check,
-    ExecTask,
-    ToolError,
-    World,
-    found,
-    mentions_number,
-    next_id,
-    one,
-    only_changed,
-    rows,
-    scalar,
-)
-'''
+''' + "".join(f"    {name},\n" for name in _WORLD_NAMES) + ")\n"
 #: Names of the header that a part may neither use (they build the world, not work in it) nor define.
 RESERVED = frozenset({"world", "World", "Path", "ExecTask", "Call"})
 #: Names a part may not define: the reserved ones and every name the header imports.
@@ -55,6 +46,10 @@ class ToolPart:
     name: str
     writes: bool
     source: str
+
+    def code(self) -> str:
+        """The tool in the world module: its function, registered with the world."""
+        return f"\n\n@world.tool{'(writes=True)' if self.writes else ''}\n{self.source.strip()}\n"
 
 
 @dataclass(frozen=True)
@@ -72,6 +67,15 @@ class TaskPart:
     @property
     def function(self) -> str:
         return f"verify_{self.id}"
+
+    def code(self) -> str:
+        """The task in the world module: its checks' function, then the task registered with the world."""
+        return (f"\n\n{self.verify.strip()}\n\n\nworld.task(ExecTask(\n"
+                f"    id={_literal(self.id)}, difficulty={self.difficulty},\n"
+                f"    instruction={_literal(self.instruction)},\n    verify={self.function},\n"
+                f"    reference={_calls(self.reference)},\n    answer={_literal(self.answer)},\n"
+                f"    wrong={_calls(self.wrong)},\n    wrong_answer={_literal(self.wrong_answer)},\n"
+                f"    rubric={_literal(self.rubric)},\n))\n")
 
 
 @dataclass
@@ -107,16 +111,7 @@ class WorldParts:
                  f"    category={_literal(self.category)}, domain={_literal(self.domain)},\n"
                  f"    directory=Path(__file__).parent, main_tables={_literal(tuple(self.main_tables))},\n"
                  f"    description={_literal(self.description)},\n)\n")
-        for tool in self.tools:
-            text += f"\n\n@world.tool{'(writes=True)' if tool.writes else ''}\n{tool.source.strip()}\n"
-        for task in self.tasks:
-            text += f"\n\n{task.verify.strip()}\n\n\nworld.task(ExecTask(\n"
-            text += f"    id={_literal(task.id)}, difficulty={task.difficulty},\n"
-            text += f"    instruction={_literal(task.instruction)},\n    verify={task.function},\n"
-            text += f"    reference={_calls(task.reference)},\n    answer={_literal(task.answer)},\n"
-            text += f"    wrong={_calls(task.wrong)},\n    wrong_answer={_literal(task.wrong_answer)},\n"
-            text += f"    rubric={_literal(task.rubric)},\n))\n"
-        return text
+        return text + "".join(tool.code() for tool in self.tools) + "".join(task.code() for task in self.tasks)
 
 
 def _literal(value: Any) -> str:

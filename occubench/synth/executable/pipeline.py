@@ -31,7 +31,7 @@ from occubench.sandbox import Limits, Provider, Worker, WorkerFailed
 from occubench.synth.engine import Stage, StageFailed
 from occubench.synth.executable.config import ExecutableSynthConfig
 from occubench.synth.executable.parts import TaskPart, ToolPart, WorldParts, function_problems
-from occubench.synth.executable.report import SynthesisReport, Tally
+from occubench.synth.executable.report import Outcome, SynthesisReport
 from occubench.synth.executable.stages import CHECKS, SCHEMA, SEED, TASKS, TOOLS
 from occubench.synth.session import WORK_DIR, Session, open_session
 
@@ -59,10 +59,10 @@ def synthesize(config: ExecutableSynthConfig, console: Console | None = None) ->
     also written to ``<out>/synthesis/report.json``."""
     console = console or Console(highlight=False)
     provider = provider_for(config.trust_world_code, "executable synthesis")  # before any request is sent
-    with open_session(config, {}, {}, console) as session:
+    with open_session(config, {}, console) as session:
         synthesis = _Synthesis(session, config, provider)
         synthesis.run()
-        report = SynthesisReport.of(session, synthesis.tallies, synthesis.kept, synthesis.dropped,
+        report = SynthesisReport.of(session, synthesis.outcomes, synthesis.kept, synthesis.dropped,
                                     config.worlds * len(config.scenario))
         report.write(session.work / "report.json")
     return report
@@ -78,7 +78,8 @@ class _Design:
 class _Synthesis:
     def __init__(self, session: Session, config: ExecutableSynthConfig, provider: Provider) -> None:
         self.session, self.config, self.provider = session, config, provider
-        self.tallies = {stage.name: Tally() for stage in (TASKS, SCHEMA, SEED, TOOLS, CHECKS)}
+        #: Per stage, how each item fared (appended by the worker threads: a list's append is atomic).
+        self.outcomes: dict[str, list[Outcome]] = {stage.name: [] for stage in (TASKS, SCHEMA, SEED, TOOLS, CHECKS)}
         self.kept: list[dict[str, Any]] = []
         self.dropped: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -240,18 +241,18 @@ class _Synthesis:
             try:
                 answer = self.session.engine.run(stage, ask)
             except StageFailed as exc:
-                self._count(stage.name, round_, dropped=True)
+                self.outcomes[stage.name].append(Outcome(round_, dropped=True))
                 raise Dropped(stage.name, "no usable answer: " + "; ".join(exc.problems)) from None
             problems, result = execute(answer)
             problems = [p if len(p) <= PROBLEM_CHARS else f"{p[:PROBLEM_CHARS]}..." for p in problems[:MAX_PROBLEMS]]
             if not problems:
-                self._count(stage.name, round_)
+                self.outcomes[stage.name].append(Outcome(round_))
                 self._say(label, f"{stage.name}: ok" + (f" after {round_} correction round(s)" if round_ else ""))
                 return answer, result
             self._say(label, f"{stage.name}: round {round_ + 1}: {len(problems)} problem(s), first: {problems[0]}")
             # The round makes each ask its own, even when a model repeats an answer word for word.
             ask = {**inputs, "round": round_ + 2, "previous_answer": answer, "problems": problems}
-        self._count(stage.name, CORRECTIONS, dropped=True)
+        self.outcomes[stage.name].append(Outcome(CORRECTIONS, dropped=True))
         raise Dropped(stage.name, f"still failing after {CORRECTIONS} correction rounds: {'; '.join(problems)}")
 
     def _probe(self, job: dict[str, Any], parts: WorldParts | None = None, result: bool = False) -> Any:
@@ -275,14 +276,6 @@ class _Synthesis:
         # What the executed code printed or raised goes back to the model and onto disk: no key may be in it.
         reply = self.session.engine.redactor.value(reply)
         return reply if result else reply["problems"]
-
-    def _count(self, stage: str, rounds: int, dropped: bool = False) -> None:
-        with self._lock:
-            tally = self.tallies[stage]
-            tally.items += 1
-            tally.first_try += rounds == 0 and not dropped
-            tally.corrections += rounds
-            tally.dropped += dropped
 
     def _drop(self, item: str, exc: Dropped) -> None:
         with self._lock:

@@ -12,14 +12,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from occubench.core.agent import NOOP_ANSWER
+from occubench.core.tools import TimeLimitExceeded, call_with_time_limit, describe
 from occubench.errors import ConfigError
 from occubench.executable.environment import ExecutableEnvironment
 from occubench.executable.registry import load_world_folder
 from occubench.executable.suite import exec_task
-from occubench.executable.validate import MIN_CALLS, NOOP_ANSWER, validate
+from occubench.executable.validate import MIN_CALLS, validate
 from occubench.executable.world import Call, Check, ExecTask, World, new_database
 from occubench.synth.executable.parts import insert_sql
-from occubench.tools import TimeLimitExceeded, call_with_time_limit, describe
 
 #: Seconds a tool call or a verification may run in the sandbox (an endless loop is a timeout, not a hang).
 SECONDS = 2.0

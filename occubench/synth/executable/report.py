@@ -4,32 +4,39 @@ tokens and cost per 100 tasks kept."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.console import Console
 from rich.markup import escape
 
-from occubench._jsonl import write_atomic
-from occubench._jsonsafe import dumps
+from occubench.core.tables import Table, percent
 from occubench.llm.types import Usage
-from occubench.tables import Table, percent
+from occubench.util.jsonl import write_atomic
+from occubench.util.jsonsafe import dumps
 
 if TYPE_CHECKING:
     from occubench.synth.session import Session
 
 
-@dataclass
-class Tally:
-    """How the items through one stage fared after execution (a stage's answers are executed, not only parsed)."""
+class Outcome(NamedTuple):
+    """How one item fared through a stage whose answers are executed, not only parsed: the correction rounds it
+    took (a dropped item spent every round it had), and whether it was dropped."""
 
-    items: int = 0
-    #: Items whose first answer ran without a problem.
-    first_try: int = 0
-    #: Correction rounds spent, over all items (a dropped item spent every round it had).
-    corrections: int = 0
-    dropped: int = 0
+    rounds: int
+    dropped: bool = False
+
+
+def _figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    """A stage's items, those whose first answer ran without a problem, the correction rounds over all of them, the
+    dropped ones, and the rates."""
+    items = len(outcomes)
+    first_try = sum(not o.rounds and not o.dropped for o in outcomes)
+    corrections = sum(o.rounds for o in outcomes)
+    return {"items": items, "first_try": first_try, "corrections": corrections,
+            "dropped": sum(o.dropped for o in outcomes), "first_try_rate": first_try / items if items else None,
+            "mean_corrections": corrections / items if items else None}
 
 
 @dataclass
@@ -47,17 +54,15 @@ class SynthesisReport:
     cost: float | None
 
     @classmethod
-    def of(cls, session: Session, tallies: dict[str, Tally], worlds: list[dict[str, Any]],
+    def of(cls, session: Session, outcomes: dict[str, list[Outcome]], worlds: list[dict[str, Any]],
            dropped: list[dict[str, str]], requested: int) -> SynthesisReport:
         price = (session.prices or {}).get(session.models["synth"].name)
         usage, stages = Usage(), {}
-        for name, tally in tallies.items():
+        for name, stage_outcomes in outcomes.items():
             engine = session.engine.stats.get(name)
             stage_usage = engine.usage if engine else Usage()
             usage.add(stage_usage)
-            stages[name] = {**asdict(tally),
-                            "first_try_rate": tally.first_try / tally.items if tally.items else None,
-                            "mean_corrections": tally.corrections / tally.items if tally.items else None,
+            stages[name] = {**_figures(stage_outcomes),
                             "format_reasks": engine.reasked if engine else 0, "usage": stage_usage.to_dict(),
                             "cost": price.cost(stage_usage) if price else None}
         return cls(stages, sorted(worlds, key=lambda w: w["name"]), sorted(dropped, key=lambda d: d["item"]),

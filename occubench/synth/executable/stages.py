@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.executable.validate import MIN_CALLS, MIN_ROWS, MIN_TOOLS
 from occubench.synth.engine import Stage
-from occubench.task import CATEGORY_ABBREVIATIONS
 
 _COMMON = """You are building an executable environment for evaluating AI agents at professional work: a SQLite \
 database, tools that are Python functions over it, and tasks whose outcome code checks in the database. Everything \

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench._lazy import lazy_exports
+from occubench.util.lazy import lazy_exports
 
-#: Names load on first use, so the command line's parser does not import the pipeline.
+#: Names load on first use, so importing the package does not load the pipeline.
 _EXPORTS = {"LWMSynthConfig": "occubench.synth.lwm.config", "SynthesisReport": "occubench.synth.lwm.output",
             "synthesize": "occubench.synth.lwm.pipeline"}
 

@@ -5,56 +5,26 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from occubench._jsonl import write_atomic
-from occubench._jsonsafe import dumps
-from occubench._run import default_run_name, run
 from occubench.config import RunConfig
-from occubench.results import Result
+from occubench.core.results import Result
+from occubench.engine.identity import default_run_name
+from occubench.engine.run import run
+from occubench.report.stats import Count
+from occubench.synth.lwm.candidate import Calibration, Candidate
 from occubench.synth.lwm.config import LWMSynthConfig
+from occubench.util.jsonl import write_atomic
+from occubench.util.jsonsafe import dumps
 
 if TYPE_CHECKING:
-    from occubench.synth.lwm.pipeline import Candidate
     from occubench.synth.session import Session
 
 _SHARED = ("api_key", "base_url", "agent_api_key", "agent_base_url", "world_api_key", "world_base_url",
            "verifier_api_key", "verifier_base_url", "agent_params", "world_params", "verifier_params", "max_steps",
            "num_votes", "date", "max_workers", "request_timeout", "retry_budget", "max_connections",
            "fixed_concurrency", "cache", "replay", "debug")
-
-
-@dataclass
-class Rate:
-    """One agent's runs of one task, with or without the plan."""
-
-    passed: int = 0
-    evaluated: int = 0
-    errors: int = 0
-
-    @property
-    def rate(self) -> float | None:
-        return self.passed / self.evaluated if self.evaluated else None
-
-
-@dataclass
-class Calibration:
-    """One round's runs of one candidate: per calibration agent, with the plan and without it."""
-
-    with_plan: dict[str, Rate] = field(default_factory=dict)
-    without_plan: dict[str, Rate] = field(default_factory=dict)
-    #: Failed runs with the plan, for the repair role: trajectory and the judge's feedback.
-    failures: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def errors(self) -> int:
-        return sum(r.errors for rates in (self.with_plan, self.without_plan) for r in rates.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"with_plan": {agent: vars(r) for agent, r in self.with_plan.items()},
-                "without_plan": {agent: vars(r) for agent, r in self.without_plan.items()}}
 
 
 def env_name(environment: dict[str, Any]) -> str:
@@ -123,7 +93,7 @@ def _task_line(candidate: Candidate, task_id: str) -> dict[str, Any]:
 
 
 def _count(calibration: Calibration, agent: str, with_plan: bool, result: Result) -> None:
-    rate = (calibration.with_plan if with_plan else calibration.without_plan).setdefault(agent, Rate())
+    rate = (calibration.with_plan if with_plan else calibration.without_plan).setdefault(agent, Count())
     if not result.ok:
         rate.errors += 1
         return

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from occubench.config import with_roles
 from occubench.synth.config import SynthConfig
 
+if TYPE_CHECKING:
+    _LWMRoles = SynthConfig
+else:
+    _LWMRoles = with_roles(SynthConfig, ("agent", "world", "verifier", "repair"))
 
-class LWMSynthConfig(SynthConfig):
+
+class LWMSynthConfig(_LWMRoles):
     """Where scenarios come from, how many tasks each gets, and how tasks are calibrated and repaired."""
 
     roles: ClassVar[tuple[str, ...]] = ("synth", "agent", "world", "verifier", "repair")
@@ -26,18 +32,6 @@ class LWMSynthConfig(SynthConfig):
     world_model: str | None = None
     verifier_model: str | None = None
     repair_model: str | None = None
-    agent_api_key: SecretStr | None = None
-    agent_base_url: str | None = None
-    world_api_key: SecretStr | None = None
-    world_base_url: str | None = None
-    verifier_api_key: SecretStr | None = None
-    verifier_base_url: str | None = None
-    repair_api_key: SecretStr | None = None
-    repair_base_url: str | None = None
-    agent_params: dict[str, Any] = Field(default_factory=dict)
-    world_params: dict[str, Any] = Field(default_factory=dict)
-    verifier_params: dict[str, Any] = Field(default_factory=dict)
-    repair_params: dict[str, Any] = Field(default_factory=dict)
     #: Runs per task and calibration agent, with the plan and again without it.
     runs: int = Field(3, ge=1)
     #: Solvable: the best calibration agent's pass rate with the plan is at least this.

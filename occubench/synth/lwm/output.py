@@ -11,17 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from occubench._jsonl import write_atomic
-from occubench._jsonsafe import dumps
+from occubench.core.tables import Table, percent
+from occubench.engine.summary import summarize
 from occubench.llm.types import Usage
+from occubench.report.stats import Count
 from occubench.store import load_results
-from occubench.summary import summarize
-from occubench.synth.lwm.calibrate import Rate, env_name, write_data
-from occubench.tables import Table, percent
+from occubench.synth.lwm.calibrate import env_name, write_data
+from occubench.synth.lwm.candidate import Candidate
+from occubench.util.jsonl import write_atomic
+from occubench.util.jsonsafe import dumps
 
 if TYPE_CHECKING:
     from occubench.synth.lwm.config import LWMSynthConfig
-    from occubench.synth.lwm.pipeline import Candidate
     from occubench.synth.session import Session
 
 STATUSES = ("kept", "trivial", "unsolvable", "invalid", "incomplete")
@@ -124,7 +125,7 @@ class SynthesisReport:
                               highlight=False)
 
 
-def _rates(rates: dict[str, Rate]) -> dict[str, float | None]:
+def _rates(rates: dict[str, Count]) -> dict[str, float | None]:
     return {agent: rate.rate for agent, rate in rates.items()}
 
 
@@ -139,7 +140,7 @@ def _number(value: float | None, digits: int = 0) -> str:
 def write_output(out: Path, session: Session, candidates: list[Candidate], report: SynthesisReport) -> None:
     """The kept tasks as a data folder (numbered from 1 in candidate order), their plans, the report and a
     manifest; files of an earlier synthesis into ``out`` that are no longer kept are removed."""
-    from occubench.data import build_manifest
+    from occubench.lwm.data import build_manifest
 
     kept = [c for c in candidates if c.status == "kept"]
     lines = [{"task_id": number, "difficulty_level": c.difficulty, "task_scenario_name": c.scenario.name,

@@ -9,50 +9,22 @@ after an interruption sends no request that was already answered.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from occubench._jsonl import iter_jsonl
 from occubench.errors import ConfigError
 from occubench.llm.model import Model
 from occubench.synth.engine import Engine, StageFailed
 from occubench.synth.lwm import stages
-from occubench.synth.lwm.calibrate import Calibration, calibrate
+from occubench.synth.lwm.calibrate import calibrate
+from occubench.synth.lwm.candidate import Candidate, Scenario
 from occubench.synth.lwm.config import LWMSynthConfig
 from occubench.synth.lwm.output import SynthesisReport, write_output
 from occubench.synth.session import Session, open_session
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    category: str
-    domain: str
-
-    def line(self) -> dict[str, str]:
-        """As ``task_scenario_all_pool.jsonl`` holds it."""
-        return {"category": self.category, "domain": self.domain, "task_scenario_name": self.name}
-
-
-@dataclass
-class Candidate:
-    """One sub-topic's task on its way through the pipeline."""
-
-    number: int
-    scenario: Scenario
-    subtopic: dict[str, Any]
-    environment: dict[str, Any] = field(default_factory=dict)
-    task: dict[str, Any] = field(default_factory=dict)
-    calibrations: list[Calibration] = field(default_factory=list)
-    repairs: list[dict[str, str]] = field(default_factory=list)
-    #: kept, trivial, unsolvable, invalid (a stage never gave a usable answer) or incomplete (calibration errors).
-    status: str = "pending"
-    reason: str = ""
-    difficulty: int | None = None
+from occubench.util.jsonl import iter_jsonl
 
 
 def scenarios_of(session: Session, config: LWMSynthConfig) -> list[Scenario]:
@@ -175,11 +147,9 @@ def synthesize(config: LWMSynthConfig, *, console: Console | None = None) -> Syn
     roles = {"agent": config.agent_model[0], "world": config.world_model,
              "verifier": config.verifier_model or config.world_model,
              "repair": config.repair_model or config.synth_model or ""}
-    with open_session(config, roles, {"agent": config.agent_params, "world": config.world_params,
-                                      "verifier": config.verifier_params, "repair": config.repair_params},
-                      console) as session:
+    with open_session(config, roles, console) as session:
         if not (config.skip_preflight or config.replay):  # the first agent was checked with the other roles
-            from occubench._run import preflight
+            from occubench.engine.models import preflight
 
             agent = session.models["agent"]
             for name in config.agent_model[1:]:

@@ -68,7 +68,7 @@ class Family:
     name: str
     kind: str  # synthesis, scheduling, inquiry, optimisation
     difficulty: str  # easy or hard
-    #: The industry it belongs to: one of OccuBench's ten categories (``occubench.task.CATEGORY_ABBREVIATIONS``).
+    #: The industry it belongs to: one of OccuBench's ten categories (``occubench.core.task.CATEGORY_ABBREVIATIONS``).
     category: str
     build: Template
 

@@ -135,12 +135,14 @@ def test_the_synthesized_world_runs_and_is_served_to_the_mcp_client(corrected: A
     async def session() -> tuple[list[str], dict[str, Any]]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "occubench", "serve", "--worlds-dir",
                                                                       str(out), "--env", WORLD])
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-            await client.initialize()
-            tools = (await client.list_tools()).tools
-            await client.call_tool("assign_case", {"case_id": "CASE-1003", "staff_id": "ST-02"})
-            case = await client.call_tool("get_case", {"case_id": "CASE-1003"})
-            return sorted(t.name for t in tools), json.loads(case.content[0].text)
+        # errlog named: the client's default is the stderr of the moment it was imported, maybe pytest's capture.
+        with open(tmp_path / "stderr.log", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                tools = (await client.list_tools()).tools
+                await client.call_tool("assign_case", {"case_id": "CASE-1003", "staff_id": "ST-02"})
+                case = await client.call_tool("get_case", {"case_id": "CASE-1003"})
+                return sorted(t.name for t in tools), json.loads(case.content[0].text)
     names, case = anyio.run(session)
     assert names == ["assign_case", "get_case", "list_staff", "resolve_case", "search_cases", "set_priority"]
     assert case["owner_id"] == "ST-02"

@@ -1,0 +1,100 @@
+"""``occubench suites``, ``occubench tasks`` and ``occubench validate``: what the installed suites hold, and whether
+their tasks are sound."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.markup import escape
+
+from occubench.cli import run as evaluate
+from occubench.errors import ConfigError
+
+
+def _suites(args: argparse.Namespace) -> int:
+    from occubench.engine.registry import installed_suites
+
+    if args.worlds_dir:  # the executable worlds of that folder, alone
+        from occubench.executable import plugin
+
+        suites = {plugin.NAME: plugin.suite}
+        listings = {plugin.NAME: plugin.listing(args.worlds_dir, args.trust_world_code)}
+    else:
+        suites = installed_suites()
+        listings = {name: definition.listing() if definition.listing else ([], None)
+                    for name, definition in sorted(suites.items())}
+    if args.json:
+        print(json.dumps({name: {"description": suites[name].description, "listing": data}
+                          for name, (_, data) in listings.items()}, indent=2, ensure_ascii=False))
+        return 0
+    console = Console(highlight=False)
+    for name, (tables, _) in listings.items():
+        console.print(f"[bold]{name}[/bold]: {suites[name].description}")
+        for table in tables:
+            console.print(table.to_rich())
+    return 0
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    from occubench.core.tables import Table
+    from occubench.engine.registry import load_suite
+
+    as_json = vars(args).pop("json")
+    config = evaluate.config_from_args(args)
+    tasks = load_suite(config.suite).plan(config, Console(stderr=True, highlight=False)).tasks
+    rows = [{"task_id": t.task_id, "scenario": t.scenario, "category": t.category, "domain": t.domain,
+             "difficulty": t.difficulty, "environment": t.env_name} for t in tasks]
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    keys = ("task_id", "scenario", "category", "environment", "difficulty")
+    table = Table(f"{config.suite}: {len(rows)} task(s)", ["Task", "Scenario", "Category", "Environment", "Difficulty"],
+                  [[escape(str(row[key])) for key in keys] for row in rows], text_columns=4)
+    Console(highlight=False).print(table.to_rich())
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from occubench.core.suite import ValidateOptions
+    from occubench.engine.registry import load_suite
+
+    definition = load_suite(args.suite)
+    if definition.validate is None:
+        raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
+    options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir,
+                              trust_world_code=args.trust_world_code)
+    return 0 if definition.validate(options, Console(highlight=False)) else 1
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    suites = sub.add_parser("suites", help="list the installed suites and their environments")
+    suites.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    suites.add_argument("--worlds-dir", metavar="DIR", help="list only the executable worlds in DIR (as `occubench "
+                        "synth executable` writes them)")
+    evaluate.add_trust_argument(suites)
+    suites.set_defaults(func=_suites)
+
+    tasks = sub.add_parser("tasks", help="list the tasks a run would evaluate: ids, scenario, category, difficulty",
+                           argument_default=argparse.SUPPRESS)
+    tasks.add_argument("--suite", help="occubench (default), executable, workplace, another installed suite or "
+                       "package.module:attribute")
+    evaluate.add_task_arguments(tasks)
+    tasks.add_argument("--seed", type=int, help="--shuffle's seed; workplace: the days' generation seed (default: 0)")
+    tasks.add_argument("--days", type=evaluate.positive_int, help="workplace: days to generate (default: 10)")
+    tasks.add_argument("--workplace-dir", help="workplace: the days written by `occubench workplace generate`")
+    tasks.add_argument("--json", action="store_true", default=False, help="print JSON instead of a table")
+    tasks.set_defaults(func=_tasks)
+
+    check = sub.add_parser("validate", help="check that every task of a suite is solvable and not trivially passed")
+    check.add_argument("--suite", default="executable",
+                       help="a suite with reference solutions: executable (default), workplace, another installed "
+                       "suite or package.module:attribute")
+    check.add_argument("--days", type=evaluate.positive_int, default=50,
+                       help="workplace: days to generate (default: 50)")
+    check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
+    check.add_argument("--worlds-dir", metavar="DIR", help="executable: validate the world folders in DIR instead "
+                       "of the built-in worlds")
+    evaluate.add_trust_argument(check)
+    check.set_defaults(func=_validate)

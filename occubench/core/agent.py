@@ -1,0 +1,169 @@
+"""Agents: the tool-calling loop that drives a model, and scripted agents that need no model.
+
+Every agent has one method, ``run(task, env, trajectory)``, and fills the trajectory as it goes so that a failure
+keeps what happened.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from occubench.core.environment import Environment, JSONObject
+from occubench.core.results import Result
+from occubench.core.task import Task
+from occubench.core.tools import ToolSpec, json_arguments, tool_error, unknown_tool
+from occubench.core.trajectory import Step, ToolCall, Trajectory
+from occubench.errors import ContextLengthError
+from occubench.llm import Message, Model
+from occubench.llm.cache import current_trial
+
+Script = tuple[list[tuple[str, JSONObject]], str]
+
+log = logging.getLogger("occubench")
+
+
+def system_prompt(task: Task, date: str, with_plan: bool) -> str:
+    prompt = (f'You are a professional agent working in the "{task.scenario}" environment. Today is {date}.\n'
+              "Use the tools to gather the facts the task needs and to take the actions it requires; rely only on "
+              "what the tools return, never on invented data. When the task is done, reply with your final "
+              "answer and no tool call.")
+    if with_plan and task.solution_plan:
+        prompt += f"\n\nA plan that solves this task:\n{task.solution_plan}"
+    return prompt
+
+
+def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_calls: int) -> bool:
+    """Make ``record``'s call and fill in its observation; whether it reached the environment. A call of an unknown
+    tool or with arguments that are not one JSON object never does, and gets no ``call_index`` (fault windows count
+    the environment's calls); the others get ``env_calls``, the count of calls that reached it before."""
+    if record.name not in {spec.name for spec in specs}:
+        record.observation = unknown_tool(record.name, specs)
+        return False
+    try:
+        arguments = json_arguments(record.arguments)
+    except ValueError as exc:
+        record.observation = tool_error("invalid_arguments", str(exc))
+        return False
+    record.call_index = env_calls
+    record.observation = env.call(record.name, arguments)
+    return True
+
+
+class Agent(Protocol):
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None: ...
+
+
+class ToolCallingAgent:
+    """OpenAI tool calling: calls the model with the tools, executes its tool calls in order, stops at a reply
+    without tool calls or after ``max_steps`` turns."""
+
+    def __init__(self, model: Model, *, max_steps: int = 50, with_plan: bool = False,
+                 date: str | None = None, history_window: int | None = None) -> None:
+        self.model = model
+        self.max_steps = max_steps
+        self.with_plan = with_plan
+        self.date = date or datetime.date.today().isoformat()
+        #: Send only the last K turns (each an assistant message and its tool results) after the opening.
+        self.history_window = history_window
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
+        specs = env.tools()
+        tools = [spec.schema() for spec in specs]
+        trajectory.system_prompt = system_prompt(task, self.date, self.with_plan)
+        opening: list[Message] = [{"role": "system", "content": trajectory.system_prompt},
+                                  {"role": "user", "content": task.instruction}]
+        messages = trajectory.messages  # the conversation after the opening, kept as it grows
+        env_calls = 0
+        for step_number in range(1, self.max_steps + 1):
+            log.debug("[AGENT] Step %d, messages=%d", step_number, len(opening) + len(messages))
+            try:
+                completion = self.model.chat(opening + self._window(messages), tools=tools)
+            except ContextLengthError:
+                if not trajectory.steps:
+                    raise  # nothing was done yet: the task never fits this model, an error rather than a FAIL
+                trajectory.stop_reason = "context_length"  # the episode ends; the judge scores what was done
+                return
+            reply = completion.replies[0]
+            log.debug("[AGENT] finish_reason=%s, has_content=%s, tool_calls=%d", reply.finish_reason,
+                      bool(reply.content), len(reply.tool_calls))
+            step = Step(content=reply.content)
+            trajectory.steps.append(step)
+            if not reply.tool_calls:
+                messages.append(reply.to_message())
+                trajectory.final_answer = reply.content or ""
+                trajectory.stop_reason = "answer"
+                return
+            message = reply.to_message()
+            for index, call in enumerate(message["tool_calls"]):
+                call["id"] = call["id"] or f"call_{step_number}_{index}"
+            messages.append(message)
+            for request, sent in zip(reply.tool_calls, message["tool_calls"]):
+                log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)
+                record = ToolCall(name=request.name, arguments=request.arguments, observation={})
+                step.tool_calls.append(record)
+                env_calls += make_call(env, specs, record, env_calls)
+                messages.append({"role": "tool", "tool_call_id": sent["id"],
+                                 "content": json.dumps(record.observation, ensure_ascii=False)})
+            trajectory.final_answer = reply.content or ""
+        trajectory.stop_reason = "max_steps"
+
+
+    def _window(self, messages: list[Message]) -> list[Message]:
+        if self.history_window is None:
+            return messages
+        turns = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+        return messages[turns[-self.history_window]:] if len(turns) > self.history_window else messages
+
+
+class ScriptedAgent:
+    """Plays a fixed script per task — tool calls, then a final answer — without a model (reference solutions,
+    a do-nothing agent, deliberately wrong solutions)."""
+
+    def __init__(self, script: Callable[[Task], Script]) -> None:
+        self.script = script
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        calls, answer = self.script(task)
+        step = Step(content=None)
+        trajectory.steps.append(step)
+        for index, (name, arguments) in enumerate(calls):
+            record = ToolCall(name=name, arguments=json.dumps(arguments), observation={}, call_index=index)
+            step.tool_calls.append(record)
+            record.observation = env.call(name, arguments)
+        trajectory.final_answer = answer
+        trajectory.stop_reason = "answer"
+
+
+#: What the do-nothing agent answers.
+NOOP_ANSWER = "I looked at the request and made no changes."
+#: Answers at once, changing nothing (``--agent noop``): a task it passes is trivially passed.
+NOOP = ScriptedAgent(lambda task: ([], NOOP_ANSWER))
+
+
+class ReplayAgent:
+    """Plays back saved episodes so that they are judged again (``occubench rescore``): the same turns, tool calls
+    and final answer. In a world that is code, each call that reached the environment is made again, so the code
+    checks read the state the agent left; a simulated world is not asked again, its saved answers stand."""
+
+    def __init__(self, episodes: dict[tuple[Any, int], Result], context: dict[str, Any], *,
+                 call_env: bool) -> None:
+        self.episodes, self.context, self.call_env = episodes, context, call_env
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        saved = self.episodes[(task.task_id, current_trial.get())]
+        trajectory.system_prompt = str(self.context.get(saved.context.get("system_prompt", ""), ""))
+        trajectory.messages = list(saved.messages)
+        for step in saved.steps:
+            replayed = Step(content=step.content)
+            trajectory.steps.append(replayed)
+            for call in step.tool_calls:
+                observation = call.observation
+                if self.call_env and call.call_index is not None:
+                    observation = env.call(call.name, json_arguments(call.arguments))
+                replayed.tool_calls.append(ToolCall(call.name, call.arguments, observation, call.call_index))
+        trajectory.final_answer, trajectory.stop_reason = saved.final_answer, saved.stop_reason

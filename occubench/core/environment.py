@@ -1,0 +1,139 @@
+"""The one interface every world implements, and the wrapper base for behaviour that applies to any world.
+
+A world declares its tools as :class:`~occubench.core.tools.ToolSpec` and answers each call with a JSON object. Every
+world keeps the same contract, implemented once here by :meth:`Environment.call` around the world's own
+:meth:`Environment._call`:
+
+- a call to a tool that does not exist is answered ``{"error": "unknown_tool", "message": ...}``, and one whose
+  arguments are not a JSON object matching the tool's schema (strict types: ``1.0`` is not an integer, ``true``
+  not a number) ``{"error": "invalid_arguments", "message": ...}`` naming each argument at fault; neither reaches
+  the world, so a rejected call changes nothing (not even a clock);
+- a :class:`~occubench.core.tools.ToolError` raised by the tool is ``{"error": "tool_error", ...}`` (a domain failure
+  such as a record not found), any other exception ``{"error": "tool_failed", "message": "Type: message"}``, and
+  a call that runs past :attr:`Environment.time_limit` is interrupted and answered ``{"error": "timeout", ...}``;
+  the episode goes on;
+- an :class:`occubench.errors.OccuBenchError` (a simulator that stays unparsable, a model endpoint that is down)
+  is not the agent's doing: it propagates, and the episode is recorded as an error rather than scored; so does a
+  ``MemoryError`` (a world past its memory bound: in a sandbox worker, an environment error);
+- a result that is not a JSON object is wrapped as ``{"result": value}``.
+
+Cross-cutting behaviour (fault injection, recording) wraps an environment instead of being built into one, as
+Gymnasium's ``Env``/``Wrapper`` do, so it composes with every kind of world; a wrapper hands calls to the wrapped
+environment, so the contract runs once, in the innermost one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from typing import Any
+
+from occubench.core.tools import (
+    JSONObject,
+    TimeLimitExceeded,
+    ToolError,
+    ToolSpec,
+    call_with_time_limit,
+    describe,
+    tool_error,
+    unknown_tool,
+)
+from occubench.errors import OccuBenchError
+from occubench.util.jsonsafe import json_safe
+
+__all__ = ["Environment", "JSONObject", "Wrapper"]
+
+
+class Environment(ABC):
+    """A world an agent acts in through tool calls (see the module docstring for the contract of :meth:`call`)."""
+
+    #: Seconds a call may run before it is interrupted with a ``timeout`` observation; None for no limit (worlds
+    #: that wait on a model, whose requests carry their own timeouts).
+    time_limit: float | None = None
+
+    @abstractmethod
+    def tools(self) -> list[ToolSpec]:
+        """The tools, in a fixed order."""
+
+    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+        """Run one tool call and return its observation."""
+        specs = self.tools()
+        spec = next((s for s in specs if s.name == name), None)
+        if spec is None:
+            return unknown_tool(name, specs)
+        problem = spec.check(arguments)
+        if problem is not None:
+            return tool_error("invalid_arguments", problem)
+        try:
+            with self._transaction():
+                result = call_with_time_limit(lambda: self._call(name, arguments), self.time_limit)
+                # What reaches the agent is strict JSON: NaN, sets, dates and the like become marked text.
+                observation = json_safe(result if isinstance(result, dict) else {"result": result})
+        except TimeLimitExceeded as exc:
+            return tool_error("timeout", f"{name}: {describe(exc)}")
+        except ToolError as exc:
+            return tool_error("tool_error", describe(exc))
+        except (OccuBenchError, MemoryError):  # not the agent's doing: a worker reports it as an environment error
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken tool is reported to the agent; the episode goes on
+            return tool_error("tool_failed", f"{type(exc).__name__}: {describe(exc)}")
+        return observation
+
+    def _call(self, name: str, arguments: JSONObject) -> Any:
+        """Run tool ``name`` with arguments that match its schema; return its result or raise (see :meth:`call`).
+
+        Every world implements this; a :class:`Wrapper` hands :meth:`call` to the wrapped world instead."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither _call nor call")
+
+    def _transaction(self) -> contextlib.AbstractContextManager[object]:
+        """What a call runs inside, so that one that fails or times out can be undone (a database transaction);
+        entered before the time limit starts and left after it ends, so an interrupt never lands in a commit."""
+        return contextlib.nullcontext()
+
+    def reset(self) -> None:
+        """Return the world to its initial state."""
+
+    def close(self) -> None:
+        """Release what the world holds (connections, files)."""
+
+
+    def info(self) -> dict[str, Any]:
+        """Facts about the episode to keep in its result (a wrapper's fault log, say)."""
+        return {}
+
+    @property
+    def unwrapped(self) -> Environment:
+        return self
+
+    def __enter__(self) -> Environment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Wrapper(Environment):
+    """Delegates everything to the wrapped environment; subclasses override what they change."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+
+    def tools(self) -> list[ToolSpec]:
+        return self.env.tools()
+
+    def call(self, name: str, arguments: JSONObject) -> JSONObject:
+        return self.env.call(name, arguments)
+
+    def reset(self) -> None:
+        self.env.reset()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+    def info(self) -> dict[str, Any]:
+        return self.env.info()
+
+    @property
+    def unwrapped(self) -> Environment:
+        return self.env.unwrapped

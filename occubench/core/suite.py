@@ -1,0 +1,163 @@
+"""The contract between a kind of world and the harness.
+
+Every world kind (LLM-simulated, executable, workplace, or a third party's) provides a :class:`SuiteDefinition`,
+registered under the entry-point group ``occubench.suites`` or named as ``--suite package.module:attribute``. It
+says everything the harness needs to know about it — its tasks and the model roles it needs (:class:`SuitePlan`),
+how to list and validate it, and the tables it adds to a run's summary and to a report — so no code outside a suite
+tests a suite's name. The plan's :class:`Suite` gives a fresh environment per task and a verifier for a finished
+trajectory; the episode engine knows nothing else about the world.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from occubench.core.environment import Environment
+from occubench.core.task import Task, category_named
+from occubench.core.trajectory import Trajectory
+from occubench.core.verifier import Verdict
+from occubench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from occubench.config import RunConfig
+    from occubench.core.agent import Agent
+    from occubench.core.results import Result
+    from occubench.core.tables import Table
+    from occubench.llm import Model
+
+
+class Suite(ABC):
+    @abstractmethod
+    def tasks(self) -> list[Task]:
+        """Every task of the suite, in a stable order."""
+
+    @abstractmethod
+    def make_env(self, task: Task) -> Environment:
+        """A fresh, isolated environment for one episode of ``task``."""
+
+    @abstractmethod
+    def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        """Judge the finished episode; ``env`` is in its final state."""
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """What a run evaluates, for its identity: ``identity`` names the content of its tasks (a hash of what they are
+    made from, never a path) and the settings that make them; ``ids`` is every task id a run of it may hold results
+    for (every phase, before ``--task-ids``, ``--limit`` and the like choose among them). Two runs whose task sets
+    differ never share a run directory, and a results line for a task outside ``ids`` is left out on load."""
+
+    identity: dict[str, Any]
+    ids: frozenset[Any]
+
+
+def content_digest(files: Mapping[str, Path]) -> str:
+    """A hash of the files' contents under the given names (names relative to what they belong to, not where they
+    are on disk). An unreadable file is a :class:`ConfigError` naming it."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        try:
+            data = files[name].read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{files[name]}: cannot read it ({exc.strerror})") from None
+        digest.update(f"{len(name)}:{name}{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()[:16]
+
+
+def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
+    """Every file under ``folder`` by its relative path (after ``prefix``), bytecode caches left out."""
+    return {prefix + path.relative_to(folder).as_posix(): path for path in folder.rglob("*")
+            if path.is_file() and "__pycache__" not in path.parts}
+
+
+def task_set(tasks: Iterable[Task], identity: dict[str, Any], extra_ids: Iterable[Any] = ()) -> TaskSet:
+    return TaskSet(identity, frozenset([*(task.task_id for task in tasks), *extra_ids]))
+
+
+@dataclass
+class SuitePlan:
+    """What one run needs from the suite it evaluates."""
+
+    tasks: list[Task]
+    #: Model name per role the suite itself needs (the agent's is added by the run); None for a role it needs
+    #: whose model was not given (the run stops, naming the flag).
+    roles: dict[str, str | None]
+    #: Builds the suite once the models exist; gets them and the simulator's fault rules (prompt mode).
+    make: Callable[[dict[str, Model], str | None], Suite]
+    #: The results' ``world_model`` (None for worlds that are code).
+    world_label: str | None
+    #: Whether its worlds are simulated by a model (and can be told to misbehave: prompt-mode faults).
+    simulated: bool
+    #: Extra facts for ``args.json`` (data paths, say).
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: Plays each task's reference solution, where the suite has them (``--agent reference``).
+    reference: Agent | None = None
+    #: A second phase that depends on the first phase's results (the workplace's day two).
+    follow_up: Callable[[dict[Any, Result]], SuitePlan] | None = None
+    #: The run's task set (see :class:`TaskSet`); a suite that gives none is identified by its name alone.
+    task_set: TaskSet | None = None
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    days: int = 50
+    seed: int = 0
+    #: Executable worlds: validate the world folders in this folder instead of the built-in ones.
+    worlds_dir: str | None = None
+    #: Executable worlds: run outside worlds without a sandbox where none is available.
+    trust_world_code: bool = False
+
+
+@dataclass(frozen=True)
+class SuiteDefinition:
+    name: str
+    #: One line for ``occubench suites``.
+    description: str
+    plan: Callable[[RunConfig, Console], SuitePlan]
+    #: Tables describing the suite's worlds for ``occubench suites``, and the same as JSON.
+    listing: Callable[[], tuple[list[Table], Any]] | None = None
+    #: Checks every task is solvable and not trivially passed; prints its findings; True when all are valid.
+    validate: Callable[[ValidateOptions, Console], bool] | None = None
+    #: Tables the suite adds to a run's summary and report.
+    report_tables: Callable[[list[Result]], list[Table]] | None = None
+    #: Tables over all of the suite's results across the runs of a report or a matrix run (the workplace's scores
+    #: per guidance tier, say).
+    overview_tables: Callable[[list[Result]], list[Table]] | None = None
+
+
+def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list[Task]:
+    """The tasks a run evaluates: those of the chosen categories (names or abbreviations), ids and difficulty
+    levels, then shuffled with ``--seed`` if asked, then the first ``--limit``. Unknown ids are warned about (all
+    unknown: an error)."""
+    selected = tasks
+    if config.categories:
+        try:
+            wanted = {category_named(item) for item in config.categories}
+        except ValueError as exc:
+            raise ConfigError(f"--categories: {exc}") from None
+        selected = [task for task in selected if task.category in wanted]
+    if config.task_ids:
+        known = {str(task.task_id) for task in tasks}
+        unknown = [item for item in config.task_ids if item not in known]
+        if unknown and len(unknown) == len(config.task_ids):  # nothing to run: one error, not a warning and one
+            raise ConfigError(f"--task-ids: no task with id {', '.join(unknown)}")
+        if unknown:
+            console.print(f"[yellow]warning: --task-ids: no task with id {', '.join(unknown)}; "
+                          "they are ignored[/yellow]")
+        selected = [task for task in selected if str(task.task_id) in set(config.task_ids)]
+    if config.difficulty:
+        selected = [task for task in selected if task.difficulty in config.difficulty]
+    if config.shuffle:
+        selected = list(selected)
+        random.Random(config.seed).shuffle(selected)
+    return selected[:config.limit]
+

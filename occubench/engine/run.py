@@ -1,0 +1,268 @@
+"""``occubench.run(config)``: one evaluation run, as a library call.
+
+The command line only parses flags into a :class:`RunConfig` and calls :func:`run`; the matrix, rescoring and
+synthesis's calibration call it the same way. A run builds its episodes with an
+:class:`~occubench.engine.factory.EpisodeFactory`, hands each phase's pending ones to an executor
+(:mod:`occubench.engine.executor`) and summarizes what its directory holds. Re-running a config resumes: tasks
+already ``ok`` in the run directory are skipped, tasks that ended in an error are retried. One run at a time works
+in a directory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from occubench import __version__
+from occubench.config import RunConfig
+from occubench.core.results import Result
+from occubench.core.suite import SuitePlan
+from occubench.core.tables import Table
+from occubench.engine.executor import Executor, Job, executor_named
+from occubench.engine.factory import EpisodeFactory, today
+from occubench.engine.identity import check_same_config
+from occubench.engine.models import RunGroup, preflight, with_server_profile
+from occubench.engine.progress import RunProgress
+from occubench.engine.rescore import SavedEpisodes
+from occubench.engine.summary import Price, Summary, load_prices, summarize
+from occubench.errors import ConfigError
+from occubench.store import ResultStore, latest_by_task, pending, pending_tasks
+from occubench.util.lock import DirectoryLock
+from occubench.util.log import LogRoute, end_logging, setup_logging
+from occubench.util.redact import Redactor
+
+if TYPE_CHECKING:
+    from occubench.llm import Model, ResponseCache
+
+
+@dataclass
+class RunSummary:
+    """What a finished run holds: the latest result of every (task, trial) in its directory and their summary."""
+
+    run_name: str
+    run_dir: Path
+    config_hash: str
+    results: list[Result]
+    summary: Summary
+    #: Tables the suite adds (the workplace's figures, say).
+    tables: list[Table] = field(default_factory=list)
+    #: Episodes not started because the run reached ``max_cost``; the same config resumes them.
+    not_started: int = 0
+
+    @property
+    def passed(self) -> int:
+        return self.summary.overall.passed
+
+    @property
+    def evaluated(self) -> int:
+        return self.summary.overall.evaluated
+
+    @property
+    def errors(self) -> int:
+        return len(self.summary.errors)
+
+    @property
+    def completion_rate(self) -> float | None:
+        return self.summary.overall.rate
+
+
+def run(config: RunConfig, *, console: Console | None = None, group: RunGroup | None = None) -> RunSummary:
+    """Evaluate ``config``'s agent on its suite; returns the summary of every result in the run directory.
+
+    Progress goes to ``console`` (stderr by default; ``Console(quiet=True)`` for none). Raises
+    :class:`ConfigError` for bad input, before any request is paid for; no error message carries a secret. A
+    ``KeyboardInterrupt`` leaves every finished result on disk; the same config resumes. Runs of one ``group``
+    share their endpoints' clients and caches.
+    """
+    redactor = Redactor(config.secrets())
+    with redactor.errors():
+        _check(config)
+        console = console or Console(stderr=True, highlight=False)
+        return _Run(with_server_profile(config, console), console, redactor, group).execute()
+
+
+def _check(config: RunConfig) -> None:
+    """Bad combinations of settings, before anything is read."""
+    if config.agent == "llm" and not config.agent_model:
+        raise ConfigError("--agent-model is required (or --agent reference/noop on a suite with reference "
+                          "solutions, or --agent module:Callable)")
+    if config.replay and not config.cache:
+        raise ConfigError("--replay needs --cache PATH: the cache to replay from")
+    if config.max_cost is not None and config.prices is None:
+        raise ConfigError("--max-cost needs --prices FILE: the prices to count the cost with")
+    if config.executor == "ray" and config.rescore:
+        raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop --executor ray")
+    if config.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("--executor ray needs Ray: pip install 'occubench[ray]'")
+
+
+class _Run:
+    """One run, from its config to its summary: what it is made of is settled on construction (bad input raises
+    before the run directory is touched), :meth:`execute` runs it."""
+
+    def __init__(self, config: RunConfig, console: Console, redactor: Redactor, group: RunGroup | None) -> None:
+        self.config, self.console, self.redactor, self.group = config, console, redactor, group
+        self.prices = load_prices(Path(config.prices)) if config.prices else None
+        self.factory = factory = EpisodeFactory.create(config, console)
+        self.rescored = SavedEpisodes.read(Path(config.rescore), factory.plan, factory.definition.name, console) \
+            if config.rescore else None
+        self.run_name = config.run_name or factory.folder_name(self.rescored)
+        self.run_dir = Path(config.output_dir) / self.run_name
+        if self.run_dir.exists() and not self.run_dir.is_dir() or Path(config.output_dir).is_file():
+            raise ConfigError(f"--output-dir: {config.output_dir} holds a file where the run directory "
+                              f"{self.run_dir} should be")
+        self.store = ResultStore(self.run_dir, redactor)
+        self.date = config.date or self.store.previous_args().get("date") or today()
+        if self.prices is not None and config.max_cost is not None and \
+                (unpriced := set(factory.roles.values()) - set(self.prices)):
+            raise ConfigError(f"--max-cost: no price for {', '.join(sorted(unpriced))} in {config.prices}: their "
+                              "cost could not be counted")
+        self.cache = self._cache()
+        self.models = self._models()
+        self.agent = self.rescored.agent if self.rescored else factory.agent(self.models, self.date)
+        self.run_fields, self.meaning = factory.describe(self.date, self.rescored)
+        self.digest: str = self.run_fields["config_hash"]
+        # Rescoring calls only the judge: a simulated world's model is built for the suite but never asked.
+        self.called = {role: model for role, model in self.models.items()
+                       if not self.rescored or role == "verifier"}
+        self.preflown = config.skip_preflight or config.replay or not self.called
+        self.executor: Executor = executor_named(config.executor, config)
+
+    def _cache(self) -> ResponseCache | None:
+        config = self.config
+        if not config.cache:
+            return None
+        if self.group:
+            return self.group.cache(config.cache, config.replay)
+        from occubench.llm import ResponseCache
+
+        return ResponseCache(config.cache, replay=config.replay)
+
+    def _models(self) -> dict[str, Model]:
+        if not self.group:
+            return self.factory.models(cache=self.cache)
+        with self.group.lock:
+            return self.factory.models(cache=self.cache, clients=self.group.clients)
+
+    def _preflight(self) -> None:
+        if not self.preflown:
+            preflight(self.called, {role: self.config.endpoint(role) for role in self.called},
+                      self.config.retry_budget, self.console)
+            self.preflown = True
+
+    def execute(self) -> RunSummary:
+        config, run_dir, store = self.config, self.run_dir, self.store
+        created = next((folder for folder in [*reversed(run_dir.parents), run_dir] if not folder.exists()), None)
+        # The folder is locked and its results checked against this run before any request is sent: a second run
+        # into it, or one with another configuration, stops at once.
+        lock = DirectoryLock(run_dir).acquire()
+        preflight_failed = False
+        logging_to: LogRoute | None = None
+        try:
+            if lock.taken_over:
+                self.console.print(f"note: taking over {run_dir} from process {lock.taken_over}, which ended "
+                                   "without releasing it")
+            belongs = check_same_config(store, self.meaning, self.digest, config.force, self.factory.plan.task_set,
+                                        self.console)
+            if pending(self.factory.plan.tasks, latest_by_task(store.load()), config.trials):
+                preflight_failed = True
+                self._preflight()
+                preflight_failed = False
+            logging_to = setup_logging(run_dir, debug=config.debug, redactor=self.redactor,
+                                       tag_tasks=config.max_workers > 1)
+            store.write_args({**config.record(), "occubench_version": __version__, "date": self.date,
+                              "config": self.meaning, "config_hash": self.digest, **belongs,
+                              **self.factory.plan.settings})
+            not_started = self._phases()
+        finally:
+            if logging_to:
+                end_logging(logging_to)
+            lock.release()
+            if preflight_failed and created is not None:  # a failed preflight leaves nothing behind
+                shutil.rmtree(created, ignore_errors=True)
+            if self.cache and not self.group:
+                self.cache.close()
+        return self._summary(not_started)
+
+    def _phases(self) -> int:
+        """Every phase of the suite in turn (a follow-up is planned from the results before it); returns how many
+        episodes were not started for ``--max-cost``."""
+        config = self.config
+        budget = CostBudget(config.max_cost, self.prices, self.store.load()) \
+            if config.max_cost is not None and self.prices is not None else None
+        follow_ups: list[dict[tuple[Any, int], Result]] = []  # the results each follow-up phase was made from
+        phase: SuitePlan | None = self.factory.plan
+        not_started = 0
+        while phase is not None:
+            not_started += self._phase(phase, follow_ups, budget)
+            if not phase.follow_up or not_started:
+                break
+            follow_ups.append(latest_by_task(self.store.load()))
+            phase = phase.follow_up(follow_ups[-1])
+        if not_started and budget:
+            self.console.print(f"[yellow]--max-cost {config.max_cost:g} USD reached ({budget.spent:.4f} USD spent in "
+                               f"{self.run_dir}): {not_started} episode(s) not started; run again with a higher "
+                               "--max-cost to go on[/yellow]")
+        return not_started
+
+    def _phase(self, phase: SuitePlan, follow_ups: list[dict[tuple[Any, int], Result]],
+               budget: CostBudget | None) -> int:
+        config, store = self.config, self.store
+        todo, kept = pending_tasks(phase.tasks, store, config.trials)
+        total = len(phase.tasks) * config.trials
+        if self.rescored:  # only the episodes the source run evaluated
+            todo, total = self.rescored.todo(todo), len(self.rescored.agent.episodes)
+        self.console.print(f"Run directory: {self.run_dir}  ({total} episode(s): {len(phase.tasks)} task(s) × "
+                           f"{config.trials} trial(s); {total - len(todo)} already done, {len(todo)} to run)")
+        if todo:
+            self._preflight()
+        progress = RunProgress(len(todo), self.console, live=False if config.debug or self.group else None,
+                               label=self.run_name if self.group else None, earlier=kept)
+        job = Job(self.factory, self.date, list(follow_ups),
+                  lambda: self.factory.episodes(self.models, self.agent, self.run_fields, phase))
+        try:
+            with progress:
+                return self.executor.run(job, todo, store, on_result=budget.counting(progress.add) if budget
+                                         else progress.add, may_start=budget.open if budget else None)
+        except KeyboardInterrupt:
+            self.console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same "
+                               "command to resume.")
+            raise
+
+    def _summary(self, not_started: int) -> RunSummary:
+        latest = list(latest_by_task(self.store.load()).values())
+        if "agent" in self.models and any(r.ok for r in latest) and not any(r.tool_calls for r in latest if r.ok):
+            self.console.print("[yellow]warning: the agent made no tool call in any task: if its endpoint drops the "
+                               "tools (see the preflight's warning and docs/guides/endpoints.md), every score here "
+                               "is meaningless[/yellow]")
+        definition = self.factory.definition
+        return RunSummary(self.run_name, self.run_dir, self.digest, latest, summarize(latest, self.prices),
+                          definition.report_tables(latest) if definition.report_tables else [], not_started)
+
+
+class CostBudget:
+    """``--max-cost``: what the run directory's results cost so far (every record, errors included, as the
+    summary counts them); new episodes start only below the limit, those under way finish."""
+
+    def __init__(self, limit: float, prices: dict[str, Price], results: list[Result]) -> None:
+        self.limit, self.prices = limit, prices
+        self.spent = summarize(results, prices).cost_total
+        self._lock = threading.Lock()
+
+    def open(self) -> bool:
+        with self._lock:
+            return self.spent < self.limit
+
+    def counting(self, on_result: Callable[[Result], None]) -> Callable[[Result], None]:
+        def add(result: Result) -> None:
+            with self._lock:  # what the attempts it replaced spent is counted already
+                self.spent += summarize([replace(result, earlier_usage={})], self.prices).cost_total
+            on_result(result)
+        return add

@@ -1,0 +1,65 @@
+"""A chat-completion body read into a :class:`~occubench.llm.types.Completion`, smoothing what servers differ in:
+reasoning text (``<think>…</think>``, ``reasoning_content``) is kept apart from the answer, and tool calls a chat
+template wrote into the text (``<tool_call>{...}</tool_call>``) become tool calls. Every text is made to encode as
+UTF-8, and JSON in it is read with bounded nesting (:func:`occubench.llm.parsing.loads`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from occubench.llm.parsing import loads
+from occubench.llm.types import Completion, Reply, ToolCallRequest, Usage
+from occubench.util.jsonsafe import clean_text
+
+_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+_TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+
+
+def _text(value: Any) -> str | None:
+    # Lone surrogates (a reply's "\ud800") are replaced where replies enter: past here every text encodes as UTF-8.
+    return None if value is None else clean_text(value if isinstance(value, str) else json.dumps(value))
+
+
+def _text_tool_calls(content: str) -> tuple[str, tuple[ToolCallRequest, ...]]:
+    """Tool calls a chat template wrote into the text (``<tool_call>{"name": ..., "arguments": ...}</tool_call>``,
+    as Hermes- and Qwen-style templates do), and the text without them."""
+    calls = []
+    for number, match in enumerate(_TEXT_TOOL_CALL.finditer(content)):
+        try:
+            call = loads(match.group(1))
+        except ValueError:  # not JSON, or nested too deep: not a tool call, as for any other garbage
+            continue
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            arguments = call.get("arguments", call.get("parameters", {}))
+            calls.append(ToolCallRequest(id=f"text_call_{number}", name=call["name"],
+                                         arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)))
+    return (_TEXT_TOOL_CALL.sub("", content).strip() if calls else content), tuple(calls)
+
+
+def read_completion(data: Any, tools_sent: bool = False) -> Completion:
+    """Read a chat-completion JSON body; anything malformed raises (and is retried as a transient failure)."""
+    replies = []
+    for choice in data["choices"]:
+        message = choice["message"]
+        content = _text(message.get("content"))
+        # Reasoning stays out of the answer and of what the simulator and judge parsers read.
+        reasoning = [_text(message.get("reasoning_content")) or ""]
+        if content and "<think>" in content:
+            reasoning += _THINK.findall(content)
+            content = _THINK.sub("", content).strip()
+        calls = tuple(ToolCallRequest(id=_text(c.get("id")) or "", name=_text(c["function"]["name"]) or "",
+                                      arguments=_text(c["function"].get("arguments")) or "")
+                      for c in message.get("tool_calls") or [] if c.get("function"))
+        if tools_sent and not calls and content and "<tool_call>" in content:
+            content, calls = _text_tool_calls(content)
+        replies.append(Reply(content=content, tool_calls=calls, finish_reason=_text(choice.get("finish_reason")),
+                             reasoning="\n".join(r.strip() for r in reasoning if r.strip()) or None))
+    if not replies:
+        raise ValueError("the endpoint returned no choices")
+    usage = data.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    return Completion(replies=replies, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
+                                                   completion_tokens=usage.get("completion_tokens") or 0, calls=1,
+                                                   cached_tokens=details.get("cached_tokens") or 0))

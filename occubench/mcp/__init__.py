@@ -1,0 +1,1 @@
+"""Worlds served over the Model Context Protocol."""

@@ -1,0 +1,1 @@
+"""Small helpers every layer uses: JSON lines, hostile-value-safe JSON, lazy exports, locks, logging, redaction."""
