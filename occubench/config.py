@@ -26,6 +26,7 @@ from pydantic import (
     ValidationInfo,
     create_model,
     field_validator,
+    model_validator,
 )
 
 from occubench.errors import ConfigError
@@ -61,6 +62,26 @@ class ModelRole:
 
 
 _S = TypeVar("_S", bound="Settings")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def validated(cls: type[_M], values: Mapping[str, Any], source: str | None = None) -> _M:
+    """``cls`` made of ``values``; a bad value raises :class:`ConfigError` naming its key and ``source`` (a file
+    name; without one, keys are named as command-line flags)."""
+    try:
+        return cls(**values)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else ""
+            where = f"{source}: {name}" if source else f"--{name.replace('_', '-')}"
+            message = error["msg"].removeprefix("Value error, ")
+            # A rule over several settings (a model validator) names its flags itself.
+            problems.append((f"{where}: " if name else f"{source}: " if source else "") + message +
+                            (" (unknown setting)" if error["type"] == "extra_forbidden" else ""))
+        raise ConfigError("; ".join(problems)) from None
 
 
 def check_base_url(url: str) -> None:
@@ -106,18 +127,7 @@ class Settings(BaseModel):
     def create(cls: type[_S], values: Mapping[str, Any], *, source: str | None = None) -> _S:
         """A config from ``values``; a bad value raises :class:`ConfigError` naming its key and ``source`` (a file
         name; without one, keys are named as command-line flags)."""
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            problems = []
-            for error in exc.errors():
-                name = str(error["loc"][0]) if error["loc"] else ""
-                where = f"{source}: {name}" if source else f"--{name.replace('_', '-')}"
-                message = error["msg"].removeprefix("Value error, ")
-                # A rule over several settings (a model validator) names its flags itself.
-                problems.append((f"{where}: " if name else f"{source}: " if source else "") + message +
-                                (" (unknown setting)" if error["type"] == "extra_forbidden" else ""))
-            raise ConfigError("; ".join(problems)) from None
+        return validated(cls, values, source)
 
     @classmethod
     def from_file(cls: type[_S], path: str | Path, **overrides: Any) -> _S:
@@ -195,6 +205,11 @@ else:
     _RunRoles = with_roles(Settings, ROLES)
 
 
+#: The built-in suites' own settings (the benchmark's data, the executable worlds' folder, the workplace's days),
+#: accepted under their flag names like any other setting and kept in ``suite_options`` for the suite to check.
+SUITE_SETTINGS = ("data_dir", "eval_data", "scenario_pool", "config_dir", "download", "worlds_dir",
+                  "trust_world_code", "days", "workplace_dir", "learning")
+
 _OUTPUT_CAPS = {"world": {"max_tokens": 4096}, "verifier": {"max_tokens": 2048}, "npc": {"max_tokens": 512}}
 
 
@@ -219,22 +234,13 @@ class RunConfig(_RunRoles):
     fault_duration: int = Field(2, ge=1)
     fault_mode: Literal["prompt", "harness"] | None = None
     seed: int = 0
-    # Data and task selection.
-    data_dir: str | None = None
-    eval_data: str | None = None
-    scenario_pool: str | None = None
-    config_dir: str | None = None
-    download: bool = False
+    # Task selection.
     task_ids: list[str] | None = None
     categories: list[str] | None = None
     difficulty: list[int] | None = None
     #: Shuffle the selected tasks with ``seed`` (before ``limit``).
     shuffle: bool = False
     limit: int | None = Field(None, ge=1)
-    #: Executable suite: the world folders to run instead of the built-in ones.
-    worlds_dir: str | None = None
-    #: Executable suite: where no sandbox is available, run outside worlds' code as a plain process all the same.
-    trust_world_code: bool = False
     # The agent.
     with_plan: bool = False
     max_steps: int = Field(50, ge=1)
@@ -256,14 +262,12 @@ class RunConfig(_RunRoles):
     max_tokens_per_task: int | None = Field(None, ge=1)
     max_seconds_per_task: float | None = Field(None, gt=0)
     max_cost: float | None = Field(None, ge=0)
-    # Workplace suite.
-    days: int = Field(10, ge=1)
-    workplace_dir: str | None = None
-    learning: bool = False
     #: Hint tiers each workplace task shows in the task list: 0 none, 1 where to look, 2 also whom to ask and what
-    #: for, 3 also the plan step by step (never a checkpoint's value).
+    #: for, 3 also the plan step by step (never a checkpoint's value). A setting of every run, not of the workplace
+    #: suite alone: results carry it and reports and matrices compare runs by it, as by ``env_mode``.
     guidance: int = Field(0, ge=0, le=3)
-    #: Settings of a third-party suite, which reads them itself.
+    #: Settings only the suite reads: its plugin declares and checks them (:class:`occubench.core.suite.SuiteOptions`).
+    #: The built-in suites' are given under their own names (:data:`SUITE_SETTINGS`) and kept here.
     suite_options: dict[str, Any] = Field(default_factory=dict)
     #: A run directory whose saved episodes are judged again instead of running the agent (``occubench rescore``).
     rescore: str | None = None
@@ -277,6 +281,15 @@ class RunConfig(_RunRoles):
     ray_address: str | None = None
     #: Ray worker processes, each running its share of ``max_workers`` episodes at once; default: the cluster's CPUs.
     ray_workers: int | None = Field(None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _suite_settings(cls, values: Any) -> Any:
+        if isinstance(values, dict) and (given := {k: values[k] for k in SUITE_SETTINGS if k in values}):
+            options = values.get("suite_options", {})
+            values = {k: v for k, v in values.items() if k not in given}
+            values["suite_options"] = {**options, **given} if isinstance(options, dict) else options
+        return values
 
     @field_validator("task_ids", "categories", mode="before")
     @classmethod

@@ -43,8 +43,8 @@ from occubench.store import ResultStore
 from occubench.util.log import setup_logging
 from occubench.util.redact import Redactor
 
-#: Settings naming files: made absolute, since workers do not share this process's working directory.
-_PATHS = ("data_dir", "eval_data", "scenario_pool", "config_dir", "worlds_dir", "workplace_dir", "cache")
+#: Suite settings naming files: made absolute, since workers do not share this process's working directory.
+_PATHS = ("data_dir", "eval_data", "scenario_pool", "config_dir", "worlds_dir", "workplace_dir")
 
 
 class _Hub:
@@ -209,10 +209,13 @@ def worker_config(config: RunConfig, date: str, settings: dict[str, Any]) -> Run
     directory made explicit — the run's date, each role's endpoint and key (``OPENAI_*`` variables included),
     absolute paths, and the data the suite found or downloaded (``settings["data_paths"]``)."""
     endpoints = {role: config.endpoint(role) for role in config.roles}
-    paths = {name: str(Path(value).resolve()) for name in _PATHS if (value := getattr(config, name))}
-    paths.update({name: str(Path(value).resolve()) for name, value in settings.get("data_paths", {}).items()})
+    options = dict(config.suite_options)
+    options.update({name: str(Path(value).resolve()) for name in _PATHS if isinstance(value := options.get(name), str)})
+    options.update({name: str(Path(value).resolve()) for name, value in settings.get("data_paths", {}).items()})
+    if "download" in options:  # found or fetched by this process already
+        options["download"] = False
     return config.model_copy(update={
-        "date": date, "download": False, **paths,
+        "date": date, "suite_options": options, "cache": str(Path(config.cache).resolve()) if config.cache else None,
         **{f"{role}_base_url": endpoint.base_url for role, endpoint in endpoints.items()},
         **{f"{role}_api_key": SecretStr(endpoint.api_key) if endpoint.api_key else None
            for role, endpoint in endpoints.items()}})

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from occubench.config import RunConfig, Settings
+from occubench.config import SUITE_SETTINGS, RunConfig, Settings
 from occubench.core.agent import ReplayAgent
 from occubench.core.suite import SuitePlan
 from occubench.core.task import Task
@@ -39,7 +39,8 @@ def rescore_config(run_dir: str | Path, **settings: Any) -> RunConfig:
     recorded = read_json(path / ARGS_FILE, "run settings")
     if not isinstance(recorded, dict):
         raise ConfigError(f"{path / ARGS_FILE}: expected a JSON object")
-    kept = {key: value for key, value in recorded.items() if key in RunConfig.model_fields and key not in _OWN}
+    kept = {key: value for key, value in recorded.items()
+            if (key in RunConfig.model_fields or key in SUITE_SETTINGS) and key not in _OWN}
     # The new run goes beside its source unless told otherwise, wherever the command is run from.
     return RunConfig.create({**kept, "date": recorded.get("date"), "output_dir": str(path.parent), **settings,
                              "rescore": str(path)})

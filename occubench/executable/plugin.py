@@ -10,6 +10,7 @@ from occubench.config import RunConfig
 from occubench.core.suite import (
     Suite,
     SuiteDefinition,
+    SuiteOptions,
     SuitePlan,
     ValidateOptions,
     content_digest,
@@ -37,8 +38,16 @@ def listed_worlds(worlds_dir: str | None, trust: bool, console: Console | None =
     return worlds_of(worlds_dir, trust)
 
 
+class WorldsOptions(SuiteOptions):
+    #: The world folders to run instead of the built-in ones.
+    worlds_dir: str | None = None
+    #: Where no sandbox is available, run outside worlds' code as a plain process all the same.
+    trust_world_code: bool = False
+
+
 def plan(config: RunConfig, console: Console) -> SuitePlan:
-    worlds = listed_worlds(config.worlds_dir, config.trust_world_code, console)
+    options = WorldsOptions.of(config)
+    worlds = listed_worlds(options.worlds_dir, options.trust_world_code, console)
     every = ExecutableSuite(worlds).tasks()
     tasks = select_tasks(every, config, console)
     # The run's identity is its worlds' code and data (every file of each world folder), not where they are.
@@ -51,7 +60,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
                                if judge else None)
     return SuitePlan(tasks, {"verifier": config.verifier_model} if config.verifier_model else {}, make,
                      world_label=None, simulated=False, reference=REFERENCE,
-                     settings={"sandbox": sandbox_in_use(worlds), "trust_world_code": config.trust_world_code},
+                     settings={"sandbox": sandbox_in_use(worlds), "trust_world_code": options.trust_world_code},
                      task_set=task_set(every, {"task_content": content}))
 
 

@@ -7,7 +7,15 @@ from dataclasses import asdict
 from rich.console import Console
 
 from occubench.config import RunConfig
-from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, content_digest, select_tasks, task_set
+from occubench.core.suite import (
+    Suite,
+    SuiteDefinition,
+    SuiteOptions,
+    SuitePlan,
+    content_digest,
+    select_tasks,
+    task_set,
+)
 from occubench.core.verifier import RubricVerifier
 from occubench.llm import Model
 from occubench.lwm.config import WorldModelRegistry
@@ -18,10 +26,21 @@ from occubench.lwm.tasks import load_tasks
 NAME = "occubench"
 
 
+class BenchmarkData(SuiteOptions):
+    """Where the benchmark's data is (``--data-dir``, or each file on its own), and whether to download it."""
+
+    data_dir: str | None = None
+    eval_data: str | None = None
+    scenario_pool: str | None = None
+    config_dir: str | None = None
+    download: bool = False
+
+
 def plan(config: RunConfig, console: Console) -> SuitePlan:
-    paths = ensure_data(resolve_data_paths(data_dir=config.data_dir, eval_data=config.eval_data,
-                                           scenario_pool=config.scenario_pool, config_dir=config.config_dir),
-                        download=config.download)
+    data = BenchmarkData.of(config)
+    paths = ensure_data(resolve_data_paths(data_dir=data.data_dir, eval_data=data.eval_data,
+                                           scenario_pool=data.scenario_pool, config_dir=data.config_dir),
+                        download=data.download)
     every = load_tasks(paths.eval_data, paths.scenario_pool)
     tasks = select_tasks(every, config, console)
     # The run's identity is what its tasks are made of: the two data files and the world config of every task.

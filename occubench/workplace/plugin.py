@@ -7,63 +7,82 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
 from rich.console import Console
 from rich.table import Table as RichTable
 
 from occubench.config import RunConfig
 from occubench.core.results import Result
-from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
+from occubench.core.suite import (
+    Suite,
+    SuiteDefinition,
+    SuiteOptions,
+    SuitePlan,
+    ValidateOptions,
+    select_tasks,
+    task_set,
+)
 from occubench.core.tables import Table
 from occubench.errors import ConfigError
 from occubench.llm import Model
 from occubench.util.jsonl import json_digest
 from occubench.workplace.generate import day_id, generate_day, generate_days, read_days
+from occubench.workplace.record import DayRecord
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
 from occubench.workplace.suite import ARMS, WORKPLACE_SUITE, DayTwo, WorkplaceSuite, reference_agent
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day
 
 
+class WorkplaceOptions(SuiteOptions):
+    #: Days generated from ``--seed``.
+    days: int = Field(10, ge=1)
+    #: A folder of day files to run instead of generated days.
+    workplace_dir: str | None = None
+    #: Each day followed by a second day of the same kinds of tasks, in three arms (see the module docstring).
+    learning: bool = False
+
+
 def plan(config: RunConfig, console: Console) -> SuitePlan:
-    if config.learning and config.workplace_dir:
+    options = WorkplaceOptions.of(config)
+    if options.learning and options.workplace_dir:
         raise ConfigError("--learning generates both days from --seed; it cannot use --workplace-dir")
-    if config.learning and config.trials > 1:
+    if options.learning and config.trials > 1:
         # Day two is told of one day one; trials of it would be told of another trial's day, and compared with it.
         raise ConfigError("--learning runs one trial per day (--trials 1): its day two starts with what one day one "
                           "left; for more samples, run more --days")
-    if config.reflection_model and not config.learning:
+    if config.reflection_model and not options.learning:
         raise ConfigError("--reflection-model reflects on day one of a --learning run; add --learning")
-    days = read_days(Path(config.workplace_dir)) if config.workplace_dir else generate_days(config.seed, config.days)
+    days = read_days(Path(options.workplace_dir)) if options.workplace_dir else generate_days(config.seed, options.days)
     if not days:
-        raise ConfigError(f"--workplace-dir: no day files in {config.workplace_dir}")
+        raise ConfigError(f"--workplace-dir: no day files in {options.workplace_dir}")
     reflection = config.reflection_model or (config.agent_model if config.agent == "llm" else None)
-    if config.learning and not reflection:
+    if options.learning and not reflection:
         console.print(f"[yellow]--learning with --agent {config.agent}: no model to reflect on day one, so day two "
                       "runs without the reflection arm (give --reflection-model for it)[/yellow]")
     arms = [arm for arm in ARMS if arm != "reflection" or reflection]
     every = WorkplaceSuite(days).tasks()
     tasks = select_tasks(every, config, console)
     # The run's identity: the days' content, and the seed and count they were generated from.
-    identity = {"task_content": json_digest([day.to_json() for day in days]), "learning": config.learning,
-                **({} if config.workplace_dir else {"workplace_seed": config.seed, "workplace_days": config.days})}
+    identity = {"task_content": json_digest([day.to_json() for day in days]), "learning": options.learning,
+                **({} if options.workplace_dir else {"workplace_seed": config.seed, "workplace_days": options.days})}
     second_ids = [f"{day_id(config.seed, _index(first.id), 2)}-{arm}" for first in days for arm in arms] \
-        if config.learning else []
+        if options.learning else []
     roles: dict[str, str | None] = {**({"npc": config.npc_model} if config.npc_model else {}),
-                                    **({"reflection": reflection} if config.learning and reflection else {})}
+                                    **({"reflection": reflection} if options.learning and reflection else {})}
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         return WorkplaceSuite(days, models.get("npc"), config.guidance, reflector=models.get("reflection"))
 
     def day_two(results: dict[Any, Result]) -> SuitePlan:
-        # Only days selected for day one (--task-ids, --limit, ...) and done have a day two (a day one that ended
+        # Only days selected for day one (--task-ids, --limit, ...) and scored have a day two (a day one that ended
         # in an error gets its day two when the next run has retried it); each arm starts it with what it is told.
         seconds, plans = [], {}
         for first in days:
-            if (result := results.get((first.id, 0))) is None or not result.ok:
+            if (result := results.get((first.id, 0))) is None or (record := DayRecord.from_result(result)) is None:
                 continue
-            details = result.verdict_details
-            notes = str(details.get("reflection_notes") or "")
-            told = {"none": "", "notes": str(details.get("day_feedback", "")),
+            notes = record.reflection_notes
+            told = {"none": "", "notes": record.day_feedback,
                     "reflection": f"Your notes after reflecting on it:\n{notes}" if notes else ""}
             seconds.append(generate_day(config.seed, _index(first.id), phase=2))
             plans[seconds[-1].id] = DayTwo(first.id, {arm: told[arm] for arm in arms})
@@ -73,7 +92,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
         return SuitePlan(WorkplaceSuite(seconds, day_two=plans).tasks(), roles, make_two, world_label=None,
                          simulated=False, reference=reference_agent())
     return SuitePlan(tasks, roles, make, world_label=None, simulated=False, reference=reference_agent(),
-                     follow_up=day_two if config.learning else None,
+                     follow_up=day_two if options.learning else None,
                      task_set=task_set(every, identity, second_ids))
 
 

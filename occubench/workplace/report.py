@@ -5,15 +5,17 @@ two, each arm's day-one → day-two change; over several runs, the scores per gu
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from occubench.core.results import Result
 from occubench.core.tables import Table, percent
+from occubench.workplace.record import LEGACY_ARM, DayRecord
+from occubench.workplace.scoring import TaskScore
 
-#: What each day-two arm started with, in display order; "feedback" is the arm of files written before arms.
+#: What each day-two arm started with, in display order, the arm of files written before arms last.
 ARM_LABELS = {"none": "no experience", "notes": "own notes", "reflection": "reflected notes",
-        "feedback": "mentor's feedback"}
+              LEGACY_ARM: "mentor's feedback"}
 LEVELS = ("easy", "hard")
 
 
@@ -21,63 +23,59 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _day_of(result: Result) -> tuple[int, str, str]:
-    """(phase, arm, day-one task id) of a workplace result: (1, "", its own id) for a day one. A day two written
-    before arms existed (its id ends in ``-day2``, no ``phase``) is the mentor's-feedback arm."""
-    details, task_id = result.verdict_details, str(result.task_id)
-    if details.get("phase", 1) != 1:
-        return 2, str(details.get("arm", "feedback")), str(details.get("day_one", task_id.split("-day2")[0]))
-    if "phase" not in details and task_id.endswith("-day2"):
-        return 2, "feedback", task_id.removesuffix("-day2")
-    return 1, "", task_id
+#: A scored day: its result and what the workplace added to it.
+_Scored = tuple[Result, DayRecord]
 
 
-def _scored(results: Iterable[Result]) -> list[Result]:
+def _scored(results: Iterable[Result]) -> list[_Scored]:
     """The days that were scored: an error has no task scores, and is never counted as a failure."""
-    return [r for r in results if r.ok and "task_scores" in r.verdict_details]
+    return [(result, record) for result in results if (record := DayRecord.from_result(result)) is not None]
 
 
-def _tasks(days: Iterable[Result]) -> list[dict[str, Any]]:
-    return [task for day in days for task in day.verdict_details["task_scores"]]
+def _firsts(days: Iterable[_Scored]) -> list[_Scored]:
+    return [(result, record) for result, record in days if record.phase == 1]
 
 
-def _task_figures(tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"tasks": len(tasks), "success_rate": _mean([float(t["success"]) for t in tasks]),
-            "checkpoint_score": _mean([t["score"] for t in tasks])}
+def _tasks(days: Iterable[_Scored]) -> list[TaskScore]:
+    return [task for _, record in days for task in record.task_scores]
 
 
-def _day_figures(days: list[Result]) -> dict[str, Any]:
-    return {"days": len(days), **_task_figures(_tasks(days)), "steps": _mean([d.step_count for d in days]),
-            "tool_calls": _mean([len(d.tool_calls) for d in days])}
+def _task_figures(tasks: list[TaskScore]) -> dict[str, Any]:
+    return {"tasks": len(tasks), "success_rate": _mean([float(t.success) for t in tasks]),
+            "checkpoint_score": _mean([t.score for t in tasks])}
 
 
-def _by(tasks: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def _day_figures(days: list[_Scored]) -> dict[str, Any]:
+    return {"days": len(days), **_task_figures(_tasks(days)), "steps": _mean([r.step_count for r, _ in days]),
+            "tool_calls": _mean([len(r.tool_calls) for r, _ in days])}
+
+
+def _by(tasks: list[TaskScore], key: Callable[[TaskScore], str]) -> dict[str, list[TaskScore]]:
+    groups: dict[str, list[TaskScore]] = defaultdict(list)
     for task in tasks:
-        groups[str(task[key])].append(task)
+        groups[key(task)].append(task)
     return groups
 
 
-def _change(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    day1 = sum(first["score"] for first, _ in pairs) / len(pairs)
-    day2 = sum(second["score"] for _, second in pairs) / len(pairs)
+def _change(pairs: list[tuple[TaskScore, TaskScore]]) -> dict[str, Any]:
+    day1 = sum(first.score for first, _ in pairs) / len(pairs)
+    day2 = sum(second.score for _, second in pairs) / len(pairs)
     return {"tasks": len(pairs), "day1": day1, "day2": day2, "gain": day2 - day1}
 
 
-def _learning(days: list[Result]) -> dict[str, dict[str, dict[str, Any]]]:
+def _learning(days: list[_Scored]) -> dict[str, dict[str, dict[str, Any]]]:
     """Per arm and task group (overall, easy, hard): the tasks and the mean day-one and day-two scores, over the
     days whose day one and that arm's day two were both scored. Task i of a day two is of the same family as task
     i of its day one, so the two lists pair up in order."""
-    firsts = {(_day_of(r)[2], r.trial): r for r in days if _day_of(r)[0] == 1}
-    pairs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
-    for result in days:
-        phase, arm, first = _day_of(result)
-        if phase == 2 and (first, result.trial) in firsts:
-            pairs[arm] += zip(_tasks([firsts[(first, result.trial)]]), _tasks([result]))
+    firsts = {(str(result.task_id), result.trial): record for result, record in _firsts(days)}
+    pairs: dict[str, list[tuple[TaskScore, TaskScore]]] = defaultdict(list)
+    for result, record in days:
+        if record.phase != 1 and (first := firsts.get((record.day_one, result.trial))) is not None:
+            pairs[record.arm] += zip(first.task_scores, record.task_scores)
     learning = {}
     order = list(ARM_LABELS)
     for arm in sorted(pairs, key=lambda arm: (order.index(arm) if arm in order else len(order), arm)):
-        groups = {"overall": pairs[arm], **{level: [p for p in pairs[arm] if p[0]["difficulty"] == level]
+        groups = {"overall": pairs[arm], **{level: [p for p in pairs[arm] if p[0].difficulty == level]
                                             for level in LEVELS}}
         learning[arm] = {name: _change(group) for name, group in groups.items() if group}
     return learning
@@ -91,19 +89,19 @@ def workplace_figures(results: Iterable[Result]) -> dict[str, Any]:
     ``day_two`` whether there are day-two results, and ``guidance`` the tier every result was run with (0 when
     none, or when they differ)."""
     scored = _scored(results)
-    firsts = [r for r in scored if _day_of(r)[0] == 1]
+    firsts = _firsts(scored)
     tasks = _tasks(firsts)
-    by_size: dict[int, list[Result]] = defaultdict(list)
-    for day in firsts:
-        by_size[day.verdict_details["n_tasks"]].append(day)
-    levels = _by(tasks, "difficulty")
-    tiers = {r.guidance for r in scored}
+    by_size: dict[int, list[_Scored]] = defaultdict(list)
+    for result, record in firsts:
+        by_size[record.n_tasks].append((result, record))
+    levels = _by(tasks, lambda task: task.difficulty)
+    tiers = {result.guidance for result, _ in scored}
     return {"day_two": len(firsts) < len(scored), "guidance": tiers.pop() if len(tiers) == 1 else 0,
             "overall": _day_figures(firsts),
             "by_tasks_per_day": {n: _day_figures(days) for n, days in sorted(by_size.items())},
             "by_difficulty": {level: _task_figures(group) for level, group in sorted(levels.items())},
             "by_category": {category: _task_figures(group)
-                            for category, group in sorted(_by(tasks, "category").items())},
+                            for category, group in sorted(_by(tasks, lambda task: task.category).items())},
             "learning": _learning(scored)}
 
 
@@ -155,16 +153,15 @@ def workplace_overview_tables(results: Iterable[Result]) -> list[Table]:
     """Scores per (agent, guidance tier) over the day-one results of several runs (a ``--guidance 0 1 2 3``
     matrix, say); none when every result is of tier 0. Runs in several environment modes get a Mode column: a
     faulted run's scores are not pooled with a clean one's."""
-    groups: dict[tuple[str, str, int], list[Result]] = defaultdict(list)
-    for day in _scored(results):
-        if _day_of(day)[0] == 1:
-            groups[(str(day.agent_model), day.env_mode, day.guidance)].append(day)
+    groups: dict[tuple[str, str, int], list[_Scored]] = defaultdict(list)
+    for result, record in _firsts(_scored(results)):
+        groups[(str(result.agent_model), result.env_mode, result.guidance)].append((result, record))
     if {tier for _, _, tier in groups} <= {0}:
         return []
     modes = len({mode for _, mode, _ in groups}) > 1
     rows = []
     for (agent, mode, tier), days in sorted(groups.items()):
-        figures, levels = _day_figures(days), _by(_tasks(days), "difficulty")
+        figures, levels = _day_figures(days), _by(_tasks(days), lambda task: task.difficulty)
         rows.append([agent, *([mode] if modes else []), str(tier), str(figures["days"]), *_rates(figures),
                      *(percent(_task_figures(levels[level])["checkpoint_score"]) for level in LEVELS)])
     return [Table("Workplace scores per guidance tier",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from occubench.core.agent import ScriptedAgent
 from occubench.core.environment import Environment
@@ -17,6 +16,7 @@ from occubench.core.verifier import Verdict
 from occubench.llm import Message, Model
 from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.model import Colleague, Day
+from occubench.workplace.record import DayRecord, mean_score
 from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.scoring import TaskScore, score_day
 
@@ -32,13 +32,13 @@ def instruction(day: Day, carried_over: str = "") -> str:
     return text + (f"\n\nFrom your previous working day:\n{carried_over}" if carried_over else "")
 
 
-def feedback(scores: Sequence[TaskScore | dict], notes: str | None = None) -> str:
+def feedback(scores: Sequence[TaskScore], notes: str | None = None) -> str:
     """What the agent is told after a day: each missed checkpoint's feedback (no answers), and its own notes."""
     lines = []
-    for score in (asdict(s) if isinstance(s, TaskScore) else s for s in scores):
-        missed = [c for c in score["checkpoints"] if not c["passed"]]
+    for score in scores:
+        missed = [c for c in score.checkpoints if not c["passed"]]
         state = "done" if not missed else f"{len(missed)} checkpoint(s) missed"
-        lines.append(f"- {score['family'].replace('_', ' ')} task: {state}")
+        lines.append(f"- {score.family.replace('_', ' ')} task: {state}")
         lines += [f"  - {c['name']}{' (done after the deadline)' if c['late'] else ''}: {c['feedback']}"
                   for c in missed]
     if notes:
@@ -129,7 +129,7 @@ class WorkplaceSuite(Suite):
                     task_id=f"{day.id}-{arm}" if arm else day.id, instruction=instruction(day, told),
                     scenario="Workplace day", category=day_category(day), domain="Office work",
                     difficulty=1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), env_name=day.id,
-                    metadata={"day": day, **({"phase": 2, "arm": arm, "day_one": second.day_one} if second else {})}))
+                    metadata={"day": day, **({"day_two": (arm, second.day_one)} if second else {})}))
 
     def tasks(self) -> list[Task]:
         return self._tasks
@@ -142,17 +142,16 @@ class WorkplaceSuite(Suite):
         day, instance = self.days[task.env_name], env.unwrapped
         assert isinstance(instance, WorkplaceEnvironment)
         scores = score_day(day, instance)
-        day_score = sum(s.score for s in scores) / len(scores)
+        day_score = mean_score(scores)
         summary = "; ".join(f"{s.task_id} {s.family}: {s.score:.2f}" for s in scores)
-        details: dict[str, Any] = {
-            "day_score": day_score, "n_tasks": len(day.tasks), "task_scores": [asdict(s) for s in scores],
-            "day_feedback": feedback(scores, instance.notes),
-            **{key: task.metadata[key] for key in ("phase", "arm", "day_one") if key in task.metadata}}
+        arm, day_one = task.metadata.get("day_two", ("", ""))
+        record = DayRecord(day_score, len(day.tasks), tuple(scores), feedback(scores, instance.notes),
+                           phase=2 if arm else 1, arm=arm, day_one=day_one)
         if self.reflector:
-            details.update(reflection_model=self.reflector.name,
-                           reflection_notes=reflect(self.reflector, trajectory, feedback(scores)))
+            record = replace(record, reflection_model=self.reflector.name,
+                             reflection_notes=reflect(self.reflector, trajectory, feedback(scores)))
         return Verdict(is_correct=all(s.success for s in scores), feedback=f"day score {day_score:.2f} ({summary})",
-                       details=details, score=day_score)
+                       details=record.to_details(), score=day_score)
 
 
 def reference_agent() -> ScriptedAgent:

@@ -1,0 +1,109 @@
+"""What a workplace day adds to its result, as one typed record: written to ``verdict_details`` by the suite and
+read back by the report and the learning run's day two. This module is the only one that knows the keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
+
+from occubench.core.results import Result
+from occubench.workplace.model import DEFAULT_CATEGORY
+from occubench.workplace.scoring import TaskScore
+
+#: The suffix of a day two's id in files written before arms: such a day two has no ``phase`` (see
+#: :meth:`DayRecord.from_result`).
+LEGACY_DAY_TWO = "-day2"
+#: The arm of such a day two: it started with the mentor's feedback.
+LEGACY_ARM = "feedback"
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def mean_score(scores: Sequence[TaskScore]) -> float:
+    """A day's score: the mean of its tasks' scores (0 for a day without any)."""
+    return sum(s.score for s in scores) / len(scores) if scores else 0.0
+
+
+@dataclass(frozen=True)
+class DayRecord:
+    """A workplace day's scores, the mentor's feedback on it and, for a learning run, where it stands: a day two
+    (``phase`` 2) names its arm and its day one's task id; a reflected-on day one has the reflection's notes."""
+
+    day_score: float
+    n_tasks: int
+    task_scores: tuple[TaskScore, ...]
+    day_feedback: str = ""
+    phase: int = 1
+    #: For a day two: what it started with (``occubench.workplace.suite.ARMS``, or :data:`LEGACY_ARM`) and the
+    #: task id of its day one.
+    arm: str = ""
+    day_one: str = ""
+    reflection_model: str | None = None
+    reflection_notes: str | None = None
+
+    def to_details(self) -> dict[str, Any]:
+        """The record as ``verdict_details``: a day one has no phase, arm or day one; a day not reflected on no
+        reflection keys."""
+        details: dict[str, Any] = {
+            "day_score": self.day_score, "n_tasks": self.n_tasks, "task_scores": [asdict(s) for s in self.task_scores],
+            "day_feedback": self.day_feedback}
+        if self.phase != 1:
+            details.update(phase=self.phase, arm=self.arm, day_one=self.day_one)
+        if self.reflection_model is not None or self.reflection_notes is not None:
+            details.update(reflection_model=self.reflection_model, reflection_notes=self.reflection_notes)
+        return details
+
+    @classmethod
+    def from_result(cls, result: Result) -> DayRecord | None:
+        """The record of a scored workplace day; None for an error or a result without readable task scores. A
+        value of the wrong type counts as absent. Absent, the day's size and score follow from its tasks, its phase
+        is 2 when its id ends in ``-day2`` (a day two written before arms) and 1 otherwise, and a day two's arm is
+        the mentor's feedback and its day one the id before ``-day2``."""
+        details, task_id = result.verdict_details, str(result.task_id)
+        tasks = _task_scores(details.get("task_scores")) if result.ok else None
+        if tasks is None:
+            return None
+        phase = _typed(details.get("phase"), int, 2 if task_id.endswith(LEGACY_DAY_TWO) else 1)
+        day_two = phase != 1
+        return cls(
+            day_score=_number(details.get("day_score"), mean_score(tasks)),
+            n_tasks=_typed(details.get("n_tasks"), int, len(tasks)), task_scores=tasks,
+            day_feedback=_typed(details.get("day_feedback"), str, ""), phase=phase,
+            arm=_typed(details.get("arm"), str, LEGACY_ARM) if day_two else "",
+            day_one=_typed(details.get("day_one"), str, task_id.split(LEGACY_DAY_TWO)[0]) if day_two else "",
+            reflection_model=_typed(details.get("reflection_model"), str, None),
+            reflection_notes=_typed(details.get("reflection_notes"), str, None))
+
+
+def _task_scores(value: object) -> tuple[TaskScore, ...] | None:
+    """A day's task scores; None when any of them cannot be read: leaving one out would pair the rest with the wrong
+    tasks of the other day (task i of a day two is of the family of task i of its day one)."""
+    if not isinstance(value, list):
+        return None
+    scores = [score for score in map(_task_score, value) if score is not None]
+    return tuple(scores) if len(scores) == len(value) else None
+
+
+def _task_score(row: object) -> TaskScore | None:
+    """One task's score; None when a field is missing or of the wrong type, but for its checkpoints (none then) and
+    its category (absent from files written before tasks had one: :data:`DEFAULT_CATEGORY`)."""
+    if not isinstance(row, dict):
+        return None
+    task_id, family, difficulty = (_typed(row.get(key), str, None) for key in ("task_id", "family", "difficulty"))
+    score, success = _number(row.get("score"), None), _typed(row.get("success"), bool, None)
+    if task_id is None or family is None or difficulty is None or score is None or success is None:
+        return None
+    checkpoints = row.get("checkpoints")
+    return TaskScore(task_id, family, _typed(row.get("category"), str, DEFAULT_CATEGORY), difficulty, score, success,
+                     [c for c in checkpoints if isinstance(c, dict)] if isinstance(checkpoints, list) else [])
+
+
+def _typed(value: object, kind: type[T], default: D) -> T | D:
+    # A bool is an int to Python, not to a results file.
+    return value if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)) else default
+
+
+def _number(value: object, default: D) -> float | D:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
