@@ -103,7 +103,8 @@ def run(data_dir: Path, task_ids: list[str], workers: int, server_flags: list[st
             finally:
                 sys.stdout, sys.stderr = stdout, stderr
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        records = read_results(Path(out) / "agent__world__E0" / "results.jsonl")
+        [results] = Path(out).glob("*/results.jsonl")  # the run's folder name ends in its identity hash
+        records = read_results(results)
     stats = stop_server(process)
     assert code == 0 and len(records) == len(task_ids), f"run failed (exit {code}, {len(records)} results)"
     chains = [sum(u["calls"] for u in r["usage"].values()) for r in records]

@@ -74,7 +74,7 @@ def prefix_share(data_dir: Path, task_ids: list[str]) -> tuple[float, int, float
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), contextlib.redirect_stderr(devnull):
             evaluate.main(["--agent-model", "a", "--world-model", "w", "--base-url", server.base_url, "--data-dir",
                            str(data_dir), "--output-dir", out, "--skip-preflight", "--task-ids", *task_ids])
-        usage = [r["usage"]["world"] for r in read_results(Path(out) / "a__w__E0" / "results.jsonl")]
+        usage = [r["usage"]["world"] for r in read_results(next(Path(out).glob("*/results.jsonl")))]
         simulator = [r["messages"] for r in server.requests if "<predicted_observation>" in r["messages"][0]["content"]]
     sent = {json.dumps(messages) for messages in simulator}
     later = [m for m in simulator if len(m) > 2]

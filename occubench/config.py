@@ -266,7 +266,8 @@ class RunConfig(_RunRoles):
     #: for, 3 also the plan step by step (never a checkpoint's value). A setting of every run, not of the workplace
     #: suite alone: results carry it and reports and matrices compare runs by it, as by ``env_mode``.
     guidance: int = Field(0, ge=0, le=3)
-    #: Settings only the suite reads: its plugin declares and checks them (:class:`occubench.core.suite.SuiteOptions`).
+    #: Settings only the suite reads: its plugin declares and checks them
+    #: (:class:`occubench.core.options.SuiteOptions`).
     #: The built-in suites' are given under their own names (:data:`SUITE_SETTINGS`) and kept here.
     suite_options: dict[str, Any] = Field(default_factory=dict)
     #: A run directory whose saved episodes are judged again instead of running the agent (``occubench rescore``).

@@ -16,12 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-from rich.console import Console
-
-from occubench.config import validated
 from occubench.core.environment import Environment
 from occubench.core.task import Task, category_named
 from occubench.core.trajectory import Trajectory
@@ -29,6 +25,8 @@ from occubench.core.verifier import Verdict
 from occubench.errors import ConfigError
 
 if TYPE_CHECKING:
+    from rich.console import Console  # not at run time: sandbox workers import this module, and rich is heavy
+
     from occubench.config import RunConfig
     from occubench.core.agent import Agent
     from occubench.core.results import Result
@@ -83,23 +81,6 @@ def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
 
 def task_set(tasks: Iterable[Task], identity: dict[str, Any], extra_ids: Iterable[Any] = ()) -> TaskSet:
     return TaskSet(identity, frozenset([*(task.task_id for task in tasks), *extra_ids]))
-
-
-_O = TypeVar("_O", bound="SuiteOptions")
-
-
-class SuiteOptions(BaseModel):
-    """Settings only one suite reads (its data, its worlds, its days), declared by the suite's plugin as the fields
-    of a subclass and checked when it plans a run. They are given like any other setting — a flag, a TOML key, a
-    :class:`RunConfig` keyword — and kept in ``RunConfig.suite_options``; keys that are not the suite's (another
-    suite's, in a shared config file) are left alone."""
-
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True, allow_inf_nan=False)
-
-    @classmethod
-    def of(cls: type[_O], config: RunConfig) -> _O:
-        """The suite's options in ``config``; a bad one raises :class:`ConfigError` naming its flag."""
-        return validated(cls, config.suite_options)
 
 
 @dataclass

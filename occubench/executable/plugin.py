@@ -7,10 +7,10 @@ from typing import Any
 from rich.console import Console
 
 from occubench.config import RunConfig
+from occubench.core.options import SuiteOptions
 from occubench.core.suite import (
     Suite,
     SuiteDefinition,
-    SuiteOptions,
     SuitePlan,
     ValidateOptions,
     content_digest,

@@ -7,10 +7,10 @@ from dataclasses import asdict
 from rich.console import Console
 
 from occubench.config import RunConfig
+from occubench.core.options import SuiteOptions
 from occubench.core.suite import (
     Suite,
     SuiteDefinition,
-    SuiteOptions,
     SuitePlan,
     content_digest,
     select_tasks,

@@ -12,11 +12,11 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from occubench.config import RunConfig
+from occubench.core.options import SuiteOptions
 from occubench.core.results import Result
 from occubench.core.suite import (
     Suite,
     SuiteDefinition,
-    SuiteOptions,
     SuitePlan,
     ValidateOptions,
     select_tasks,

@@ -6,7 +6,7 @@ import pytest
 from rich.console import Console
 
 from occubench.config import RunConfig
-from occubench.core.suite import SuiteOptions
+from occubench.core.options import SuiteOptions
 from occubench.engine.registry import load_suite
 from occubench.errors import ConfigError
 
