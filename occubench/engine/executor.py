@@ -40,18 +40,12 @@ MayStart = Callable[[], bool]
 class Job:
     """One phase of a run, as an executor gets it: the factory that builds its episodes from the config alone (an
     executor whose workers are other processes rebuilds them there), the run's date, the results each later phase
-    was made from, and this process's own episodes for the phase (built on first use, sharing the run's models)."""
+    was made from, and this process's own episodes for the phase (built when called, sharing the run's models)."""
 
     factory: EpisodeFactory
     date: str
-    follow_ups: Sequence[dict[tuple[Any, int], Result]] = ()
-    local: Callable[[], Episodes] | None = field(default=None, repr=False)
-
-    def episodes(self) -> Episodes:
-        if self.local is None:
-            _, episodes = self.factory.build(self.date, self.follow_ups)
-            return episodes
-        return self.local()
+    follow_ups: Sequence[dict[tuple[Any, int], Result]]
+    episodes: Callable[[], Episodes] = field(repr=False)
 
 
 class Executor(Protocol):
