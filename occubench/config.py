@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -102,10 +103,11 @@ class Settings(BaseModel):
     api_key: SecretStr | None = None
     base_url: str | None = None
     # How the models are called, and what is kept.
-    max_workers: int = Field(8, ge=1)
+    #: Episodes in flight at once (``--max-concurrency``; ``max_workers``, its former name, still read).
+    max_concurrency: int = Field(32, ge=1, validation_alias=AliasChoices("max_concurrency", "max_workers"))
     request_timeout: float = Field(300.0, gt=0)
     retry_budget: float = Field(600.0, gt=0)
-    #: Requests in flight per endpoint at most; by default 32, and never fewer than ``max_workers``.
+    #: Requests in flight per endpoint at most; by default 32, and never fewer than ``max_concurrency``.
     max_connections: int | None = Field(None, ge=1)
     fixed_concurrency: bool = False
     cache: str | None = None
@@ -280,7 +282,8 @@ class RunConfig(_RunRoles):
     executor: Literal["local", "ray"] = "local"
     #: The Ray cluster to join (``ray.init(address=...)``); None starts a local Ray instance for the run.
     ray_address: str | None = None
-    #: Ray worker processes, each running its share of ``max_workers`` episodes at once; default: the cluster's CPUs.
+    #: Ray worker processes, each running its share of ``max_concurrency`` episodes at once; default: the cluster's
+    #: CPUs.
     ray_workers: int | None = Field(None, ge=1)
 
     @model_validator(mode="before")

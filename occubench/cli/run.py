@@ -178,7 +178,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--ray-address", metavar="ADDR",
                      help="with --executor ray: the cluster to join (default: a local Ray instance for the run)")
     run.add_argument("--ray-workers", type=positive_int, metavar="N",
-                     help="with --executor ray: worker processes, each running its share of --max-workers episodes "
+                     help="with --executor ray: worker processes, each running its share of --max-concurrency episodes "
                      "at once (default: the cluster's CPUs)")
     add_model_call_arguments(run)
 
@@ -213,7 +213,10 @@ def add_trust_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup
 
 def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
     """How models are called and what is kept: the flags every command that calls models shares."""
-    run.add_argument("--max-workers", type=positive_int, help="tasks run at once (default: 8)")
+    run.add_argument("--max-concurrency", "--max-workers", dest="max_concurrency", type=positive_int, metavar="N",
+                     help="episodes in flight at once, each awaiting its model on one event loop (default: 32, for "
+                     "hosted APIs; a local server: its parallel slots, which --server sets; --max-workers is its "
+                     "former name)")
     run.add_argument("--request-timeout", type=float,
                      help="seconds one model request may take (default: 300)")
     run.add_argument("--retry-budget", type=float,
@@ -221,15 +224,14 @@ def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
                      "task is recorded as an error (default: 600)")
     run.add_argument("--server", choices=("auto", "llama.cpp", "vllm", "ollama", "openai", "generic"),
                      help="the kind of server the agent's endpoint is; its profile sets what the run leaves unset: "
-                     "--max-workers and --max-connections from its slots, the agent's --max-tokens, the "
+                     "--max-concurrency and --max-connections from its slots, the agent's --max-tokens, the "
                      "--context-window (default: auto, found out from the endpoint's /models and /props)")
     run.add_argument("--context-window", type=int_range(1024, 10_000_000), metavar="TOKENS",
                      help="context of the judge's and the world model's model: longer prompts are trimmed in the "
                      "middle, marked and recorded (default: what the server says, else no trimming)")
     run.add_argument("--max-connections", type=positive_int,
-                     help="requests in flight per endpoint at most (default: 32, or --max-workers if more); lowered "
-                     "on 429 and raised again "
-                     "slowly unless --fixed-concurrency")
+                     help="requests in flight per endpoint at most (default: 32, or --max-concurrency if more); "
+                     "lowered on 429 and raised again slowly unless --fixed-concurrency")
     run.add_argument("--fixed-concurrency", action="store_true",
                      help="keep --max-connections fixed instead of adapting it to rate limits")
     run.add_argument("--cache", metavar="PATH", help="SQLite response cache: a request seen before is answered "

@@ -1,7 +1,8 @@
 """Agents: the tool-calling loop that drives a model, and scripted agents that need no model.
 
 Every agent has one method, ``run(task, env, trajectory)``, and fills the trajectory as it goes so that a failure
-keeps what happened.
+keeps what happened. An agent that awaits its model (:class:`AsyncAgent`: the built-in ones) implements
+``arun`` instead, which an episode awaits on its event loop; a synchronous agent runs in a thread off the loop.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -20,6 +22,7 @@ from occubench.core.trajectory import Step, ToolCall, Trajectory
 from occubench.errors import ContextLengthError
 from occubench.llm import Message, Model
 from occubench.llm.cache import current_trial
+from occubench.util.aio import off_loop, run_sync
 
 Script = tuple[list[tuple[str, JSONObject]], str]
 
@@ -36,7 +39,7 @@ def system_prompt(task: Task, date: str, with_plan: bool) -> str:
     return prompt
 
 
-def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_calls: int) -> bool:
+async def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_calls: int) -> bool:
     """Make ``record``'s call and fill in its observation; whether it reached the environment. A call of an unknown
     tool or with arguments that are not one JSON object never does, and gets no ``call_index`` (fault windows count
     the environment's calls); the others get ``env_calls``, the count of calls that reached it before."""
@@ -49,7 +52,7 @@ def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_cal
         record.observation = tool_error("invalid_arguments", str(exc))
         return False
     record.call_index = env_calls
-    record.observation = env.call(record.name, arguments)
+    record.observation = await env.acall(record.name, arguments)
     return True
 
 
@@ -57,7 +60,26 @@ class Agent(Protocol):
     def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None: ...
 
 
-class ToolCallingAgent:
+class AsyncAgent(ABC):
+    """An agent whose episode is a coroutine (:meth:`arun`); :meth:`run` runs it on the harness loop."""
+
+    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        run_sync(self.arun(task, env, trajectory))
+
+    @abstractmethod
+    async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+        """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
+
+
+async def play(agent: Agent, task: Task, env: Environment, trajectory: Trajectory) -> None:
+    """``agent``'s episode, from an event loop: awaited if it is async, else in a thread of the pool for callers."""
+    if isinstance(agent, AsyncAgent):
+        await agent.arun(task, env, trajectory)
+    else:
+        await off_loop(agent.run, task, env, trajectory, pool="caller")
+
+
+class ToolCallingAgent(AsyncAgent):
     """OpenAI tool calling: calls the model with the tools, executes its tool calls in order, stops at a reply
     without tool calls or after ``max_steps`` turns."""
 
@@ -70,8 +92,7 @@ class ToolCallingAgent:
         #: Send only the last K turns (each an assistant message and its tool results) after the opening.
         self.history_window = history_window
 
-    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
-        """Play ``task`` in ``env``, filling ``trajectory`` as it goes so that a failure keeps what happened."""
+    async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         specs = env.tools()
         tools = [spec.schema() for spec in specs]
         trajectory.system_prompt = system_prompt(task, self.date, self.with_plan)
@@ -82,7 +103,7 @@ class ToolCallingAgent:
         for step_number in range(1, self.max_steps + 1):
             log.debug("[AGENT] Step %d, messages=%d", step_number, len(opening) + len(messages))
             try:
-                completion = self.model.chat(opening + self._window(messages), tools=tools)
+                completion = await self.model.achat(opening + self._window(messages), tools=tools)
             except ContextLengthError:
                 if not trajectory.steps:
                     raise  # nothing was done yet: the task never fits this model, an error rather than a FAIL
@@ -106,7 +127,7 @@ class ToolCallingAgent:
                 log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)
                 record = ToolCall(name=request.name, arguments=request.arguments, observation={})
                 step.tool_calls.append(record)
-                env_calls += make_call(env, specs, record, env_calls)
+                env_calls += await make_call(env, specs, record, env_calls)
                 messages.append({"role": "tool", "tool_call_id": sent["id"],
                                  "content": json.dumps(record.observation, ensure_ascii=False)})
             trajectory.final_answer = reply.content or ""
@@ -120,21 +141,21 @@ class ToolCallingAgent:
         return messages[turns[-self.history_window]:] if len(turns) > self.history_window else messages
 
 
-class ScriptedAgent:
+class ScriptedAgent(AsyncAgent):
     """Plays a fixed script per task — tool calls, then a final answer — without a model (reference solutions,
     a do-nothing agent, deliberately wrong solutions)."""
 
     def __init__(self, script: Callable[[Task], Script]) -> None:
         self.script = script
 
-    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+    async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         calls, answer = self.script(task)
         step = Step(content=None)
         trajectory.steps.append(step)
         for index, (name, arguments) in enumerate(calls):
             record = ToolCall(name=name, arguments=json.dumps(arguments), observation={}, call_index=index)
             step.tool_calls.append(record)
-            record.observation = env.call(name, arguments)
+            record.observation = await env.acall(name, arguments)
         trajectory.final_answer = answer
         trajectory.stop_reason = "answer"
 
@@ -145,7 +166,7 @@ NOOP_ANSWER = "I looked at the request and made no changes."
 NOOP = ScriptedAgent(lambda task: ([], NOOP_ANSWER))
 
 
-class ReplayAgent:
+class ReplayAgent(AsyncAgent):
     """Plays back saved episodes so that they are judged again (``occubench rescore``): the same turns, tool calls
     and final answer. In a world that is code, each call that reached the environment is made again, so the code
     checks read the state the agent left; a simulated world is not asked again, its saved answers stand."""
@@ -154,7 +175,7 @@ class ReplayAgent:
                  call_env: bool) -> None:
         self.episodes, self.context, self.call_env = episodes, context, call_env
 
-    def run(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
+    async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         saved = self.episodes[(task.task_id, current_trial.get())]
         trajectory.system_prompt = str(self.context.get(saved.context.get("system_prompt", ""), ""))
         trajectory.messages = list(saved.messages)
@@ -164,6 +185,6 @@ class ReplayAgent:
             for call in step.tool_calls:
                 observation = call.observation
                 if self.call_env and call.call_index is not None:
-                    observation = env.call(call.name, json_arguments(call.arguments))
+                    observation = await env.acall(call.name, json_arguments(call.arguments))
                 replayed.tool_calls.append(ToolCall(call.name, call.arguments, observation, call.call_index))
         trajectory.final_answer, trajectory.stop_reason = saved.final_answer, saved.stop_reason

@@ -39,9 +39,10 @@ from occubench.core.tools import (
     unknown_tool,
 )
 from occubench.errors import OccuBenchError
+from occubench.util.aio import off_loop, run_sync
 from occubench.util.jsonsafe import json_safe
 
-__all__ = ["Environment", "JSONObject", "Wrapper"]
+__all__ = ["AsyncEnvironment", "Environment", "JSONObject", "Wrapper"]
 
 
 class Environment(ABC):
@@ -57,27 +58,28 @@ class Environment(ABC):
 
     def call(self, name: str, arguments: JSONObject) -> JSONObject:
         """Run one tool call and return its observation."""
+        if (rejected := self._rejected(name, arguments)) is not None:
+            return rejected
+        try:
+            with self._transaction():
+                result = call_with_time_limit(lambda: self._call(name, arguments), self.time_limit)
+                return _observation(result)
+        except Exception as exc:  # noqa: BLE001 - see _failure: the agent's error, or raised again
+            return _failure(name, exc)
+
+    async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
+        """:meth:`call` for an episode on an event loop: a world whose code blocks (SQLite, a sandbox worker's
+        pipe) runs it in a thread off the loop; :class:`AsyncEnvironment` answers on the loop itself."""
+        return await off_loop(self.call, name, arguments)
+
+    def _rejected(self, name: str, arguments: JSONObject) -> JSONObject | None:
+        """The answer to a call that never reaches the world: an unknown tool, arguments that do not fit."""
         specs = self.tools()
         spec = next((s for s in specs if s.name == name), None)
         if spec is None:
             return unknown_tool(name, specs)
         problem = spec.check(arguments)
-        if problem is not None:
-            return tool_error("invalid_arguments", problem)
-        try:
-            with self._transaction():
-                result = call_with_time_limit(lambda: self._call(name, arguments), self.time_limit)
-                # What reaches the agent is strict JSON: NaN, sets, dates and the like become marked text.
-                observation = json_safe(result if isinstance(result, dict) else {"result": result})
-        except TimeLimitExceeded as exc:
-            return tool_error("timeout", f"{name}: {describe(exc)}")
-        except ToolError as exc:
-            return tool_error("tool_error", describe(exc))
-        except (OccuBenchError, MemoryError):  # not the agent's doing: a worker reports it as an environment error
-            raise
-        except Exception as exc:  # noqa: BLE001 - a broken tool is reported to the agent; the episode goes on
-            return tool_error("tool_failed", f"{type(exc).__name__}: {describe(exc)}")
-        return observation
+        return None if problem is None else tool_error("invalid_arguments", problem)
 
     def _call(self, name: str, arguments: JSONObject) -> Any:
         """Run tool ``name`` with arguments that match its schema; return its result or raise (see :meth:`call`).
@@ -112,6 +114,43 @@ class Environment(ABC):
         self.close()
 
 
+class AsyncEnvironment(Environment):
+    """A world whose calls wait on a model (a simulator): it implements :meth:`_acall`, which an episode awaits on
+    its event loop; the synchronous :meth:`call` runs it on the harness loop. The contract is :meth:`call`'s, with no
+    time limit (the model's requests have their own)."""
+
+    async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
+        if (rejected := self._rejected(name, arguments)) is not None:
+            return rejected
+        try:
+            return _observation(await self._acall(name, arguments))
+        except Exception as exc:  # noqa: BLE001 - see _failure
+            return _failure(name, exc)
+
+    def _call(self, name: str, arguments: JSONObject) -> Any:
+        return run_sync(self._acall(name, arguments))
+
+    @abstractmethod
+    async def _acall(self, name: str, arguments: JSONObject) -> Any:
+        """Answer tool ``name`` with arguments that match its schema (see :meth:`Environment._call`)."""
+
+
+def _observation(result: Any) -> JSONObject:
+    # What reaches the agent is strict JSON: NaN, sets, dates and the like become marked text.
+    return json_safe(result if isinstance(result, dict) else {"result": result})
+
+
+def _failure(name: str, exc: Exception) -> JSONObject:
+    """What the agent is told of a call that raised; what is not the agent's doing is raised again."""
+    if isinstance(exc, TimeLimitExceeded):
+        return tool_error("timeout", f"{name}: {describe(exc)}")
+    if isinstance(exc, ToolError):
+        return tool_error("tool_error", describe(exc))
+    if isinstance(exc, (OccuBenchError, MemoryError)):  # not the agent's doing: an environment error
+        raise exc
+    return tool_error("tool_failed", f"{type(exc).__name__}: {describe(exc)}")
+
+
 class Wrapper(Environment):
     """Delegates everything to the wrapped environment; subclasses override what they change."""
 
@@ -123,6 +162,9 @@ class Wrapper(Environment):
 
     def call(self, name: str, arguments: JSONObject) -> JSONObject:
         return self.env.call(name, arguments)
+
+    async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
+        return await self.env.acall(name, arguments)
 
     def reset(self) -> None:
         self.env.reset()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from occubench.core.agent import Agent
+from occubench.core.agent import Agent, play
 from occubench.core.environment import Environment
 from occubench.core.faults import FaultInjector
 from occubench.core.results import ErrorInfo, Result
@@ -24,6 +24,7 @@ from occubench.errors import TaskLimitReached, error_kind
 from occubench.llm import Message
 from occubench.llm.cache import current_trial
 from occubench.llm.ledger import TaskLimits, open_ledger
+from occubench.util.aio import off_loop, run_sync
 from occubench.util.log import current_task
 
 log = logging.getLogger("occubench")
@@ -40,9 +41,17 @@ def open_world(suite: Suite, task: Task, wrap: EnvWrapper | None = None) -> Envi
 
 def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, Any],
                   wrap: EnvWrapper | None = None, trial: int = 0, limits: TaskLimits | None = None) -> Result:
+    """:func:`aevaluate_task`, for synchronous code."""
+    return run_sync(aevaluate_task(suite, agent, task, run_fields, wrap, trial, limits))
+
+
+async def aevaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, Any],
+                         wrap: EnvWrapper | None = None, trial: int = 0, limits: TaskLimits | None = None) -> Result:
     """One episode (trial ``trial`` of ``task``) and its verdict. Never raises for a failure of the world, the
     agent, the verifier or occubench itself: that is an error result, retried by the next run. An agent stopped by
-    ``limits`` is judged on what it did, with the limit as its stop reason."""
+    ``limits`` is judged on what it did, with the limit as its stop reason. The world is opened and closed in a
+    thread off the loop (a sandbox worker starts and stops there); the agent, the world's calls and the verdict
+    are awaited (see :func:`occubench.core.agent.play`, :meth:`Environment.acall`, :meth:`Suite.averify`)."""
     started = time.monotonic()
     current_task.set(task.task_id if trial == 0 else f"{task.task_id}#{trial}")
     current_trial.set(trial)
@@ -53,14 +62,14 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
     judge_prompt: list[Message] = []
     with open_ledger(limits) as ledger:  # every request of this episode, by role, whatever ends it
         try:
-            env = open_world(suite, task, wrap)
+            env = await off_loop(open_world, suite, task, wrap)
             result.context_values["tools"] = [spec.schema() for spec in env.tools()]
             try:
-                agent.run(task, env, trajectory)
+                await play(agent, task, env, trajectory)
             except TaskLimitReached as exc:
                 log.info("task %s stopped: %s", task.task_id, exc)
                 trajectory.stop_reason = exc.reason
-            verdict = suite.verify(task, trajectory, env)
+            verdict = await suite.averify(task, trajectory, env)
             result.is_correct, result.feedback, result.votes = verdict.is_correct, verdict.feedback, verdict.votes
             result.verdict_details, judge_prompt = verdict.details, verdict.prompt
         except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
@@ -72,7 +81,7 @@ def evaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dict[str, 
             trajectory.stop_reason = trajectory.stop_reason or "error"
         finally:
             if env is not None:
-                _finish(env, result)
+                await off_loop(_finish, env, result)
     result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
     result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
                                                              trajectory.steps)
@@ -111,3 +120,6 @@ class Episodes:
 
     def evaluate(self, task: Task, trial: int = 0) -> Result:
         return evaluate_task(self.suite, self.agent, task, self.run_fields, self.wrap, trial, self.limits)
+
+    async def aevaluate(self, task: Task, trial: int = 0) -> Result:
+        return await aevaluate_task(self.suite, self.agent, task, self.run_fields, self.wrap, trial, self.limits)

@@ -15,6 +15,7 @@ from typing import Any
 
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.results import FaultEvent, FaultWindow, Result
+from occubench.util.aio import run_sync
 
 FAULT_MODES = ("E0", "E1", "E2", "E3")
 INJECTION_MODES = ("prompt", "harness")
@@ -165,11 +166,14 @@ class FaultInjector(Wrapper):
         self._earlier: dict[str, list[JSONObject]] = {}
 
     def call(self, name: str, arguments: JSONObject) -> JSONObject:
+        return run_sync(self.acall(name, arguments))
+
+    async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         index = self.calls
         self.calls += 1
         window = next((w for w in self.windows if w.first_call <= index <= w.last_call), None)
         if window is None:
-            observation = self.env.call(name, arguments)
+            observation = await self.env.acall(name, arguments)
             self._earlier.setdefault(name, []).append(observation)
             return observation
         rng = random.Random(f"fault:{self.seed}:{self.task_id}:{index}")
@@ -177,7 +181,7 @@ class FaultInjector(Wrapper):
             fault, observation = rng.choice(_EXPLICIT_FAULTS)
             self._log(index, name, window.kind, fault, observation["error"])
             return dict(observation)
-        observation = self.env.call(name, arguments)
+        observation = await self.env.acall(name, arguments)
         degraded, fault, detail = degrade(observation, rng, self._earlier.get(name, []))
         self._earlier.setdefault(name, []).append(observation)
         self._log(index, name, window.kind, fault, detail)

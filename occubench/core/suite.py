@@ -23,6 +23,7 @@ from occubench.core.task import Task, category_named
 from occubench.core.trajectory import Trajectory
 from occubench.core.verifier import Verdict
 from occubench.errors import ConfigError
+from occubench.util.aio import off_loop
 
 if TYPE_CHECKING:
     from rich.console import Console  # not at run time: sandbox workers import this module, and rich is heavy
@@ -46,6 +47,11 @@ class Suite(ABC):
     @abstractmethod
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         """Judge the finished episode; ``env`` is in its final state."""
+
+    async def averify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        """:meth:`verify` for an episode on an event loop: in a thread off the loop, since a verifier may run world
+        code; a suite whose verifier only waits on a model overrides this to await it on the loop."""
+        return await off_loop(self.verify, task, trajectory, env)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from functools import partial
 from typing import Any
 
 from occubench.errors import VerifierError
-from occubench.llm import Message, Model, Parsed, ask_json, extract_tagged_json
+from occubench.llm import Message, Model, Parsed, aask_json, extract_tagged_json
 from occubench.llm.budget import cut_middle, prompt_chars
+from occubench.util.aio import run_sync
 
 log = logging.getLogger("occubench")
 
@@ -91,14 +92,14 @@ class _Jury:
         return [{"role": "system", "content": self.system},
                 {"role": "user", "content": "\n\n".join(f"## {title}\n{body}" for title, body in sections)}], cut
 
-    def collect(self, messages: list[Message]) -> list[Parsed[dict[str, Any]]]:
+    async def collect(self, messages: list[Message]) -> list[Parsed[dict[str, Any]]]:
         """Per vote: the parsed object, or the reason it stayed unparsable, and the attempts it took."""
         log.debug("[VERIFIER] Asking %s for %d vote(s), prompt of %d characters", self.model.name, self.num_votes,
                   sum(len(str(m.get("content") or "")) for m in messages))
-        first = self.model.samples(messages, self.num_votes)
-        return [ask_json(self.model, messages, partial(extract_tagged_json, tag=self.tag), reasks=self.max_reasks,
-                         correction=self._correction, label=f"[VERIFIER] Unparsable vote {sample + 1}", first=reply,
-                         sample=sample)
+        first = await self.model.asamples(messages, self.num_votes)
+        return [await aask_json(self.model, messages, partial(extract_tagged_json, tag=self.tag),
+                                reasks=self.max_reasks, correction=self._correction,
+                                label=f"[VERIFIER] Unparsable vote {sample + 1}", first=reply, sample=sample)
                 for sample, reply in enumerate(first.replies)]
 
     def _correction(self, problems: list[str]) -> str:
@@ -132,9 +133,13 @@ class RubricVerifier:
                            '{"feedback": "...", "is_correct": true or false}', context)
 
     def judge(self, sections: list[tuple[str, str]]) -> Verdict:
+        """:meth:`ajudge`, for synchronous code."""
+        return run_sync(self.ajudge(sections))
+
+    async def ajudge(self, sections: list[tuple[str, str]]) -> Verdict:
         votes = []
         prompt, cut = self._jury.prompt(sections)
-        for answer in self._jury.collect(prompt):
+        for answer in await self._jury.collect(prompt):
             try:
                 if answer.value is None:
                     raise ValueError(answer.reason)
@@ -186,8 +191,12 @@ class LabelJudge:
                            f'{{"feedback": "...", "label": "{"|".join(LABELS)}"}}', context)
 
     def label(self, sections: list[tuple[str, str]]) -> Label:
+        """:meth:`alabel`, for synchronous code."""
+        return run_sync(self.alabel(sections))
+
+    async def alabel(self, sections: list[tuple[str, str]]) -> Label:
         prompt, cut = self._jury.prompt(sections)
-        replies = [answer.value for answer in self._jury.collect(prompt)]
+        replies = [answer.value for answer in await self._jury.collect(prompt)]
         labels = [(p["label"], str(p.get("feedback", ""))) for p in replies
                   if p is not None and p.get("label") in LABELS]
         counts = Counter(label for label, _ in labels)

@@ -2,7 +2,7 @@
 
 Each Ray worker process is an :class:`_EpisodeWorker` actor that builds the run's episodes from its config alone
 (:meth:`occubench.engine.factory.EpisodeFactory.build`: suite plan, models, agent, fault wrapper, limits) and
-runs its share of ``max_workers`` episodes at once in threads; each episode's :class:`Result` comes back here and is
+runs its share of ``max_concurrency`` episodes at once; each episode's :class:`Result` comes back here and is
 appended as a local run's would be, so resume, the lock, error retry, progress and ``--max-cost`` work unchanged.
 
 What the workers share lives in one :class:`_Hub` actor on this node: each endpoint's :class:`AdaptiveLimiter`,
@@ -12,7 +12,6 @@ SQLite file is this machine's. API keys travel only inside the config object, in
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -52,29 +51,16 @@ class _Hub:
     blocked thread, so any number can wait without starving the cache calls."""
 
     def __init__(self) -> None:
-        self.limiters: dict[str, tuple[AdaptiveLimiter, deque[asyncio.Future[int]]]] = {}
+        self.limiters: dict[str, AdaptiveLimiter] = {}
         self.caches: dict[tuple[str, bool], ResponseCache] = {}
 
     async def acquire(self, key: str, max_in_flight: int, adaptive: bool) -> int:
         if key not in self.limiters:  # the first run to use an endpoint sets its limit, as with shared clients
-            self.limiters[key] = (AdaptiveLimiter(max_in_flight, adaptive=adaptive), deque())
-        limiter, waiting = self.limiters[key]
-        if not waiting and (epoch := limiter.try_acquire()) is not None:
-            return epoch
-        future = asyncio.get_running_loop().create_future()
-        waiting.append(future)
-        return await future
+            self.limiters[key] = AdaptiveLimiter(max_in_flight, adaptive=adaptive)
+        return await self.limiters[key].acquire()
 
     async def release(self, key: str, epoch: int, ok: bool, throttled: bool) -> None:
-        limiter, waiting = self.limiters[key]
-        limiter.release(epoch, ok=ok, throttled=throttled)
-        while waiting:  # first come, first served
-            if waiting[0].done():  # its caller went away
-                waiting.popleft()
-            elif (granted := limiter.try_acquire()) is None:
-                break
-            else:
-                waiting.popleft().set_result(granted)
+        self.limiters[key].release(epoch, ok=ok, throttled=throttled)
 
     async def cache_get(self, path: str, replay: bool, key: str) -> tuple[Reply, Usage] | str | None:
         try:
@@ -99,8 +85,8 @@ class _SharedLimiter:
         # The hub knows an endpoint by a digest: its key stays out of the calls' arguments.
         self.key = hashlib.sha256(json.dumps([endpoint.base_url, endpoint.api_key]).encode()).hexdigest()
 
-    def acquire(self) -> int:
-        return int(ray.get(self.hub.acquire.remote(self.key, self.max_in_flight, self.adaptive)))
+    async def acquire(self) -> int:
+        return int(await self.hub.acquire.remote(self.key, self.max_in_flight, self.adaptive))
 
     def release(self, epoch: int, *, ok: bool, throttled: bool = False) -> None:
         self.hub.release.remote(self.key, epoch, ok, throttled)  # nothing to wait for
@@ -245,8 +231,8 @@ def run_on_ray(config: RunConfig, date: str, settings: dict[str, Any],
     with session(config.ray_address):
         hub = _shared_hub()
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        count = min(config.ray_workers or cpus, config.max_workers, len(tasks))
-        each = math.ceil(config.max_workers / count)
+        count = min(config.ray_workers or cpus, config.max_concurrency, len(tasks))
+        each = math.ceil(config.max_concurrency / count)
         shared, settled = ray.put(list(follow_ups)), worker_config(config, date, settings)
         # Ray's default for actors: a CPU to be placed, none held while running, so the workers of runs started
         # together (a matrix) never wait for each other's CPUs; spread over the nodes.

@@ -3,15 +3,15 @@ run's store, in this process, as soon as it is final — so resume, the lock, er
 ``--max-cost`` are the run's, whichever executor ran the episodes.
 
 ``--executor NAME`` picks one among those registered under the entry-point group ``occubench.executors``:
-``local`` (this process's threads, :class:`ThreadExecutor`) and ``ray`` (a Ray cluster,
+``local`` (this process's event loop, :class:`AsyncExecutor`) and ``ray`` (a Ray cluster,
 :class:`occubench.distributed.executor.RayExecutor`). A third party adds one the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,12 +24,16 @@ from occubench.core.task import Task
 from occubench.errors import ConfigError
 from occubench.llm.ledger import TaskLimits
 from occubench.store import ResultStore
+from occubench.util.aio import run_sync, set_blocking_threads
 
 if TYPE_CHECKING:
     from occubench.config import RunConfig
     from occubench.engine.factory import EpisodeFactory
 
 GROUP = "occubench.executors"
+#: Episodes started at once before the executor lets the loop run: a thousand are opened over a few ticks, so their
+#: connections open gradually rather than as one burst the server's listen queue drops.
+RAMP = 64
 #: Called with each result once it is in the store.
 OnResult = Callable[[Result], None]
 #: Asked before each episode starts (a run-wide budget): False leaves it not started.
@@ -56,15 +60,16 @@ class Executor(Protocol):
         ...
 
 
-class ThreadExecutor:
-    """Episodes in this process's threads, ``max_workers`` at once."""
+class AsyncExecutor:
+    """Episodes as tasks of this process's event loop, ``max_concurrency`` in flight at once: an episode waiting on
+    a model costs a suspended coroutine, not a thread. Blocking world code runs in a pool of as many threads."""
 
     def __init__(self, config: RunConfig) -> None:
-        self.max_workers = config.max_workers
+        self.max_concurrency = config.max_concurrency
 
     def run(self, job: Job, todo: list[tuple[Task, int]], store: ResultStore, *, on_result: OnResult | None = None,
             may_start: MayStart | None = None) -> int:
-        return run_episodes(job.episodes(), todo, store, max_workers=self.max_workers, on_result=on_result,
+        return run_episodes(job.episodes(), todo, store, max_concurrency=self.max_concurrency, on_result=on_result,
                             may_start=may_start)
 
 
@@ -79,39 +84,54 @@ def executor_named(name: str, config: RunConfig) -> Executor:
 
 
 def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
-              run_fields: dict[str, Any], max_workers: int = 8, wrap: EnvWrapper | None = None,
+              run_fields: dict[str, Any], max_concurrency: int = 32, wrap: EnvWrapper | None = None,
               on_result: OnResult | None = None, limits: TaskLimits | None = None,
               may_start: MayStart | None = None) -> int:
     """Evaluate (task, trial) pairs concurrently, appending each result to ``store`` as soon as it is final. A
     pair is started only while ``may_start()`` holds (a run-wide budget); returns how many were not started."""
-    return run_episodes(Episodes(suite, agent, run_fields, wrap, limits), tasks, store, max_workers=max_workers,
-                        on_result=on_result, may_start=may_start)
+    return run_episodes(Episodes(suite, agent, run_fields, wrap, limits), tasks, store,
+                        max_concurrency=max_concurrency, on_result=on_result, may_start=may_start)
 
 
-def run_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store: ResultStore, *, max_workers: int = 8,
-                 on_result: OnResult | None = None, may_start: MayStart | None = None) -> int:
-    """:func:`run_tasks` in this process's threads, for episodes already assembled. Pairs are handed out from this
-    thread as others finish, after each finished one is recorded: ``may_start`` sees every result before it."""
+def run_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store: ResultStore, *,
+                 max_concurrency: int = 32, on_result: OnResult | None = None,
+                 may_start: MayStart | None = None) -> int:
+    """:func:`run_tasks` on the harness loop, for episodes already assembled."""
+    set_blocking_threads(max_concurrency)
+    return run_sync(arun_episodes(episodes, tasks, store, max_concurrency=max_concurrency, on_result=on_result,
+                                  may_start=may_start))
+
+
+async def arun_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store: ResultStore, *,
+                        max_concurrency: int = 32, on_result: OnResult | None = None,
+                        may_start: MayStart | None = None) -> int:
+    """The episodes as tasks of the running loop. Pairs are started as others finish, after each finished one is
+    recorded: ``may_start`` sees every result before it. Each result goes to the store as its episode ends, and
+    nothing of it is kept here, so memory stays flat however many episodes a run has."""
     queue = deque(tasks)
     not_started = 0
-    with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task") as pool:
-        running: set[Future[Result]] = set()
-        try:
-            while queue or running:
-                while queue and len(running) < max_workers:
-                    task, trial = queue.popleft()
-                    if may_start is not None and not may_start():
-                        not_started += 1
-                        continue
-                    running.add(pool.submit(episodes.evaluate, task, trial))
-                if not running:
-                    break
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    record(future.result(), store, on_result)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    running: set[asyncio.Task[Result]] = set()
+    try:
+        while queue or running:
+            started = 0
+            while queue and len(running) < max_concurrency:
+                task, trial = queue.popleft()
+                if may_start is not None and not may_start():
+                    not_started += 1
+                    continue
+                running.add(asyncio.ensure_future(episodes.aevaluate(task, trial)))
+                started += 1
+                if started % RAMP == 0:
+                    await asyncio.sleep(0.005)
+            if not running:
+                break
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for finished in done:
+                record(finished.result(), store, on_result)
+    except BaseException:
+        for unfinished in running:
+            unfinished.cancel()
+        raise
     return not_started
 
 

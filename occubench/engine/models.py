@@ -3,6 +3,7 @@ run pays for anything (the preflight), and fitted to the agent's server (its pro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Callable, Iterable
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from occubench.config import Endpoint, ModelRole, RunConfig, Settings
 from occubench.errors import ConfigError, LLMError
+from occubench.util.aio import run_sync
 
 if TYPE_CHECKING:
     from occubench.llm import LLMClient, Model, ResponseCache
@@ -20,37 +22,47 @@ if TYPE_CHECKING:
 
 
 def preflight(models: dict[str, Model], endpoints: dict[str, Endpoint], budget_s: float, console: Console) -> None:
-    """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once."""
-    seen: set[tuple[int, str, str]] = set()
+    """One tiny request per distinct endpoint and model, so a wrong key, URL or model stops the run at once. The
+    roles' requests go out together; a failure is reported for the first role, in the roles' order."""
     for role, endpoint in endpoints.items():
         if endpoint.base_url is None and endpoint.api_key is None:
             raise ConfigError(f"no API key for the {role}: the OpenAI API needs one (--{role}-api-key, --api-key or "
                               "OPENAI_API_KEY), or point --base-url at a server that needs none")
+    distinct: dict[tuple[int, str, str], tuple[str, Model]] = {}
     for role, model in models.items():
-        key = (id(model.client), model.name, json.dumps(model.params, sort_keys=True))
-        if key in seen:
-            continue
-        seen.add(key)
-        client = cast("LLMClient", model.client)  # a run's models come from build_models, on endpoints
-        try:
-            client.probe(model.name, model.params, budget_s=budget_s, role=role)
-        except LLMError as exc:
-            hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
-                    403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
-                    404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", 0),
-                                                                             f"check --{role}-base-url and the "
-                                                                             f"{role} parameters")
-            raise ConfigError(f"preflight failed: {exc} ({hint})") from None
-        if role == "agent":
-            _probe_tools(client, model, console)
+        distinct.setdefault((id(model.client), model.name, json.dumps(model.params, sort_keys=True)), (role, model))
+    run_sync(_probe_all(list(distinct.values()), budget_s, console))
 
 
-def _probe_tools(client: LLMClient, model: Model, console: Console) -> None:
+async def _probe_all(roles: list[tuple[str, Model]], budget_s: float, console: Console) -> None:
+    outcomes = await asyncio.gather(*(_probe(role, model, budget_s, console) for role, model in roles),
+                                    return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
+async def _probe(role: str, model: Model, budget_s: float, console: Console) -> None:
+    client = cast("LLMClient", model.client)  # a run's models come from build_models, on endpoints
+    try:
+        await client.aprobe(model.name, model.params, budget_s=budget_s, role=role)
+    except LLMError as exc:
+        hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
+                403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
+                404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", 0),
+                                                                         f"check --{role}-base-url and the "
+                                                                         f"{role} parameters")
+        raise ConfigError(f"preflight failed: {exc} ({hint})") from None
+    if role == "agent":
+        await _probe_tools(client, model, console)
+
+
+async def _probe_tools(client: LLMClient, model: Model, console: Console) -> None:
     """The agent's tool-call check, after its plain request passed: a failure is the server refusing requests
     with tools as the run sends them, and says so."""
     choice = model.params.get("tool_choice", "auto")
     try:
-        calls = client.probe_tools(model.name, model.params)
+        calls = await client.aprobe_tools(model.name, model.params)
     except LLMError as exc:
         raise ConfigError(
             f"preflight failed: the agent's tool-call check (a request with one tool and tool_choice {choice!r}, "
@@ -84,8 +96,8 @@ def with_server_profile(config: RunConfig, console: Console) -> RunConfig:
 
 
 def connection_limit(settings: Settings) -> int:
-    """Requests in flight per endpoint at most: ``max_connections``, else 32 or ``max_workers`` if more."""
-    return settings.max_connections or max(32, settings.max_workers)
+    """Requests in flight per endpoint at most: ``max_connections``, else 32 or ``max_concurrency`` if more."""
+    return settings.max_connections or max(32, settings.max_concurrency)
 
 
 def build_models(settings: Settings, roles: Iterable[ModelRole], cache: Cache | None = None,

@@ -176,7 +176,7 @@ class _Run:
                 self._preflight()
                 preflight_failed = False
             logging_to = setup_logging(run_dir, debug=config.debug, redactor=self.redactor,
-                                       tag_tasks=config.max_workers > 1)
+                                       tag_tasks=config.max_concurrency > 1)
             store.write_args({**config.record(), "occubench_version": __version__, "date": self.date,
                               "config": self.meaning, "config_hash": self.digest, **belongs,
                               **self.factory.plan.settings})

@@ -49,6 +49,7 @@ from occubench.core.trajectory import Step, ToolCall, Trajectory
 from occubench.engine.factory import EpisodeFactory
 from occubench.errors import ConfigError, OccuBenchError, error_kind
 from occubench.llm import Model, ResponseCache
+from occubench.util.aio import run_sync
 from occubench.util.jsonsafe import dumps
 from occubench.util.redact import Redactor
 
@@ -220,7 +221,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         """Make the call as the agent loop does (:func:`occubench.core.agent.make_call`); True when malformed: it did
         not reach the world, or its arguments fail the tool's schema (the world answered with an error)."""
         specs = world.tools()
-        if not make_call(world, specs, record, self._env_calls):
+        if not run_sync(make_call(world, specs, record, self._env_calls)):
             return True
         self._env_calls += 1
         spec = next(spec for spec in specs if spec.name == record.name)

@@ -1,10 +1,12 @@
 """One Inspect task's episodes: the suite's plan, the models of its roles, and each sample's world, held from the
-agent's turn (the solver) to its judging (the scorer)."""
+agent's turn (the solver) to its judging (the scorer). Called on Inspect's loop; a world is opened and closed in a
+thread off it, since a world may start or stop a sandbox worker."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import anyio
 from inspect_ai.model import Model as InspectModel
 from inspect_ai.model import get_model, model_roles
 
@@ -16,6 +18,7 @@ from occubench.engine.factory import EpisodeFactory, today
 from occubench.errors import ConfigError
 from occubench.inspect._bridge import InspectChat
 from occubench.llm import Model
+from occubench.util.aio import off_loop
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class Episodes:
         self._open: dict[tuple[str, int], Episode] = {}
 
     def models(self) -> dict[str, Model]:
-        """The suite's models, from the eval's model roles (known only while a sample runs)."""
+        """The suite's models, from the eval's model roles (known only while a sample runs, on Inspect's loop)."""
         bound = model_roles()
         chosen: dict[str, InspectModel] = {}
         for ours, role in self.roles.items():
@@ -63,25 +66,31 @@ class Episodes:
         return {ours: Model(InspectChat(model), str(model), self.config.role_params(ours), ours)
                 for ours, model in chosen.items()}
 
-    def start(self, sample_id: str | int, epoch: int) -> Episode:
+    async def start(self, sample_id: str | int, epoch: int) -> Episode:
         """A fresh world for the sample, with the run's faults; kept until :meth:`finish`."""
         task = self.tasks[str(sample_id)]
         suite = self.factory.suite(self.models())
         # Every epoch of a task meets the same faults, as every trial of a run.
-        world = self.factory.world(suite, task)
+        world = await off_loop(self.factory.world, suite, task)
         episode = self._open[(str(sample_id), epoch)] = Episode(task, suite, world)
         return episode
 
     def finish(self, sample_id: str | int, epoch: int) -> Episode:
         """The sample's episode, no longer kept: its world is the one the agent acted in (code checks read its final
-        state), so a sample is scored in the eval that ran it."""
+        state), so a sample is scored in the eval that ran it. Its world is the caller's to :func:`close`."""
         episode = self._open.pop((str(sample_id), epoch), None)
         if episode is None:
             raise RuntimeError(f"sample {sample_id} (epoch {epoch}): no world to score; the {self.config.suite} "
                                "scorer judges the world the agent acted in, in the same eval")
         return episode
 
-    def discard(self, sample_id: str | int, epoch: int) -> None:
+    async def discard(self, sample_id: str | int, epoch: int) -> None:
         episode = self._open.pop((str(sample_id), epoch), None)
         if episode is not None:
-            episode.world.close()
+            await close(episode.world)
+
+
+async def close(world: Environment) -> None:
+    """Close ``world`` off the loop; shielded, since it runs as a cancelled sample unwinds too."""
+    with anyio.CancelScope(shield=True):
+        await off_loop(world.close)

@@ -5,7 +5,8 @@ The score's value is the verdict (1.0 pass, 0.0 fail); a workplace day's is ``{"
 verdict}``. Its explanation is the verdict's feedback and its metadata what a result of ``occubench run`` holds
 about the verdict (votes, details, stop reason, the trajectory as the judge read it, fault events), which is how
 ``occubench report`` reads Inspect logs. A verifier that reaches no verdict (no majority, an endpoint that stays
-down) raises: Inspect records the sample as an error, never as the agent's failure.
+down) raises: Inspect records the sample as an error, never as the agent's failure. The verifier is awaited on
+Inspect's loop (see :meth:`~occubench.core.suite.Suite.averify`: code checks run in a thread off it).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from inspect_ai.solver import TaskState
 from occubench.core.faults import FaultInjector
 from occubench.core.tools import ToolSpec, tool_error, unknown_tool
 from occubench.core.trajectory import Step, ToolCall, Trajectory
-from occubench.inspect._bridge import in_thread
-from occubench.inspect._episodes import Episodes
+from occubench.inspect._bridge import untunnelled
+from occubench.inspect._episodes import Episodes, close
 from occubench.util.jsonsafe import json_safe
 
 
@@ -76,11 +77,11 @@ def day_score(episodes: Episodes) -> Scorer:
 
 def _scorer(episodes: Episodes) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
-        episode = await in_thread(episodes.finish, state.sample_id, state.epoch)
+        episode = episodes.finish(state.sample_id, state.epoch)
         world = episode.world
         try:
             trajectory = trajectory_of(state.messages, world.tools(), episodes.config.max_steps)
-            found = await in_thread(episode.suite.verify, episode.task, trajectory, world)
+            found = await untunnelled(episode.suite.averify(episode.task, trajectory, world))
             injector = FaultInjector.of(world)
             metadata = json_safe({
                 "is_correct": found.is_correct, "votes": [asdict(vote) for vote in found.votes],
@@ -89,7 +90,7 @@ def _scorer(episodes: Episodes) -> Scorer:
                 "steps": trajectory.to_steps_json(), "env_info": world.info(),
                 "fault_events": [asdict(event) for event in injector.events] if injector else []})
         finally:
-            world.close()
+            await close(world)
         value: Any = found.reward if found.score is None else {"score": found.score,
                                                                  "success": float(found.is_correct)}
         return Score(value=value, answer=trajectory.final_answer, explanation=found.feedback, metadata=metadata)

@@ -1,6 +1,7 @@
 """The solver: Inspect's ReAct agent, given the world's tools as Inspect tools and the system prompt ``occubench
 run``'s agent gets, and run as that agent runs — it stops at a reply without tool calls or after ``max_steps``
-turns, and sees every tool answer whole."""
+turns, and sees every tool answer whole. The world's calls are awaited on Inspect's loop (a world whose code blocks
+runs it in a thread off the loop, see :meth:`~occubench.core.environment.Environment.acall`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from occubench.core.agent import system_prompt
 from occubench.core.environment import Environment
 from occubench.core.tools import ToolSpec
 from occubench.errors import ConfigError
-from occubench.inspect._bridge import in_thread
+from occubench.inspect._bridge import untunnelled
 from occubench.inspect._episodes import Episodes
 
 
@@ -27,7 +28,7 @@ def inspect_tool(world: Environment, spec: ToolSpec) -> ToolDef:
     tool's result. Calls run one at a time, in the order the model made them, as they change the world."""
 
     async def execute(**arguments: Any) -> str:
-        return json.dumps(await in_thread(world.call, spec.name, arguments), ensure_ascii=False)
+        return json.dumps(await untunnelled(world.acall(spec.name, arguments)), ensure_ascii=False)
 
     # Inspect wants a description for every parameter; the name stands in where the world gives none.
     properties = spec.parameters.get("properties") or {}
@@ -56,7 +57,7 @@ def world_agent(episodes: Episodes) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         sample = (state.sample_id, state.epoch)
-        episode = await in_thread(episodes.start, *sample)
+        episode = await untunnelled(episodes.start(*sample))
         try:
             prompt = AgentPrompt(instructions=system_prompt(episode.task, episodes.date, episodes.config.with_plan),
                                  handoff_prompt=None, assistant_prompt=None, submit_prompt=None)
@@ -66,7 +67,7 @@ def world_agent(episodes: Episodes) -> Solver:
         except LimitExceededError:
             raise  # Inspect ends the sample and scores what was done: the scorer takes the world
         except BaseException:
-            episodes.discard(*sample)  # an error sample is not scored
+            await episodes.discard(*sample)  # an error sample is not scored
             raise
 
     return solve

@@ -10,8 +10,9 @@ from occubench.util.lazy import lazy_exports
 
 _EXPORTS = {
     "Parsed": "occubench.llm.ask", "Unusable": "occubench.llm.ask", "ask_json": "occubench.llm.ask",
+    "aask_json": "occubench.llm.ask",
     "CacheMissError": "occubench.llm.cache", "ResponseCache": "occubench.llm.cache",
-    "LLMClient": "occubench.llm.client", "RetryPolicy": "occubench.llm.client",
+    "LLMClient": "occubench.llm.client", "RetryPolicy": "occubench.llm.retry",
     "as_llm_client": "occubench.llm.client", "create_client": "occubench.llm.client",
     "AdaptiveLimiter": "occubench.llm.limiter",
     "Completion": "occubench.llm.types", "Message": "occubench.llm.types", "Reply": "occubench.llm.types",
@@ -22,7 +23,7 @@ _EXPORTS = {
 
 __all__ = [
     "AdaptiveLimiter", "CacheMissError", "ChatClient", "Completion", "LLMClient", "Message", "Model", "Parsed", "Reply",
-    "ResponseCache", "RetryPolicy", "ToolCallRequest", "Unusable", "Usage", "as_llm_client", "ask_json",
+    "ResponseCache", "RetryPolicy", "ToolCallRequest", "Unusable", "Usage", "aask_json", "as_llm_client", "ask_json",
     "create_client", "extract_tagged_json"
 ]
 
@@ -30,10 +31,11 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from occubench.llm.ask import Parsed, Unusable, ask_json
+    from occubench.llm.ask import Parsed, Unusable, aask_json, ask_json
     from occubench.llm.cache import CacheMissError, ResponseCache
-    from occubench.llm.client import LLMClient, RetryPolicy, as_llm_client, create_client
+    from occubench.llm.client import LLMClient, as_llm_client, create_client
     from occubench.llm.limiter import AdaptiveLimiter
     from occubench.llm.model import ChatClient, Model
     from occubench.llm.parsing import extract_tagged_json
+    from occubench.llm.retry import RetryPolicy
     from occubench.llm.types import Completion, Message, Reply, ToolCallRequest, Usage

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 from occubench.llm.budget import reask_reply
 from occubench.llm.model import Model
 from occubench.llm.types import Message, Reply
+from occubench.util.aio import run_sync
 
 log = logging.getLogger("occubench")
 
@@ -50,6 +51,14 @@ class Parsed(Generic[T]):
 def ask_json(model: Model, messages: list[Message], parse: Callable[[str | None], T], *, reasks: int,
              correction: Callable[[list[str]], str], label: str, first: Reply | None = None, sample: int = 0,
              echo_whole: bool = False) -> Parsed[T]:
+    """:func:`aask_json`, for synchronous code (synthesis)."""
+    return run_sync(aask_json(model, messages, parse, reasks=reasks, correction=correction, label=label, first=first,
+                              sample=sample, echo_whole=echo_whole))
+
+
+async def aask_json(model: Model, messages: list[Message], parse: Callable[[str | None], T], *, reasks: int,
+                    correction: Callable[[list[str]], str], label: str, first: Reply | None = None, sample: int = 0,
+                    echo_whole: bool = False) -> Parsed[T]:
     """Parse ``model``'s reply to ``messages`` with ``parse``, which raises ``ValueError`` for a reply it cannot use;
     such a reply goes back to the model with ``correction(problems)``, at most ``reasks`` times.
 
@@ -58,7 +67,9 @@ def ask_json(model: Model, messages: list[Message], parse: Callable[[str | None]
     context budget leaves room for; ``echo_whole`` sends it whole, for a correction round that rewrites its whole
     answer. Each unusable reply is logged (``--debug``) after ``label``."""
     conversation = list(messages)
-    content = first.content if first is not None else model.chat(conversation, sample=sample).replies[0].content
+    if first is None:
+        first = (await model.achat(conversation, sample=sample)).replies[0]
+    content = first.content
     attempt = 1
     while True:
         try:
@@ -70,5 +81,5 @@ def ask_json(model: Model, messages: list[Message], parse: Callable[[str | None]
             return Parsed(None, attempt, problems, content)
         conversation += [{"role": "assistant", "content": (content or "") if echo_whole else reask_reply(content)},
                          {"role": "user", "content": correction(problems)}]
-        content = model.chat(conversation, sample=sample).replies[0].content
+        content = (await model.achat(conversation, sample=sample)).replies[0].content
         attempt += 1

@@ -20,20 +20,18 @@ read with bounded nesting (:func:`occubench.llm.parsing.loads`): a body too deep
 
 from __future__ import annotations
 
-import contextvars
-import email.utils
+import asyncio
 import json
 import logging
-import random
-import re
-import socket
-import threading
+import math
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
+import orjson
 
 try:  # the SDK's HTTP library: httpx2 in recent releases, httpx before
     import httpx2 as http
@@ -45,106 +43,37 @@ from occubench.llm.cache import Cache, cache_key
 from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_queued, record_retry, seconds_left
 from occubench.llm.limiter import AdaptiveLimiter, Limiter
 from occubench.llm.model import ChatClient
-from occubench.llm.parsing import loads
+from occubench.llm.parsing import loads_body
 from occubench.llm.response import read_completion
+from occubench.llm.retry import (
+    NO_RETRY,
+    PROBE_RETRY,
+    Failure,
+    RetryPolicy,
+    about_n,
+    brief,
+    connection_cause,
+    refuses_max_tokens,
+    retryable,
+    status_failure,
+    unreachable,
+)
 from occubench.llm.types import Completion, Message, Reply, Usage
+from occubench.util.aio import close_at_exit, run_sync
 from occubench.util.redact import redact_url
 
 log = logging.getLogger("occubench")
 
 # Local servers (vLLM, Ollama) need no key, but the SDK refuses to start without one.
 _NO_KEY = "no-key"
-#: A 5xx repeating the same validation error this many times is a refusal, not an outage.
-_SAME_5XX_LIMIT = 3
-_VALIDATION = re.compile(r"validation error|validat|invalid|input should be|field required|is not of type|"
-                         r"must be|unexpected|not supported|unsupported", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long one call may keep retrying transient failures, and how it backs off."""
-
-    budget_s: float = 600.0
-    base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            # The server said when; a little jitter keeps many workers from returning in lockstep.
-            return retry_after * (1 + 0.1 * random.random())
-        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
-
-
-#: A preflight probe's retries: short, so a wrong endpoint is reported within seconds.
-_PROBE_RETRY = RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0)
-_NO_RETRY = RetryPolicy(budget_s=0.0)
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    headers = exc.response.headers
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    if (value := headers.get("retry-after")) is not None:
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value else None
-            if parsed is not None:
-                return max(0.0, parsed.timestamp() - time.time())
-    return None
-
-
-def _is_context_overflow(exc: openai.APIStatusError) -> bool:
-    text = f"{exc.code} {exc.message}".lower()
-    return any(phrase in text for phrase in ("context_length", "maximum context length", "context window",
-                                             "context size", "too many tokens"))
-
-
-def _about_n(exc: LLMRequestError) -> bool:
-    """Whether a rejection is about the ``n`` parameter (and so means: ask for one sample at a time)."""
-    return exc.param == "n" or bool(re.search(r"(?<![\w.-])n\s*(>|=|must|is not|not supported|parameter)|"
-                                              r"parameter\W+n\b|\bn\b.{0,20}\bsupported|multiple (choices|samples)",
-                                              str(exc), re.IGNORECASE))
-
-
-def _refuses_max_tokens(exc: openai.APIStatusError) -> bool:
-    return getattr(exc, "param", None) == "max_tokens" or "max_completion_tokens" in exc.message
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """A transient failure, to retry: its cause as the ledger counts retries, and what it was."""
-
-    cause: str
-    text: str
-    #: Seconds the server asked to wait (Retry-After).
-    retry_after: float | None = None
-
-
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500 or status in (408, 409)
-
-
-def _status_failure(exc: openai.APIStatusError, where: str, repeats: int) -> _Failure:
-    """An HTTP error to retry; raised as :class:`LLMRequestError` if retrying cannot mend it: a refusal, or a 5xx
-    that has said the same validation error ``repeats`` times in a row."""
-    status = exc.status_code
-    if not _retryable(status):
-        error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
-        raise error(f"{where} rejected the request: HTTP {status}: {exc.message}", status,
-                    getattr(exc, "param", None)) from None
-    if status >= 500 and repeats >= _SAME_5XX_LIMIT and _VALIDATION.search(exc.message):
-        raise LLMRequestError(f"{where} refused the request {repeats} times with the same error, though as "
-                              f"HTTP {status}: {exc.message}", status) from None
-    return _Failure("rate_limited" if status == 429 else "server_error", f"HTTP {status}: {exc.message}",
-                    _retry_after(exc))
-
-
 class LLMClient:
-    """A thread-safe client for one OpenAI-compatible endpoint; share it across tasks to reuse connections."""
+    """A client for one OpenAI-compatible endpoint, safe to share across episodes, threads and event loops (to reuse
+    connections, share it). Async at heart (:meth:`achat`, :meth:`asamples`); the synchronous methods run those on
+    the harness loop (:func:`occubench.util.aio.run_sync`).
+
+    Requests go through the SDK's ``AsyncOpenAI`` over aiohttp (the SDK's transport for high concurrency), one
+    keep-alive pool per event loop sized to ``max_in_flight``; the body is written and read with ``orjson``, and
+    the raw response is read once (the SDK's typed models are skipped: they cost more CPU than the rest of a run)."""
 
     def __init__(
         self,
@@ -153,17 +82,26 @@ class LLMClient:
         *,
         timeout_s: float = 300.0,
         retry: RetryPolicy | None = None,
-        openai_client: openai.OpenAI | None = None,
+        openai_client: openai.OpenAI | openai.AsyncOpenAI | None = None,
         max_in_flight: int = 32,
         adaptive: bool = True,
         cache: Cache | None = None,
         limiter: Limiter | None = None,
     ) -> None:
-        # The SDK's own retries are off: one retry policy, here, with a time budget the SDK does not offer.
-        self._client = (openai_client.with_options(max_retries=0) if openai_client is not None else
-                        openai.OpenAI(api_key=api_key or _NO_KEY, base_url=base_url, timeout=timeout_s,
-                                      max_retries=0))
+        if isinstance(openai_client, openai.AsyncOpenAI):  # used as given, on whichever loop its owner uses
+            given: openai.AsyncOpenAI | None = openai_client.with_options(max_retries=0)
+        else:
+            given = None
+            if openai_client is not None:  # a synchronous SDK client: its endpoint and key, asked asynchronously
+                api_key, base_url = openai_client.api_key, str(openai_client.base_url)
+        self._given = given
+        self._api_key, self._base_url = api_key or _NO_KEY, base_url
         self.timeout_s = timeout_s
+        self.max_in_flight = max_in_flight
+        # One SDK client per event loop: a connection pool belongs to the loop that opened it.
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = \
+            weakref.WeakKeyDictionary()
+        self._shown_base = str(given.base_url) if given else str(self._sdk_client().base_url)
         self.retry = retry or RetryPolicy()
         # A given limiter (one a whole cluster shares) replaces the client's own; max_in_flight and adaptive are
         # then its business.
@@ -173,9 +111,34 @@ class LLMClient:
         #: Models that refused ``max_tokens`` and take ``max_completion_tokens`` instead.
         self._completion_tokens_param: set[str] = set()
 
+    def _sdk_client(self) -> openai.AsyncOpenAI:
+        """An SDK client with no connections yet: its pool opens on first use, on the loop that uses it. The SDK's
+        own retries are off: one retry policy, here, with a time budget the SDK does not offer."""
+        http_client: Any = None  # the SDK's default transport, which sends a URL's credentials as basic auth
+        if not urlsplit(self._base_url or "").password:
+            try:
+                from openai import DefaultAioHttpClient  # the SDK's aiohttp transport (openai[aiohttp])
+
+                http_client = DefaultAioHttpClient(limits=http.Limits(
+                    max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight),
+                    timeout=self.timeout_s)
+            except RuntimeError:  # pragma: no cover - the aiohttp extra missing
+                pass
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, timeout=self.timeout_s,
+                                  max_retries=0, http_client=http_client)
+
+    def _sdk(self) -> openai.AsyncOpenAI:
+        if self._given is not None:
+            return self._given
+        loop = asyncio.get_running_loop()
+        if (client := self._clients.get(loop)) is None:
+            client = self._clients[loop] = self._sdk_client()
+            close_at_exit(client.close)
+        return client
+
     @property
     def base_url(self) -> str:
-        return str(self._client.base_url)
+        return self._shown_base
 
     @property
     def shown_url(self) -> str:
@@ -184,6 +147,16 @@ class LLMClient:
 
     def chat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
              params: dict[str, Any] | None = None, sample: int = 0, role: str = "model") -> Completion:
+        """:meth:`achat`, for synchronous code."""
+        return run_sync(self.achat(model, messages, tools=tools, params=params, sample=sample, role=role))
+
+    def samples(self, model: str, messages: list[Message], count: int, *,
+                params: dict[str, Any] | None = None, role: str = "model") -> Completion:
+        """:meth:`asamples`, for synchronous code."""
+        return run_sync(self.asamples(model, messages, count, params=params, role=role))
+
+    async def achat(self, model: str, messages: list[Message], *, tools: list[dict[str, Any]] | None = None,
+                    params: dict[str, Any] | None = None, sample: int = 0, role: str = "model") -> Completion:
         """One reply: from the cache when it holds this request's ``sample``, else from the endpoint. Raises
         :class:`TaskLimitReached` instead when the episode's agent is past its limits."""
         check_limits(role)
@@ -192,13 +165,13 @@ class LLMClient:
         if self.cache and (hit := self.cache.get(key)):
             record(role, hit[1])
             return Completion([hit[0]], hit[1])
-        completion = self._request(model, messages, tools, 1, params, self.retry, role=role)
+        completion = await self._request(model, messages, tools, 1, params, self.retry, role=role)
         if self.cache:
             self.cache.put(key, completion.replies[0], completion.usage)
         return completion
 
-    def samples(self, model: str, messages: list[Message], count: int, *,
-                params: dict[str, Any] | None = None, role: str = "model") -> Completion:
+    async def asamples(self, model: str, messages: list[Message], count: int, *,
+                       params: dict[str, Any] | None = None, role: str = "model") -> Completion:
         """``count`` independent replies to the same messages (judge votes), as samples 0..count-1.
 
         Uncached samples come from one request with ``n`` where the endpoint supports it — the prompt is paid
@@ -213,7 +186,7 @@ class LLMClient:
             if hit is not None:
                 record(role, hit[1])
         missing = [i for i, hit in enumerate(found) if hit is None]
-        for i, fetched in zip(missing, self._fetch_samples(model, messages, len(missing), params, role)):
+        for i, fetched in zip(missing, await self._fetch_samples(model, messages, len(missing), params, role)):
             found[i] = fetched
             if self.cache:
                 self.cache.put(keys[i], *fetched)
@@ -223,45 +196,47 @@ class LLMClient:
             usage.add(share)
         return Completion([reply for reply, _ in samples], usage)
 
-    def _fetch_samples(self, model: str, messages: list[Message], count: int, params: dict[str, Any],
-                       role: str) -> list[tuple[Reply, Usage]]:
+    async def _fetch_samples(self, model: str, messages: list[Message], count: int, params: dict[str, Any],
+                             role: str) -> list[tuple[Reply, Usage]]:
         if count == 0:
             return []
         got: list[tuple[Reply, Usage]] = []
         if count > 1 and self._n_supported.get(model, True):
             try:
-                completion = self._request(model, messages, None, count, params, self.retry, role=role)
+                completion = await self._request(model, messages, None, count, params, self.retry, role=role)
             except LLMRequestError as exc:
                 # Only a refusal of `n` itself means "one sample per request"; a prompt too long for the context
                 # window is too long for single requests as well.
-                if isinstance(exc, ContextLengthError) or not _about_n(exc):
+                if isinstance(exc, ContextLengthError) or not about_n(exc):
                     raise
                 self._n_supported[model] = False
             else:
                 replies = completion.replies[:count]
                 self._n_supported[model] = len(replies) == count  # some servers ignore `n` and answer once
                 got = list(zip(replies, _split(completion.usage, len(replies))))
-        rest = count - len(got)
-        if rest == 0:
-            return got
-        if rest == 1:
-            completion = self._request(model, messages, None, 1, params, self.retry, role=role)
-            return got + [(completion.replies[0], completion.usage)]
-        # Each thread runs in a copy of this context, so its requests count in this episode's ledger.
-        contexts = [contextvars.copy_context() for _ in range(rest)]
-        with ThreadPoolExecutor(max_workers=rest) as pool:
-            singles = list(pool.map(lambda context: context.run(
-                self._request, model, messages, None, 1, params, self.retry, role=role), contexts))
+        # The rest concurrently; each task runs in a copy of this context, so its requests count in this ledger.
+        singles = await asyncio.gather(*(self._request(model, messages, None, 1, params, self.retry, role=role)
+                                         for _ in range(count - len(got))))
         return got + [(c.replies[0], c.usage) for c in singles]
 
     def probe(self, model: str, params: dict[str, Any] | None = None, *, budget_s: float = 20.0,
               role: str = "model") -> None:
+        """:meth:`aprobe`, for synchronous code."""
+        run_sync(self.aprobe(model, params, budget_s=budget_s, role=role))
+
+    async def aprobe(self, model: str, params: dict[str, Any] | None = None, *, budget_s: float = 20.0,
+                     role: str = "model") -> None:
         """One small request, past the cache and with a short retry budget: does this endpoint serve ``model``
         with these parameters? Raises :class:`LLMRequestError` or :class:`LLMUnavailableError` if not."""
-        self._request(model, [{"role": "user", "content": "Reply with the word OK."}], None, 1, params or {},
-                      replace(_PROBE_RETRY, budget_s=min(budget_s, _PROBE_RETRY.budget_s)), role=role, probing=True)
+        await self._request(model, [{"role": "user", "content": "Reply with the word OK."}], None, 1, params or {},
+                            replace(PROBE_RETRY, budget_s=min(budget_s, PROBE_RETRY.budget_s)), role=role,
+                            probing=True)
 
     def probe_tools(self, model: str, params: dict[str, Any] | None = None, *, role: str = "agent") -> bool:
+        """:meth:`aprobe_tools`, for synchronous code."""
+        return run_sync(self.aprobe_tools(model, params, role=role))
+
+    async def aprobe_tools(self, model: str, params: dict[str, Any] | None = None, *, role: str = "agent") -> bool:
         """Whether the endpoint answers a request that asks for a tool call with one: a server that drops the tools
         (a chat template without tool support) answers in plain text instead. Asked as the run will ask (its own
         ``tool_choice``, else "auto"); a text answer to "auto" is asked once more with "required", where the
@@ -269,20 +244,21 @@ class LLMClient:
         sends it fails."""
         params = params or {}
         choice = params.get("tool_choice", "auto")
-        if self._calls_tool(model, params, choice, _PROBE_RETRY, role):
+        if await self._calls_tool(model, params, choice, PROBE_RETRY, role):
             return True
         if choice != "auto":
             return False
         try:
-            return self._calls_tool(model, params, "required", _NO_RETRY, role)
+            return await self._calls_tool(model, params, "required", NO_RETRY, role)
         except (LLMRequestError, LLMUnavailableError):
             return False
 
-    def _calls_tool(self, model: str, params: dict[str, Any], choice: str, retry: RetryPolicy, role: str) -> bool:
+    async def _calls_tool(self, model: str, params: dict[str, Any], choice: str, retry: RetryPolicy,
+                          role: str) -> bool:
         tool = {"type": "function", "function": {"name": "report_ok", "description": "Report that you are ready.",
                                                  "parameters": {"type": "object", "properties": {}}}}
-        completion = self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool], 1,
-                                   {**params, "tool_choice": choice}, retry, role=role)
+        completion = await self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool],
+                                         1, {**params, "tool_choice": choice}, retry, role=role)
         return any(reply.tool_calls for reply in completion.replies)
 
     def _body(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
@@ -304,9 +280,9 @@ class LLMClient:
             body["max_completion_tokens"] = body.pop("max_tokens")
         return body
 
-    def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
-                 params: dict[str, Any], retry: RetryPolicy, *, role: str = "model",
-                 probing: bool = False) -> Completion:
+    async def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
+                       params: dict[str, Any], retry: RetryPolicy, *, role: str = "model",
+                       probing: bool = False) -> Completion:
         """One chat completion from the endpoint, retried through transient failures within the budget. A probe
         gives up at once on a refused connection or an unknown host, which retrying does not mend."""
         where = f"the {role} ({model} at {self.shown_url})"
@@ -321,45 +297,40 @@ class LLMClient:
             # The task's time, when it is shorter than a request's, is this request's deadline.
             by_task = room is not None and room < self.timeout_s
             try:
-                return self._send(body, bool(tools), room if by_task and room is not None else self.timeout_s,
-                                  role, where)
+                return await self._send(body, bool(tools), room if by_task and room is not None else self.timeout_s,
+                                        role, where)
             except openai.APIStatusError as exc:
                 if self._takes_completion_tokens(exc, model, body):
                     continue
                 same_5xx = (exc.message, same_5xx[1] + 1 if same_5xx[0] == exc.message else 1)
-                failure = _status_failure(exc, where, same_5xx[1])
-            except (openai.APITimeoutError, http.TimeoutException, _Deadline):
-                if by_task:
-                    raise self._out_of_time(role, where) from None
-                failure = _Failure("timeout", f"no answer within the {self.timeout_s:g} s request timeout")
-            except (openai.APIConnectionError, http.TransportError) as exc:
-                reason = _connection_cause(exc)
-                if probing and reason in ("connection refused", "host not found"):
-                    raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
-                failure = _Failure("connection", f"cannot connect: {reason}")
+                failure = status_failure(exc, where, same_5xx[1])
+            except (openai.APIConnectionError, http.TransportError, _Deadline) as exc:  # timeouts among them
+                failure = self._transport_failure(exc, by_task, probing, role, where)
             except (openai.APIResponseValidationError, json.JSONDecodeError, _Malformed) as exc:
-                failure = _Failure("malformed", f"malformed response: {_brief(exc)}")
+                failure = Failure("malformed", f"malformed response: {brief(exc)}")
             except (ValueError, TypeError) as exc:
                 # Raised before anything was sent: the body cannot be written (NaN, a lone surrogate). Sending it
                 # again cannot help; the message never quotes the body.
                 raise LLMRequestError(f"{where}: the request cannot be sent: {type(exc).__name__}: "
-                                      f"{_brief(exc)}") from None
-            self._back_off(failure, attempt, deadline, retry, role, where)
+                                      f"{brief(exc)}") from None
+            await self._back_off(failure, attempt, deadline, retry, role, where)
             attempt += 1
 
-    def _send(self, body: dict[str, Any], tools_sent: bool, timeout_s: float, role: str, where: str) -> Completion:
+    async def _send(self, body: dict[str, Any], tools_sent: bool, timeout_s: float, role: str,
+                    where: str) -> Completion:
         """One attempt, once the limiter has room for it; its usage is counted under ``role``."""
+        content = _encode(body)  # before a slot is taken: a body that cannot be written is refused at once
         waiting = time.monotonic()
-        epoch = self.limiter.acquire()
+        epoch = await self.limiter.acquire()
         sent = time.monotonic()
         record_queued(role, sent - waiting)
         ok = throttled = False
         try:
-            data = self._post(body, timeout_s)
+            data = await self._post(content, timeout_s)
             try:
                 completion = read_completion(data, tools_sent)
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                raise _Malformed(f"{type(exc).__name__}: {_brief(exc)}") from None
+                raise _Malformed(f"{type(exc).__name__}: {brief(exc)}") from None
             ok = True
         except openai.APIStatusError as exc:
             throttled = exc.status_code == 429
@@ -368,22 +339,37 @@ class LLMClient:
             self.limiter.release(epoch, ok=ok, throttled=throttled)
         record(role, completion.usage)
         # Every role's requests, in one place (--debug): the roles' own lines say what they made of them.
-        log.debug("[LLM] %s: %d message(s) answered in %.2f s, %d prompt and %d completion tokens", where,
-                  len(body["messages"]), time.monotonic() - sent, completion.usage.prompt_tokens,
-                  completion.usage.completion_tokens)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("[LLM] %s: %d message(s) answered in %.2f s, %d prompt and %d completion tokens", where,
+                      len(body["messages"]), time.monotonic() - sent, completion.usage.prompt_tokens,
+                      completion.usage.completion_tokens)
         return completion
+
+    def _transport_failure(self, exc: Exception, by_task: bool, probing: bool, role: str, where: str) -> Failure:
+        """A timeout or a failed connection, to retry. A timeout within the task's time ends the episode; a probe
+        gives up at once on a refused connection or an unknown host. (aiohttp's refused connection reaches us as a
+        connect *timeout*: what lies under it decides.)"""
+        reason = unreachable(exc)
+        if reason is None and isinstance(exc, (openai.APITimeoutError, http.TimeoutException, _Deadline)):
+            if by_task:
+                raise self._out_of_time(role, where) from None
+            return Failure("timeout", f"no answer within the {self.timeout_s:g} s request timeout")
+        reason = reason or connection_cause(exc)
+        if probing and reason in ("connection refused", "host not found"):
+            raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
+        return Failure("connection", f"cannot connect: {reason}")
 
     def _takes_completion_tokens(self, exc: openai.APIStatusError, model: str, body: dict[str, Any]) -> bool:
         """Whether ``exc`` is a reasoning model refusing ``max_tokens``: it is sent ``max_completion_tokens`` from
         now on."""
-        if _retryable(exc.status_code) or not _refuses_max_tokens(exc) or model in self._completion_tokens_param \
-                or "max_tokens" not in body:
+        # Another request may have learnt it meanwhile: what counts is that this one still sent max_tokens.
+        if retryable(exc.status_code) or not refuses_max_tokens(exc) or "max_tokens" not in body:
             return False
         self._completion_tokens_param.add(model)
         return True
 
-    def _back_off(self, failure: _Failure, attempt: int, deadline: float, retry: RetryPolicy, role: str,
-                  where: str) -> None:
+    async def _back_off(self, failure: Failure, attempt: int, deadline: float, retry: RetryPolicy, role: str,
+                        where: str) -> None:
         """Wait before the next attempt, or raise :class:`LLMUnavailableError` when the retry budget is spent. The
         budget is used whole: a back-off that would pass it is cut short, for one last attempt at its end; only a
         server asking for more time than is left (Retry-After) is given up on before."""
@@ -395,43 +381,22 @@ class LLMClient:
         record_retry(role, failure.cause)
         log.debug("[LLM] %s: %s; retry %d in %.1f s", where, failure.text, attempt + 1, wait)
         room = self._room(role)
-        time.sleep(wait if room is None else min(wait, max(room, 0.0)))  # not past the task's time
+        await asyncio.sleep(wait if room is None else min(wait, max(room, 0.0)))  # not past the task's time
 
-    def _post(self, body: dict[str, Any], timeout_s: float) -> Any:
+    async def _post(self, content: bytes, timeout_s: float) -> Any:
         """The JSON answer to one request, read within ``timeout_s`` of wall-clock time in all, else
-        :class:`_Deadline`. The body is streamed in a daemon thread that stops at its first read past the deadline;
-        the caller stops waiting at the deadline itself, so a server that stalls or trickles (even its headers)
-        holds neither the caller nor, the thread being a daemon, the process's exit."""
-        deadline = time.monotonic() + timeout_s
-        outcome: list[Any] = []
-
-        def read() -> None:
-            try:
-                response = self._client.post("/chat/completions", cast_to=http.Response, body=body, stream=True,
-                                             options={"timeout": timeout_s})
-                try:
-                    data = bytearray()
-                    for chunk in response.iter_bytes():
-                        if time.monotonic() > deadline:
-                            return
-                        data += chunk
-                finally:
-                    response.close()
-                outcome.append(bytes(data))
-            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-                outcome.append(exc)
-
-        worker = threading.Thread(target=read, name="occubench-request", daemon=True)
-        worker.start()
-        worker.join(timeout_s)
-        if not outcome:
-            raise _Deadline
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
+        :class:`_Deadline`: the SDK's timeout bounds each read only, so a server that stalls or trickles (even its
+        headers) would hold the request for ever."""
         try:
-            return loads(outcome[0])
+            response = await asyncio.wait_for(self._sdk().post(
+                "/chat/completions", cast_to=http.Response, content=content,
+                options={"timeout": timeout_s, "headers": {"Content-Type": "application/json"}}), timeout_s)
+        except asyncio.TimeoutError:
+            raise _Deadline from None
+        try:
+            return loads_body(response.content)
         except ValueError as exc:  # not JSON, or nested too deep to read: an unusable answer
-            raise _Malformed(f"the body is not JSON: {_brief(exc)}") from None
+            raise _Malformed(f"the body is not JSON: {brief(exc)}") from None
 
     def _room(self, role: str) -> float | None:
         """Seconds the episode's time limit leaves ``role``'s next request; None without a limit. The judge, after
@@ -448,31 +413,35 @@ class LLMClient:
                                    "(--max-seconds-per-task)")
 
 
+def _encode(body: dict[str, Any]) -> bytes:
+    """The request body as JSON bytes: ``ValueError`` or ``TypeError`` for what cannot be written (a lone
+    surrogate, NaN). orjson would write NaN as ``null``, silently changing a parameter: the parameters and tools,
+    the only places a float can be, are checked first (messages are text)."""
+    _check_finite(body.get("tools"))
+    _check_finite({key: value for key, value in body.items() if key not in ("messages", "tools")})
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # orjson refuses what json may still write (a 100-digit integer); the rest fails there too
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _check_finite(value: Any) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a JSON number")
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_finite(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_finite(item)
+
+
 class _Malformed(Exception):
     """An answer that arrived but is not a chat completion."""
 
 
 class _Deadline(Exception):
     """A request's whole time ran out before its answer was read."""
-
-
-def _connection_cause(exc: BaseException) -> str:
-    """What lies under the SDK's bare "Connection error.": a refused connection, an unknown host, or the lowest
-    error's own words."""
-    lowest: BaseException = exc
-    seen = 0
-    while (below := lowest.__cause__ or lowest.__context__) is not None and seen < 10:
-        lowest, seen = below, seen + 1
-        if isinstance(lowest, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(lowest, socket.gaierror):
-            return "host not found"
-    return _brief(lowest) or type(lowest).__name__
-
-
-def _brief(exc: BaseException, limit: int = 300) -> str:
-    text = str(exc)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _split(usage: Usage, count: int) -> list[Usage]:
@@ -488,7 +457,7 @@ def create_client(api_key: str | None = None, base_url: str | None = None, **opt
     return LLMClient(api_key=api_key, base_url=base_url, **options)
 
 
-def as_llm_client(client: ChatClient | openai.OpenAI) -> ChatClient:
-    """Accept our client (or any :class:`ChatClient`) or a plain ``openai.OpenAI`` one (for code written against
-    the SDK)."""
-    return LLMClient(openai_client=client) if isinstance(client, openai.OpenAI) else client
+def as_llm_client(client: ChatClient | openai.OpenAI | openai.AsyncOpenAI) -> ChatClient:
+    """Accept our client (or any :class:`ChatClient`) or a plain ``openai.OpenAI`` or ``AsyncOpenAI`` one (for
+    code written against the SDK)."""
+    return LLMClient(openai_client=client) if isinstance(client, (openai.OpenAI, openai.AsyncOpenAI)) else client

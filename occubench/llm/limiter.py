@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections import deque
 from typing import Protocol
 
 #: Successes at the highest accepted level, per slot, before the level that drew a 429 is tried again; doubled
@@ -14,13 +16,15 @@ class Limiter(Protocol):
     """What a client asks of its limiter: :class:`AdaptiveLimiter`, or a proxy to one that every process of a Ray
     cluster shares (``occubench.distributed``)."""
 
-    def acquire(self) -> int: ...
+    async def acquire(self) -> int: ...
 
     def release(self, epoch: int, *, ok: bool, throttled: bool = False) -> None: ...
 
 
 class AdaptiveLimiter:
-    """At most ``limit`` requests in flight; waiting threads sleep on a condition, one woken per free slot.
+    """At most ``limit`` requests in flight; a request waiting for a slot is a queued future (any number can wait
+    without holding a thread), served first come, first served, one per free slot — so when a 429's window opens,
+    only as many requests go out as the limit allows, not every one that was waiting.
 
     Adaptive (the default): a 429 lowers the limit to the number of requests the endpoint was still handling when
     it refused (at least one less than before) and remembers the refused level as a ceiling. Successes raise the
@@ -44,35 +48,50 @@ class AdaptiveLimiter:
         self._refusals_at_ceiling = 0
         self._credit = 0
         self._epoch = 0
-        self._cond = threading.Condition()
+        # Waiters may be on several event loops (the harness's and a caller's own): a lock, not the loop, guards.
+        self._lock = threading.Lock()
+        self._waiting: deque[asyncio.Future[int]] = deque()
+        #: Waiters handed a slot whose caller has not taken it yet (the grant may cross threads).
+        self._granted: set[asyncio.Future[int]] = set()
 
-    def acquire(self) -> int:
+    async def acquire(self) -> int:
         """Wait for a slot; returns the epoch to hand back to :meth:`release`."""
-        with self._cond:
-            while self.in_flight >= int(self.limit):
-                self._cond.wait()
-            self.in_flight += 1
-            return self._epoch
-
-    def try_acquire(self) -> int | None:
-        """A slot if one is free now (its epoch, as :meth:`acquire`), else None: for callers that queue waiters
-        themselves instead of blocking a thread."""
-        with self._cond:
-            if self.in_flight >= int(self.limit):
-                return None
-            self.in_flight += 1
-            return self._epoch
+        with self._lock:
+            if not self._waiting and self.in_flight < int(self.limit):
+                self.in_flight += 1
+                return self._epoch
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            with self._lock:
+                granted = waiter in self._granted
+                waiter.cancel()  # if still queued, the next grant skips it
+            if granted:  # a slot was on its way to a caller that left: it goes back
+                self.release(self._epoch, ok=False)
+            raise
+        finally:
+            with self._lock:
+                self._granted.discard(waiter)
 
     def release(self, epoch: int, *, ok: bool, throttled: bool = False) -> None:
         """Give a slot back, saying how the request went (``throttled``: it drew a 429)."""
-        with self._cond:
+        with self._lock:
             self.in_flight -= 1
             if self.adaptive and throttled and epoch == self._epoch:
                 self._refused()
             elif self.adaptive and ok:
                 self._succeeded()
-            if (free := int(self.limit) - self.in_flight) > 0:
-                self._cond.notify(free)
+            while self._waiting and self.in_flight < int(self.limit):
+                waiter = self._waiting.popleft()
+                if waiter.done():  # its caller went away
+                    continue
+                self.in_flight += 1
+                self._granted.add(waiter)
+                if not _grant(waiter, self._epoch):  # its loop is closed: the slot goes to the next one
+                    self.in_flight -= 1
+                    self._granted.discard(waiter)
 
     def _refused(self) -> None:
         level = self.in_flight + 1  # the requests still in flight were accepted; this one, on top, was not
@@ -93,3 +112,26 @@ class AdaptiveLimiter:
             self._credit = 0
             raised = float(self.ceiling)
         self.limit = raised
+
+
+def _grant(waiter: asyncio.Future[int], epoch: int) -> bool:
+    """Hand a slot to a waiter, on its own loop (which may not be this thread's); False when that loop is closed
+    (its caller is gone). A waiter cancelled in between hands it back at once (see :meth:`AdaptiveLimiter.acquire`)."""
+    loop = waiter.get_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        waiter.set_result(epoch)
+        return True
+
+    def settle() -> None:
+        if not waiter.done():
+            waiter.set_result(epoch)
+
+    try:
+        loop.call_soon_threadsafe(settle)
+    except RuntimeError:  # the loop is closed
+        return False
+    return True

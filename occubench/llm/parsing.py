@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 from occubench.util.jsonsafe import json_safe
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
@@ -42,6 +44,18 @@ def loads(text: str | bytes, **options: Any) -> Any:
         return json.loads(text, **options)
     except RecursionError:  # within the bound, yet called from a stack already near the interpreter's limit
         raise ValueError("the JSON is nested too deep to read here") from None
+
+
+def loads_body(data: bytes) -> Any:
+    """:func:`loads` for a response body, through ``orjson`` when it is plainly shallow (its brackets alone cannot
+    nest past :data:`MAX_DEPTH`): a tenth of the standard parser's time. What ``orjson`` refuses (a lone surrogate
+    escape, an integer past 64 bits) goes through :func:`loads`, which reads it as before."""
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return loads(data)
 
 
 def _int(text: str) -> int | str:

@@ -40,7 +40,7 @@ class ServerProfile:
 
     def settings(self) -> dict[str, Any]:
         """The run settings this profile sets, as configuration keys."""
-        return {**({"max_workers": self.slots, "max_connections": self.slots} if self.slots else {}),
+        return {**({"max_concurrency": self.slots, "max_connections": self.slots} if self.slots else {}),
                 **({"max_tokens": self.agent_max_tokens} if self.agent_max_tokens else {}),
                 **({"context_window": self.context} if self.context else {})}
 
@@ -102,7 +102,7 @@ def _llama_props(profile: ServerProfile, base: str, api_key: str | None) -> Serv
 
 def profile_table() -> str:
     """The endpoints guide's table of profiles (Markdown), from :data:`PROFILES`."""
-    rows = ["| `--server` | Requests at once (`--max-workers`, `--max-connections`) | Agent output cap "
+    rows = ["| `--server` | Requests at once (`--max-concurrency`, `--max-connections`) | Agent output cap "
             "(`--max-tokens`) | Context (`--context-window`) | Start the server with |", "|---|---|---|---|---|"]
     for profile in PROFILES.values():
         rows.append(f"| `{profile.name}` | {profile.slots or 'as the run asks'}"

@@ -7,10 +7,10 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from occubench.core.environment import Environment, JSONObject
+from occubench.core.environment import AsyncEnvironment, JSONObject
 from occubench.core.tools import ToolSpec, json_arguments, tool_error
 from occubench.errors import WorldError
-from occubench.llm.ask import ask_json
+from occubench.llm.ask import aask_json
 from occubench.llm.budget import prompt_chars
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
@@ -35,7 +35,7 @@ state as the action implies, then reply with the observation the agent receives:
 consistent with them."""
 
 
-class LWMEnvironment(Environment):
+class LWMEnvironment(AsyncEnvironment):
     """A Language World Model environment.
 
     Calls follow the contract of :class:`Environment`: an unknown tool or arguments that do not match the config's
@@ -46,7 +46,8 @@ class LWMEnvironment(Environment):
     requests have their own timeouts.
     """
 
-    def __init__(self, config: WorldModelConfig, client: ChatClient | openai.OpenAI, world_model: str = "gpt-4o", *,
+    def __init__(self, config: WorldModelConfig, client: ChatClient | openai.OpenAI | openai.AsyncOpenAI,
+                 world_model: str = "gpt-4o", *,
                  params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2,
                  context: int | None = None) -> None:
         self.config = config
@@ -78,7 +79,7 @@ class LWMEnvironment(Environment):
                 return json.dumps(tool_error("invalid_arguments", str(exc)), ensure_ascii=False)
         return json.dumps(self.call(tool_name, arguments), ensure_ascii=False)
 
-    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
+    async def _acall(self, name: str, arguments: JSONObject) -> JSONObject:
         action = {"name": name, "arguments": arguments}
         log.debug("[LWM] Simulating: %s, history_len=%d", name, len(self.history))
         exchanges = [[{"role": "user", "content": json.dumps(past, ensure_ascii=False)},
@@ -94,8 +95,8 @@ class LWMEnvironment(Environment):
             messages[1] = {**first, "content": f"[{len(exchanges) - len(kept)} earlier call(s) and their observations "
                            "left out here to fit the context window; stay consistent with the state they left]\n"
                            f"{first['content']}"}
-        answer = ask_json(self.model, messages, partial(extract_tagged_json, tag=TAG), reasks=self.max_reasks,
-                          correction=_correction, label="[LWM] Unparsable observation")
+        answer = await aask_json(self.model, messages, partial(extract_tagged_json, tag=TAG), reasks=self.max_reasks,
+                                 correction=_correction, label="[LWM] Unparsable observation")
         if answer.value is None:
             raise WorldError(f"world model {self.model.name} gave no parsable observation for `{name}` in "
                              f"{answer.attempts} attempts: {answer.reason}; last reply: {_clip(answer.reply or '')!r}")

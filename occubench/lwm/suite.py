@@ -12,6 +12,7 @@ from occubench.core.verifier import RubricVerifier, Verdict
 from occubench.llm import Model
 from occubench.lwm.config import WorldModelRegistry
 from occubench.lwm.environment import LWMEnvironment
+from occubench.util.aio import run_sync
 
 
 class OccuBenchSuite(Suite):
@@ -32,8 +33,11 @@ class OccuBenchSuite(Suite):
                               params=self.world.params, fault_rules=self.fault_rules, context=self.context)
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        return run_sync(self.averify(task, trajectory, env))
+
+    async def averify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         config = self.registry.get(task.env_name)
-        return self.verifier.judge([
+        return await self.verifier.ajudge([
             ("Scenario", task.scenario),
             ("Initial state of the environment", json.dumps(config.initial_state, indent=1, ensure_ascii=False)),
             ("Meaning of the state fields", json.dumps(config.state_description, indent=1, ensure_ascii=False)),

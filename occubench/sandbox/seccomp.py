@@ -8,6 +8,9 @@ Two filters, both returning ``EPERM`` for what they deny (Python turns it into a
 - :func:`worker_filter`, loaded by the worker itself once Python has started and before it loads any world: no new
   process (``fork``, ``vfork``, ``clone`` without ``CLONE_THREAD``; ``clone3`` answers ``ENOSYS`` so that threads
   fall back to ``clone``), no ``execve``, no socket. It cannot be in the first filter: bubblewrap must still exec.
+  One kind of socket is left: an anonymous ``socketpair(AF_UNIX)``, a pipe by another name (its two ends reach only
+  each other), which an asyncio event loop needs to wake itself — the episode engine runs in a worker that validates
+  a synthesized world.
 
 Both are returned as BPF programs (bytes); the harness compiles them, so the worker needs no libseccomp of its own.
 """
@@ -19,6 +22,7 @@ import ctypes.util
 import errno
 import functools
 import os
+import socket
 import tempfile
 
 #: Calls of the first filter: nothing a world's tools, SQLite or Python's start-up use.
@@ -33,11 +37,11 @@ KERNEL_DENIED = (
     "personality", "landlock_create_ruleset",
 )
 #: Calls of the second filter (``clone`` is handled by its flags).
-WORKER_DENIED = ("fork", "vfork", "execve", "execveat", "socket", "socketpair")
+WORKER_DENIED = ("fork", "vfork", "execve", "execveat", "socket")
 
 _ALLOW = 0x7FFF0000
 _CLONE_THREAD = 0x00010000
-_MASKED_EQ = 7
+_NOT_EQUAL, _MASKED_EQ = 1, 7
 
 
 def _errno(code: int) -> int:
@@ -102,6 +106,7 @@ def kernel_filter() -> bytes:
 def worker_filter() -> bytes:
     rules: list[tuple[str, int, _ArgCmp | None]] = [(name, _errno(errno.EPERM), None) for name in WORKER_DENIED]
     rules.append(("clone3", _errno(errno.ENOSYS), None))
+    rules.append(("socketpair", _errno(errno.EPERM), _ArgCmp(0, _NOT_EQUAL, socket.AF_UNIX, 0)))
     # clone(flags, ...): a thread shares the process (CLONE_THREAD); anything else would be a new process.
     rules.append(("clone", _errno(errno.EPERM), _ArgCmp(0, _MASKED_EQ, _CLONE_THREAD, 0)))
     return _compile(rules)

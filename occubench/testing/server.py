@@ -77,6 +77,8 @@ _ERROR_STATUSES = (500, 502, 503)
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # A thousand clients connecting at once must queue, not be reset (the default backlog is 5).
+    request_queue_size = 4096
     mock: MockLLMServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -328,6 +330,7 @@ class MockLLMServer:
         try:
             request = parse(raw)
             self.requests.append(request)
+            visit.probe = _probe(request)
             if refusal := handler._auth_refusal():
                 raise refusal
             request, n = screen(self, request)
@@ -375,6 +378,13 @@ class MockLLMServer:
             self.stats.total_completion_tokens += usage["completion_tokens"]
         handler._send_json(200, data)
         return 200
+
+
+def _probe(request: dict) -> bool:
+    """Whether a request is one of occubench's preflight probes (a one-line question, or the report_ok tool)."""
+    messages = request.get("messages")
+    return (isinstance(messages, list) and len(messages) == 1 and isinstance(messages[0], dict)
+            and messages[0].get("content") in ("Reply with the word OK.", "Call the report_ok tool now."))
 
 
 def _names(text: str) -> list[str]:

@@ -28,6 +28,9 @@ class ServerStats:
     total_prompt_tokens: int = 0
     total_completion_tokens: int = 0
     in_flight: int = 0  # admitted chat requests not yet answered
+    #: The episodes' phase: the first admitted request that is not a preflight probe arriving, the last answered.
+    first_received: float | None = None
+    last_finished: float | None = None
     timeline: list[RequestTiming] = field(default_factory=list)  # in order of finishing; not in snapshot()
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -40,6 +43,8 @@ class ServerStats:
                 "max_in_flight": self.max_in_flight,
                 "total_prompt_tokens": self.total_prompt_tokens,
                 "total_completion_tokens": self.total_completion_tokens,
+                "episodes_phase_s": None if self.first_received is None or self.last_finished is None
+                else round(self.last_finished - self.first_received, 4),
             }
 
 
@@ -52,6 +57,8 @@ class Tally:
         self._received = time.monotonic()
         self._admitted = False
         self.started: float | None = None  # when the request got its slot
+        #: A preflight probe, left out of the episodes' phase.
+        self.probe = False
         with stats._lock:
             stats.requests += 1
 
@@ -81,4 +88,9 @@ class Tally:
             self._admitted = False
             self._stats.in_flight -= 1
             if self.started is not None:
-                self._stats.timeline.append(RequestTiming(self._received, self.started, time.monotonic()))
+                finished = time.monotonic()
+                self._stats.timeline.append(RequestTiming(self._received, self.started, finished))
+                if not self.probe:
+                    stats = self._stats
+                    stats.first_received = min(stats.first_received or self._received, self._received)
+                    stats.last_finished = max(stats.last_finished or finished, finished)

@@ -14,7 +14,7 @@ import pytest
 
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError
 from occubench.llm import LLMClient, RetryPolicy, as_llm_client
-from occubench.llm.client import _connection_cause
+from occubench.llm.retry import connection_cause
 from occubench.testing import MockLLMServer
 
 FAST = RetryPolicy(budget_s=5.0, base_delay_s=0.01, max_delay_s=0.05)
@@ -161,10 +161,10 @@ def test_an_unknown_host_is_named() -> None:
     error = openai.APIConnectionError(request=httpx_request())
     error.__cause__ = ConnectionError("[Errno -2] Name or service not known")
     error.__cause__.__cause__ = socket.gaierror(-2, "Name or service not known")
-    assert _connection_cause(error) == "host not found"
+    assert connection_cause(error) == "host not found"
     other = openai.APIConnectionError(request=httpx_request())
     other.__cause__ = OSError("[Errno 113] No route to host")
-    assert _connection_cause(other) == "[Errno 113] No route to host"
+    assert connection_cause(other) == "[Errno 113] No route to host"
 
 
 def httpx_request() -> object:

@@ -55,12 +55,12 @@ def test_the_readme_llama_cpp_recipe_scores_every_task(tmp_path: Path, capsys: p
         assert argv[0] == "occubench"
         assert cli(argv[1:]) == 0
     err = capsys.readouterr().err
-    assert "Server profile llama.cpp" in err and "--max-workers 1" in err
+    assert "Server profile llama.cpp" in err and "--max-concurrency 1" in err
     [run_dir] = (tmp_path / "results").iterdir()
     records = read_results(run_dir / RESULTS_FILE)
     assert len(records) == 30 and {r["status"] for r in records} == {"ok"}
     assert server.stats.max_in_flight == 1  # one slot, one request at a time: nothing queued against a task's time
-    assert re.search(r'"max_workers": 1\b', (run_dir / ARGS_FILE).read_text())
+    assert re.search(r'"max_concurrency": 1\b', (run_dir / ARGS_FILE).read_text())
 
 
 def test_a_flag_given_wins_over_the_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,7 +69,7 @@ def test_a_flag_given_wins_over_the_profile(tmp_path: Path, capsys: pytest.Captu
                     "--max-tokens", "300", "--output-dir", str(tmp_path), "--task-ids",
                     "clinic_scheduling/book_urgent_cardiology"]) == 0
     err = capsys.readouterr().err
-    assert "--max-workers 1" in err and "--max-tokens 2048" not in err
+    assert "--max-concurrency 1" in err and "--max-tokens 2048" not in err
     assert {r["max_tokens"] for r in server.requests if r.get("tools") and len(r["messages"]) > 1} == {300}
 
 

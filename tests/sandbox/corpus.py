@@ -63,6 +63,17 @@ ATTACKS = {
                         '            for _ in range(1024):\n'
                         '                out.write(b"x" * (1 << 20))\n'),
     "allocate_10gb": Attack('blob = bytearray(10 * (1 << 30))\n    blob[-1] = 1\n'),
+    # An anonymous AF_UNIX pair is allowed (an event loop wakes itself through one); no other pair, and neither
+    # end reaches anything but the other.
+    "socketpair_out": Attack('import socket\n'
+                             '    for family in (socket.AF_INET, socket.AF_INET6, socket.AF_UNIX):\n'
+                             '        try:\n'
+                             '            a, b = socket.socketpair(family)\n'
+                             '            a.connect(("127.0.0.1", PORT))\n'
+                             '            a.sendall(b"hello")\n'
+                             '        except (OSError, TypeError):\n'
+                             '            pass\n'
+                             '    socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"hello")\n'),
     "connect_loopback": Attack('import socket\n'
                                '    socket.create_connection(("127.0.0.1", PORT), timeout=5).sendall(b"hello")\n'),
     "read_environ": Attack('import os\n'

@@ -87,7 +87,7 @@ class _Synthesis:
     def run(self) -> None:
         wanted = [(scenario, variant) for scenario in self.config.scenario
                   for variant in range(1, self.config.worlds + 1)]
-        with ThreadPoolExecutor(self.config.max_workers) as pool:
+        with ThreadPoolExecutor(self.config.max_concurrency) as pool:
             answers = list(pool.map(lambda job: self._design(*job), wanted))
             designs, taken = [], {WORK_DIR}
             for (scenario, _), answer in zip(wanted, answers):

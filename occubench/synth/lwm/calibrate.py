@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 _SHARED = ("api_key", "base_url", "agent_api_key", "agent_base_url", "world_api_key", "world_base_url",
            "verifier_api_key", "verifier_base_url", "agent_params", "world_params", "verifier_params", "max_steps",
-           "num_votes", "date", "max_workers", "request_timeout", "retry_budget", "max_connections",
+           "num_votes", "date", "max_concurrency", "request_timeout", "retry_budget", "max_connections",
            "fixed_concurrency", "cache", "replay", "debug")
 
 

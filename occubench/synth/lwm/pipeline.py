@@ -88,7 +88,7 @@ def candidates_of(session: Session, config: LWMSynthConfig, scenarios: list[Scen
             candidates.append(Candidate(len(candidates) + 1, scenario, subtopic))
     session.console.print(f"{len(scenarios)} scenario(s), {len(candidates)} sub-topic(s): writing environments "
                           "and tasks")
-    with ThreadPoolExecutor(config.max_workers) as pool:
+    with ThreadPoolExecutor(config.max_concurrency) as pool:
         for done, candidate in enumerate(pool.map(lambda c: _make(session, c, references[c.scenario]), candidates),
                                          start=1):
             outcome = candidate.reason if candidate.status == "invalid" else "environment and task ready"
@@ -167,7 +167,7 @@ def synthesize(config: LWMSynthConfig, *, console: Console | None = None) -> Syn
                 classify(candidate, config)
             if round_ < config.repair_rounds:
                 broken = [c for c in todo if c.status == "unsolvable"]
-                with ThreadPoolExecutor(config.max_workers) as pool:
+                with ThreadPoolExecutor(config.max_concurrency) as pool:
                     list(pool.map(lambda c: _repair(session, repairer, c), broken))
         for candidate in candidates:
             if candidate.status == "unsolvable" and candidate.repairs:

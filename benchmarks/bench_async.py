@@ -1,0 +1,220 @@
+"""The async executor at scale: how close a run comes to the latency floor, how many episodes one process holds in
+flight, and what each request costs in CPU — every figure beside its bound or its floor, measured in the same run.
+
+    python benchmarks/bench_async.py [--only latency,thousand,cpu,exact] [--data-dir ../shared/occubench-data]
+
+- **latency**: every task (382) at ``--max-concurrency 64`` against a 200 ms server, as a user runs it (its own
+  process, preflight included). Bound = max(longest task chain, sum of chains / 64) × latency; "episodes phase"
+  is the server's first episode request to its last answer; "process wall" is the whole command.
+- **thousand**: 1,024 episodes (256 tasks × 4 trials) at ``--max-concurrency 1024`` against a 2 s server: the
+  same two ratios, the process's peak RSS and the most requests the server had in flight at once.
+- **cpu**: CPU of the harness per request (the run, after imports, in this process) at 8 and at 256 concurrent
+  against a 50 ms server, beside the ``openai`` SDK's own typed call (``AsyncOpenAI().chat.completions.create``,
+  as many at once) and its raw call over aiohttp (the floor under ours).
+- **exact**: a server capped at 4 concurrent that answers 429 with ``Retry-After: 1`` (ratio to the capacity bound,
+  every verdict equal to the uncapped run's); a run killed with SIGKILL mid-way and resumed (every verdict equal);
+  a replay from the response cache (byte-identical trajectories).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_run import start_server, stop_server
+
+from occubench.store import read_results
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
+
+
+def occubench(args: list[str], *, kill_after: float | None = None) -> dict[str, Any]:
+    """``occubench run`` in its own process: its wall time, CPU (user + system) and peak RSS; with ``kill_after``,
+    killed with SIGKILL that many seconds in."""
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "occubench", "run", *args], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    if kill_after is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(kill_after)
+        process.send_signal(signal.SIGKILL)
+    _, status, usage = os.wait4(process.pid, 0)
+    return {"wall": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mb": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status)}
+
+
+def run_args(data_dir: Path, base_url: str, out: str, concurrency: int, *extra: str) -> list[str]:
+    return ["--agent-model", "agent", "--world-model", "world", "--base-url", base_url, "--data-dir", str(data_dir),
+            "--output-dir", out, "--max-concurrency", str(concurrency), *extra]
+
+
+def results_of(out: str) -> list[dict[str, Any]]:
+    [path] = Path(out).glob("*/results.jsonl")
+    return read_results(path)
+
+
+def bound(records: list[dict[str, Any]], latency: float, concurrency: int) -> tuple[float, int]:
+    """(critical-path bound in seconds, requests): max(longest chain, sum of chains / concurrency) × latency."""
+    chains = [sum(u["calls"] for u in r["usage"].values()) for r in records]
+    return max(max(chains), sum(chains) / concurrency) * latency, sum(chains)
+
+
+def latency_section(data_dir: Path, tasks: int, concurrency: int, latency: float, trials: int = 1) -> None:
+    process, base_url = start_server("--latency", str(latency))
+    with tempfile.TemporaryDirectory() as out:
+        run = occubench(run_args(data_dir, base_url, out, concurrency, "--limit", str(tasks), "--trials",
+                                 str(trials)))
+        stats = stop_server(process)
+        records = results_of(out)
+    floor, requests = bound(records, latency, concurrency)
+    phase = stats["episodes_phase_s"]
+    print(f"{tasks * trials} episodes, --max-concurrency {concurrency}, {latency * 1000:.0f} ms server: "
+          f"{len(records)} results, {requests} requests (+ preflight), exit {run['status']}")
+    print(f"  episodes phase {phase:.2f} s / bound {floor:.2f} s = {phase / floor:.3f}; process wall "
+          f"{run['wall']:.2f} s = {run['wall'] / floor:.3f} x the bound")
+    print(f"  peak RSS {run['rss_mb']:.0f} MB; at most {stats['max_in_flight']} requests in flight; "
+          f"process CPU {run['cpu']:.1f} s = {1000 * run['cpu'] / requests:.2f} ms per request (imports included)")
+
+
+def harness_cpu(data_dir: Path, tasks: int, trials: int, concurrency: int, latency: float) -> float:
+    """CPU seconds per request of a run in this process, imports done before."""
+    from occubench.cli import run as evaluate
+
+    process, base_url = start_server("--latency", str(latency))
+    with tempfile.TemporaryDirectory() as out, open(os.devnull, "w") as devnull:
+        cpu = time.process_time()
+        with contextlib.redirect_stdout(devnull), contextlib.redirect_stderr(devnull):
+            code = evaluate.main(run_args(data_dir, base_url, out, concurrency, "--limit", str(tasks),
+                                          "--skip-preflight", "--trials", str(trials)))
+        cpu = time.process_time() - cpu
+        records = results_of(out)
+    stop_server(process)
+    assert code == 0, f"run failed (exit {code})"
+    return cpu / bound(records, latency, concurrency)[1]
+
+
+def sdk_cpu(concurrency: int, latency: float, *, raw: bool, calls: int = 2000) -> float:
+    """CPU seconds per call of the SDK by itself: its typed call on its default transport, or (``raw``) the raw
+    response over its aiohttp transport, ``concurrency`` at once."""
+    import openai
+
+    process, base_url = start_server("--latency", str(latency))
+    body = {"model": "m", "messages": [{"role": "user", "content": "x" * 4000}]}
+
+    async def measure() -> float:
+        http = openai.DefaultAioHttpClient() if raw else None
+        client = openai.AsyncOpenAI(api_key="k", base_url=base_url, max_retries=0, http_client=http)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one() -> None:
+            async with gate:
+                if raw:
+                    response = await client.chat.completions.with_raw_response.create(**body)
+                    json.loads(response.http_response.content)
+                else:
+                    await client.chat.completions.create(**body)
+
+        await asyncio.gather(*(one() for _ in range(2 * concurrency)))  # connections open, caches warm
+        cpu = time.process_time()
+        await asyncio.gather(*(one() for _ in range(calls)))
+        cpu = time.process_time() - cpu
+        await client.close()
+        return cpu / calls
+
+    try:
+        return asyncio.run(measure())
+    finally:
+        stop_server(process)
+
+
+def cpu_section(data_dir: Path) -> None:
+    for concurrency in (8, 256):
+        ours = harness_cpu(data_dir, 64 if concurrency == 8 else 256, 1 if concurrency == 8 else 2, concurrency, 0.05)
+        typed = sdk_cpu(concurrency, 0.05, raw=False)
+        raw = sdk_cpu(concurrency, 0.05, raw=True)
+        print(f"{concurrency} concurrent, 50 ms server: harness {1000 * ours:.2f} ms CPU per request (goal <= 1.0); "
+              f"the SDK's typed call alone {1000 * typed:.2f} ms; its raw call over aiohttp {1000 * raw:.2f} ms")
+
+
+def verdicts(records: list[dict[str, Any]]) -> dict[tuple[Any, int], Any]:
+    return {(r["task_id"], r.get("trial", 0)): r["is_correct"] for r in records}
+
+
+def exact_section(data_dir: Path, tasks: int) -> None:
+    latency = 0.05
+    process, base_url = start_server("--latency", str(latency))
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as cached:
+        cache = str(Path(cached) / "cache.sqlite")
+        clean = occubench(run_args(data_dir, base_url, out, 8, "--limit", str(tasks), "--cache", cache))
+        reference = results_of(out)
+    stop_server(process)
+    expected = verdicts(reference)
+    print(f"clean run: {len(reference)} results, exit {clean['status']}")
+
+    process, base_url = start_server("--latency", str(latency), "--max-concurrent", "4", "--retry-after", "1")
+    with tempfile.TemporaryDirectory() as out:
+        occubench(run_args(data_dir, base_url, out, 8, "--limit", str(tasks)))
+        records = results_of(out)
+    stats = stop_server(process)
+    floor, requests = bound(records, latency, 8)
+    capacity = max(floor, requests * latency / 4)
+    print(f"4-cap, Retry-After 1: episodes phase {stats['episodes_phase_s']:.2f} s / capacity bound {capacity:.2f} s "
+          f"= {stats['episodes_phase_s'] / capacity:.3f} (goal <= 1.2); {stats['responses_by_status'].get('429', 0)} "
+          f"429s; every verdict exact: {verdicts(records) == expected}")
+
+    process, base_url = start_server("--latency", str(latency))
+    with tempfile.TemporaryDirectory() as out:
+        args = run_args(data_dir, base_url, out, 8, "--limit", str(tasks))
+        killed = occubench(args, kill_after=clean["wall"] / 2)
+        partial = len(results_of(out))
+        resumed = occubench(args)
+        records = results_of(out)
+    stop_server(process)
+    print(f"kill -9 at half time: {partial} results kept (exit {killed['status']}); resumed to {len(records)} "
+          f"(exit {resumed['status']}), every verdict exact: {verdicts(records) == expected}, each task once: "
+          f"{len(records) == len(expected)}")
+
+    with tempfile.TemporaryDirectory() as out:
+        replayed = occubench(run_args(data_dir, "http://127.0.0.1:9/v1", out, 8, "--limit", str(tasks), "--cache",
+                                      cache, "--replay"))
+        records = results_of(out)
+    same = all(a["trajectory"] == b["trajectory"] and a["is_correct"] == b["is_correct"]
+               for a, b in zip(sorted(records, key=lambda r: str(r["task_id"])),
+                               sorted(reference, key=lambda r: str(r["task_id"]))))
+    print(f"replay from the cache (no server): {len(records)} results (exit {replayed['status']}), every "
+          f"trajectory and verdict identical: {same and len(records) == len(reference)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="latency,thousand,cpu,exact")
+    parser.add_argument("--data-dir", type=Path, default=DATA)
+    args = parser.parse_args()
+    if not (args.data_dir / "eval_benchmark_solvable.jsonl").is_file():
+        sys.exit(f"no OccuBench data at {args.data_dir}: pass --data-dir or run `occubench data download`")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{platform.platform()}\n")
+    sections = args.only.split(",")
+    if "latency" in sections:
+        latency_section(args.data_dir, 382, 64, 0.2)
+    if "thousand" in sections:
+        latency_section(args.data_dir, 256, 1024, 2.0, trials=4)
+    if "cpu" in sections:
+        cpu_section(args.data_dir)
+    if "exact" in sections:
+        exact_section(args.data_dir, 64)
+
+
+if __name__ == "__main__":
+    main()
