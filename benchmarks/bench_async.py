@@ -39,12 +39,13 @@ from occubench.store import read_results
 DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
 
 
-def occubench(args: list[str], *, kill_after: float | None = None) -> dict[str, Any]:
-    """``occubench run`` in its own process: its wall time, CPU (user + system) and peak RSS; with ``kill_after``,
-    killed with SIGKILL that many seconds in."""
+def occubench(args: list[str], *, kill_after: float | None = None, tree: Path | None = None) -> dict[str, Any]:
+    """``occubench run`` in its own process (of the source ``tree`` if given): its wall time, CPU (user + system)
+    and peak RSS; with ``kill_after``, killed with SIGKILL that many seconds in."""
     started = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
     process = subprocess.Popen([sys.executable, "-m", "occubench", "run", *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                               stderr=subprocess.DEVNULL, env=env)
     if kill_after is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(kill_after)
@@ -196,10 +197,32 @@ def exact_section(data_dir: Path, tasks: int) -> None:
           f"trajectory and verdict identical: {same and len(records) == len(reference)}")
 
 
+def verdicts_section(data_dir: Path, tree: Path) -> None:
+    """Every verdict of the whole benchmark against the mock, from this executor and from the thread executor of
+    ``tree`` (a checkout of the commit before it, as ``git worktree add`` makes one)."""
+    process, base_url = start_server()
+    found = {}
+    for name, source in (("async", None), ("threads", tree)):
+        with tempfile.TemporaryDirectory() as out:
+            flag = "--max-workers"  # the name both commits read
+            args = run_args(data_dir, base_url, out, 64, "--skip-preflight")
+            args[args.index("--max-concurrency")] = flag
+            run = occubench(args, tree=source)
+            found[name] = verdicts(results_of(out))
+        print(f"{name}: {len(found[name])} verdicts, {sum(v is True for v in found[name].values())} pass, "
+              f"exit {run['status']}, CPU {run['cpu']:.1f} s, wall {run['wall']:.1f} s")
+    stop_server(process)
+    differ = [key for key in found["async"] if found["async"][key] != found["threads"].get(key)]
+    print(f"verdicts equal to the thread executor's: {not differ and found['async'].keys() == found['threads'].keys()}"
+          f" ({len(differ)} differ)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="latency,thousand,cpu,exact")
     parser.add_argument("--data-dir", type=Path, default=DATA)
+    parser.add_argument("--thread-tree", type=Path,
+                        help="a checkout of the commit with the thread executor (bcc63d6): compare every verdict")
     args = parser.parse_args()
     if not (args.data_dir / "eval_benchmark_solvable.jsonl").is_file():
         sys.exit(f"no OccuBench data at {args.data_dir}: pass --data-dir or run `occubench data download`")
@@ -214,6 +237,8 @@ def main() -> None:
         cpu_section(args.data_dir)
     if "exact" in sections:
         exact_section(args.data_dir, 64)
+    if args.thread_tree:
+        verdicts_section(args.data_dir, args.thread_tree)
 
 
 if __name__ == "__main__":

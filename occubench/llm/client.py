@@ -12,6 +12,9 @@ What servers differ in is smoothed here too: ``tool_choice: "auto"`` goes with e
 ignore tools without it); a model that refuses ``max_tokens`` gets ``max_completion_tokens``; what they answer is
 read by :mod:`occubench.llm.response`.
 
+Async at heart: an episode awaits its requests on an event loop, and the bytes travel by
+:mod:`occubench.llm.transport` (aiohttp with the SDK's headers and error mapping), written and read with orjson.
+
 Time is bounded in wall-clock terms: ``timeout_s`` is the whole of one request (the SDK's timeout bounds each read
 only, so a server trickling a byte at a time would hold a request for ever), and within an episode with
 ``--max-seconds-per-task`` a request of the episode's roles ends when the episode's time does. What a model sends is
@@ -33,11 +36,6 @@ from urllib.parse import urlsplit
 import openai
 import orjson
 
-try:  # the SDK's HTTP library: httpx2 in recent releases, httpx before
-    import httpx2 as http
-except ImportError:  # pragma: no cover - an older openai
-    import httpx as http  # type: ignore[no-redef]
-
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, TaskLimitReached
 from occubench.llm.cache import Cache, cache_key
 from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_queued, record_retry, seconds_left
@@ -58,6 +56,7 @@ from occubench.llm.retry import (
     status_failure,
     unreachable,
 )
+from occubench.llm.transport import TIMEOUTS, TRANSPORT_ERRORS, SDKTransport, Transport, transport_for
 from occubench.llm.types import Completion, Message, Reply, Usage
 from occubench.util.aio import close_at_exit, run_sync
 from occubench.util.redact import redact_url
@@ -69,11 +68,9 @@ _NO_KEY = "no-key"
 class LLMClient:
     """A client for one OpenAI-compatible endpoint, safe to share across episodes, threads and event loops (to reuse
     connections, share it). Async at heart (:meth:`achat`, :meth:`asamples`); the synchronous methods run those on
-    the harness loop (:func:`occubench.util.aio.run_sync`).
-
-    Requests go through the SDK's ``AsyncOpenAI`` over aiohttp (the SDK's transport for high concurrency), one
-    keep-alive pool per event loop sized to ``max_in_flight``; the body is written and read with ``orjson``, and
-    the raw response is read once (the SDK's typed models are skipped: they cost more CPU than the rest of a run)."""
+    the harness loop (:func:`occubench.util.aio.run_sync`). One keep-alive pool per event loop, sized to
+    ``max_in_flight``; the raw answer is read once (the SDK's typed models are skipped: they cost more CPU than
+    the rest of a run)."""
 
     def __init__(
         self,
@@ -88,20 +85,18 @@ class LLMClient:
         cache: Cache | None = None,
         limiter: Limiter | None = None,
     ) -> None:
-        if isinstance(openai_client, openai.AsyncOpenAI):  # used as given, on whichever loop its owner uses
-            given: openai.AsyncOpenAI | None = openai_client.with_options(max_retries=0)
-        else:
-            given = None
-            if openai_client is not None:  # a synchronous SDK client: its endpoint and key, asked asynchronously
-                api_key, base_url = openai_client.api_key, str(openai_client.base_url)
+        given = openai_client.with_options(max_retries=0) if isinstance(openai_client, openai.AsyncOpenAI) else None
+        if isinstance(openai_client, openai.OpenAI):  # a synchronous SDK client: its endpoint and key, asked async
+            api_key, base_url = openai_client.api_key, str(openai_client.base_url)
         self._given = given
         self._api_key, self._base_url = api_key or _NO_KEY, base_url
         self.timeout_s = timeout_s
         self.max_in_flight = max_in_flight
-        # One SDK client per event loop: a connection pool belongs to the loop that opened it.
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = \
+        # One transport per event loop: a connection pool belongs to the loop that opened it. A client the user
+        # gave is used as given, on whichever loop they use it.
+        self._transports: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport] = \
             weakref.WeakKeyDictionary()
-        self._shown_base = str(given.base_url) if given else str(self._sdk_client().base_url)
+        self._shown_base = str((given or self._sdk_client()).base_url)
         self.retry = retry or RetryPolicy()
         # A given limiter (one a whole cluster shares) replaces the client's own; max_in_flight and adaptive are
         # then its business.
@@ -112,29 +107,22 @@ class LLMClient:
         self._completion_tokens_param: set[str] = set()
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
-        """An SDK client with no connections yet: its pool opens on first use, on the loop that uses it. The SDK's
-        own retries are off: one retry policy, here, with a time budget the SDK does not offer."""
-        http_client: Any = None  # the SDK's default transport, which sends a URL's credentials as basic auth
-        if not urlsplit(self._base_url or "").password:
-            try:
-                from openai import DefaultAioHttpClient  # the SDK's aiohttp transport (openai[aiohttp])
-
-                http_client = DefaultAioHttpClient(limits=http.Limits(
-                    max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight),
-                    timeout=self.timeout_s)
-            except RuntimeError:  # pragma: no cover - the aiohttp extra missing
-                pass
+        """The SDK's client for this endpoint. Its own retries are off: one retry policy, here, with a time budget
+        the SDK does not offer."""
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, timeout=self.timeout_s,
-                                  max_retries=0, http_client=http_client)
+                                  max_retries=0)
 
-    def _sdk(self) -> openai.AsyncOpenAI:
-        if self._given is not None:
-            return self._given
+    def _transport(self) -> Transport:
         loop = asyncio.get_running_loop()
-        if (client := self._clients.get(loop)) is None:
-            client = self._clients[loop] = self._sdk_client()
-            close_at_exit(client.close)
-        return client
+        if (transport := self._transports.get(loop)) is None:
+            if self._given is not None:
+                transport = SDKTransport(self._given)
+            else:  # a URL's credentials are basic auth, which only the SDK's own transport sends
+                transport = transport_for(self._sdk_client(), self.max_in_flight,
+                                          lean=not urlsplit(self._base_url or "").password)
+                close_at_exit(transport.close)
+            self._transports[loop] = transport
+        return transport
 
     @property
     def base_url(self) -> str:
@@ -304,7 +292,7 @@ class LLMClient:
                     continue
                 same_5xx = (exc.message, same_5xx[1] + 1 if same_5xx[0] == exc.message else 1)
                 failure = status_failure(exc, where, same_5xx[1])
-            except (openai.APIConnectionError, http.TransportError, _Deadline) as exc:  # timeouts among them
+            except TRANSPORT_ERRORS as exc:  # timeouts among them
                 failure = self._transport_failure(exc, by_task, probing, role, where)
             except (openai.APIResponseValidationError, json.JSONDecodeError, _Malformed) as exc:
                 failure = Failure("malformed", f"malformed response: {brief(exc)}")
@@ -345,12 +333,12 @@ class LLMClient:
                       completion.usage.completion_tokens)
         return completion
 
-    def _transport_failure(self, exc: Exception, by_task: bool, probing: bool, role: str, where: str) -> Failure:
+    def _transport_failure(self, exc: BaseException, by_task: bool, probing: bool, role: str, where: str) -> Failure:
         """A timeout or a failed connection, to retry. A timeout within the task's time ends the episode; a probe
         gives up at once on a refused connection or an unknown host. (aiohttp's refused connection reaches us as a
         connect *timeout*: what lies under it decides.)"""
         reason = unreachable(exc)
-        if reason is None and isinstance(exc, (openai.APITimeoutError, http.TimeoutException, _Deadline)):
+        if reason is None and isinstance(exc, TIMEOUTS):
             if by_task:
                 raise self._out_of_time(role, where) from None
             return Failure("timeout", f"no answer within the {self.timeout_s:g} s request timeout")
@@ -384,17 +372,10 @@ class LLMClient:
         await asyncio.sleep(wait if room is None else min(wait, max(room, 0.0)))  # not past the task's time
 
     async def _post(self, content: bytes, timeout_s: float) -> Any:
-        """The JSON answer to one request, read within ``timeout_s`` of wall-clock time in all, else
-        :class:`_Deadline`: the SDK's timeout bounds each read only, so a server that stalls or trickles (even its
-        headers) would hold the request for ever."""
+        """The JSON answer to one request, read within ``timeout_s`` of wall-clock time in all."""
+        data = await self._transport().post(content, timeout_s)
         try:
-            response = await asyncio.wait_for(self._sdk().post(
-                "/chat/completions", cast_to=http.Response, content=content,
-                options={"timeout": timeout_s, "headers": {"Content-Type": "application/json"}}), timeout_s)
-        except asyncio.TimeoutError:
-            raise _Deadline from None
-        try:
-            return loads_body(response.content)
+            return loads_body(data)
         except ValueError as exc:  # not JSON, or nested too deep to read: an unusable answer
             raise _Malformed(f"the body is not JSON: {brief(exc)}") from None
 
@@ -438,10 +419,6 @@ def _check_finite(value: Any) -> None:
 
 class _Malformed(Exception):
     """An answer that arrived but is not a chat completion."""
-
-
-class _Deadline(Exception):
-    """A request's whole time ran out before its answer was read."""
 
 
 def _split(usage: Usage, count: int) -> list[Usage]:

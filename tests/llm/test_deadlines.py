@@ -19,6 +19,7 @@ from occubench.llm import LLMClient, Model, RetryPolicy
 from occubench.llm.ledger import TaskLimits, open_ledger
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer
+from occubench.util.aio import run_sync
 
 MESSAGES = [{"role": "user", "content": "Reply with the word OK."}]
 
@@ -84,7 +85,7 @@ def test_waiting_for_a_connection_is_not_the_tasks_time() -> None:
     with MockLLMServer(lambda request, index: "ok") as server:
         client = LLMClient("k", server.base_url, max_in_flight=1, adaptive=False)
         agent = Model(client, "m", role="agent")
-        held = client.limiter.acquire()
+        held = run_sync(client.limiter.acquire())  # the only slot, taken as another episode would
         released = threading.Timer(6, lambda: client.limiter.release(held, ok=True))
         released.start()
         with open_ledger(TaskLimits(max_seconds=5)):
