@@ -42,7 +42,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
 def occubench(args: list[str], *, kill_after: float | None = None, tree: Path | None = None) -> dict[str, Any]:
     """``occubench run`` in its own process (of the source ``tree`` if given): its wall time, CPU (user + system)
     and peak RSS; with ``kill_after``, killed with SIGKILL that many seconds in."""
-    started = time.perf_counter()
+    started, clock = time.perf_counter(), time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
     process = subprocess.Popen([sys.executable, "-m", "occubench", "run", *args], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=env)
@@ -52,7 +52,8 @@ def occubench(args: list[str], *, kill_after: float | None = None, tree: Path | 
         process.send_signal(signal.SIGKILL)
     _, status, usage = os.wait4(process.pid, 0)
     return {"wall": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mb": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status)}
+            "rss_mb": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status), "started": clock,
+            "ended": time.monotonic()}
 
 
 def run_args(data_dir: Path, base_url: str, out: str, concurrency: int, *extra: str) -> list[str]:
@@ -84,22 +85,28 @@ def latency_section(data_dir: Path, tasks: int, concurrency: int, latency: float
           f"{len(records)} results, {requests} requests (+ preflight), exit {run['status']}")
     print(f"  episodes phase {phase:.2f} s / bound {floor:.2f} s = {phase / floor:.3f}; process wall "
           f"{run['wall']:.2f} s = {run['wall'] / floor:.3f} x the bound")
+    print(f"  before the first episode request {stats['first_received'] - run['started']:.2f} s (imports, tasks, "
+          f"preflight); after the last answer {run['ended'] - stats['last_finished']:.2f} s (summary, report)")
     print(f"  peak RSS {run['rss_mb']:.0f} MB; at most {stats['max_in_flight']} requests in flight; "
           f"process CPU {run['cpu']:.1f} s = {1000 * run['cpu'] / requests:.2f} ms per request (imports included)")
 
 
 def harness_cpu(data_dir: Path, tasks: int, trials: int, concurrency: int, latency: float) -> float:
-    """CPU seconds per request of a run in this process, imports done before."""
+    """CPU seconds per request of a run in this process, in the steady state: after a first small run of other
+    tasks has loaded what a run loads (the SDK, aiohttp, jsonschema: a fixed cost of startup, not of requests)."""
     from occubench.cli import run as evaluate
 
     process, base_url = start_server("--latency", str(latency))
-    with tempfile.TemporaryDirectory() as out, open(os.devnull, "w") as devnull:
-        cpu = time.process_time()
-        with contextlib.redirect_stdout(devnull), contextlib.redirect_stderr(devnull):
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), contextlib.redirect_stderr(devnull):
+        last = json.loads((data_dir / "eval_benchmark_solvable.jsonl").read_text().splitlines()[-1])["task_id"]
+        with tempfile.TemporaryDirectory() as out:  # the last task, outside those measured
+            evaluate.main(run_args(data_dir, base_url, out, 2, "--task-ids", str(last), "--skip-preflight"))
+        with tempfile.TemporaryDirectory() as out:
+            cpu = time.process_time()
             code = evaluate.main(run_args(data_dir, base_url, out, concurrency, "--limit", str(tasks),
                                           "--skip-preflight", "--trials", str(trials)))
-        cpu = time.process_time() - cpu
-        records = results_of(out)
+            cpu = time.process_time() - cpu
+            records = results_of(out)
     stop_server(process)
     assert code == 0, f"run failed (exit {code})"
     return cpu / bound(records, latency, concurrency)[1]
@@ -141,7 +148,7 @@ def sdk_cpu(concurrency: int, latency: float, *, raw: bool, calls: int = 2000) -
 
 def cpu_section(data_dir: Path) -> None:
     for concurrency in (8, 256):
-        ours = harness_cpu(data_dir, 64 if concurrency == 8 else 256, 1 if concurrency == 8 else 2, concurrency, 0.05)
+        ours = harness_cpu(data_dir, 128, 2, concurrency, 0.05)  # the same 256 episodes at both
         typed = sdk_cpu(concurrency, 0.05, raw=False)
         raw = sdk_cpu(concurrency, 0.05, raw=True)
         print(f"{concurrency} concurrent, 50 ms server: harness {1000 * ours:.2f} ms CPU per request (goal <= 1.0); "

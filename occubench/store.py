@@ -27,7 +27,7 @@ from occubench.core.results import Result
 from occubench.core.task import Task
 from occubench.errors import ConfigError
 from occubench.llm.types import Usage
-from occubench.util.jsonl import json_digest, write_atomic
+from occubench.util.jsonl import dumps_line, json_digest, loads_line, write_atomic
 from occubench.util.jsonsafe import json_safe
 from occubench.util.redact import Redactor
 
@@ -57,7 +57,7 @@ def _numbered(path: Path, repair: bool, quiet: bool) -> list[tuple[int, dict[str
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_line(line)
             if not isinstance(record, dict):
                 raise ValueError("not a JSON object")
         except ValueError as exc:
@@ -161,7 +161,7 @@ def read_context(run_dir: Path) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for line in data.splitlines():
         try:
-            record = json.loads(line)
+            record = loads_line(line)
         except ValueError:
             continue
         if isinstance(record, dict) and isinstance(record.get("id"), str):
@@ -171,7 +171,7 @@ def read_context(run_dir: Path) -> dict[str, Any]:
 
 def _line(record: dict[str, Any], redactor: Redactor) -> bytes:
     # Made JSON-safe first: redaction walks the value, and a 5,000-deep one would exhaust the stack.
-    return (json.dumps(redactor.value(json_safe(record)), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return dumps_line(redactor.value(json_safe(record)))
 
 
 def _append(path: Path, line: bytes) -> None:

@@ -11,7 +11,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from occubench.core.agent import Agent, play
 from occubench.core.environment import Environment
@@ -28,6 +28,7 @@ from occubench.util.aio import off_loop, run_sync
 from occubench.util.log import current_task
 
 log = logging.getLogger("occubench")
+T = TypeVar("T")
 
 #: Wraps a task's fresh environment (fault injection, say) before the agent sees it.
 EnvWrapper = Callable[[Environment, Task], Environment]
@@ -62,7 +63,7 @@ async def aevaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dic
     judge_prompt: list[Message] = []
     with open_ledger(limits) as ledger:  # every request of this episode, by role, whatever ends it
         try:
-            env = await off_loop(open_world, suite, task, wrap)
+            env = await _world_code(suite, open_world, suite, task, wrap)
             result.context_values["tools"] = [spec.schema() for spec in env.tools()]
             try:
                 await play(agent, task, env, trajectory)
@@ -81,7 +82,7 @@ async def aevaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dic
             trajectory.stop_reason = trajectory.stop_reason or "error"
         finally:
             if env is not None:
-                await off_loop(_finish, env, result)
+                await _world_code(suite, _finish, env, result)
     result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
     result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
                                                              trajectory.steps)
@@ -92,6 +93,11 @@ async def aevaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dic
     result.usage = ledger.by_role
     result.duration_s = round(time.monotonic() - started, 3)
     return result
+
+
+async def _world_code(suite: Suite, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)``, off the loop if the suite's worlds block."""
+    return await off_loop(function, *args) if suite.worlds_block else function(*args)
 
 
 def _finish(env: Environment, result: Result) -> None:

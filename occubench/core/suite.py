@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from occubench.core.environment import Environment
 from occubench.core.task import Task, category_named
@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 
 class Suite(ABC):
+    #: Whether making and closing a world runs code that blocks (a sandbox worker's start, a database): an episode
+    #: then does it in a thread off the loop. A simulated world is made of text and says False.
+    worlds_block: ClassVar[bool] = True
+
     @abstractmethod
     def tasks(self) -> list[Task]:
         """Every task of the suite, in a stable order."""

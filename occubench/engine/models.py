@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -43,35 +43,41 @@ async def _probe_all(roles: list[tuple[str, Model]], budget_s: float, console: C
 
 
 async def _probe(role: str, model: Model, budget_s: float, console: Console) -> None:
+    """The role's plain request and, for the agent, its tool-call check, sent together: a failure of the plain one
+    is reported first (a wrong key or model fails both)."""
     client = cast("LLMClient", model.client)  # a run's models come from build_models, on endpoints
-    try:
-        await client.aprobe(model.name, model.params, budget_s=budget_s, role=role)
-    except LLMError as exc:
+    checks: list[Coroutine[Any, Any, bool | None]] = [
+        client.aprobe(model.name, model.params, budget_s=budget_s, role=role)]
+    if role == "agent":
+        checks.append(client.aprobe_tools(model.name, model.params))
+    plain, *tools = await asyncio.gather(*checks, return_exceptions=True)
+    if isinstance(plain, LLMError):
         hint = {401: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
                 403: f"check --{role}-api-key, --api-key or OPENAI_API_KEY",
-                404: f"check --{role}-model and --{role}-base-url"}.get(getattr(exc, "status_code", 0),
+                404: f"check --{role}-model and --{role}-base-url"}.get(getattr(plain, "status_code", 0),
                                                                          f"check --{role}-base-url and the "
                                                                          f"{role} parameters")
-        raise ConfigError(f"preflight failed: {exc} ({hint})") from None
-    if role == "agent":
-        await _probe_tools(client, model, console)
+        raise ConfigError(f"preflight failed: {plain} ({hint})") from None
+    for outcome in (plain, *tools):
+        if isinstance(outcome, BaseException) and not isinstance(outcome, LLMError):
+            raise outcome
+    if tools:
+        _tool_check(tools[0], model, console)
 
 
-async def _probe_tools(client: LLMClient, model: Model, console: Console) -> None:
-    """The agent's tool-call check, after its plain request passed: a failure is the server refusing requests
+def _tool_check(outcome: bool | BaseException | None, model: Model, console: Console) -> None:
+    """The agent's tool-call check, its plain request having passed: a failure is the server refusing requests
     with tools as the run sends them, and says so."""
     choice = model.params.get("tool_choice", "auto")
-    try:
-        calls = await client.aprobe_tools(model.name, model.params)
-    except LLMError as exc:
+    if isinstance(outcome, BaseException):
         raise ConfigError(
             f"preflight failed: the agent's tool-call check (a request with one tool and tool_choice {choice!r}, "
-            f"as the run sends them) failed, though a plain request passed: {exc}. The server does not take tools "
-            "this way: start it with a function-calling chat format (llama.cpp: --jinja or --chat_format "
+            f"as the run sends them) failed, though a plain request passed: {outcome}. The server does not take "
+            "tools this way: start it with a function-calling chat format (llama.cpp: --jinja or --chat_format "
             "chatml-function-calling; vLLM: --enable-auto-tool-choice --tool-call-parser NAME), or pass "
             "--agent-params '{\"tool_choice\": \"omit\"}' for a server that takes tools without tool_choice; "
             "--skip-preflight skips the checks") from None
-    if not calls:
+    if not outcome:
         console.print("[yellow]warning: the agent endpoint answered a request that asked for a tool call "
                       "without calling it: it may ignore tools (llama.cpp needs a function-calling chat format, vLLM "
                       "--enable-auto-tool-choice with a --tool-call-parser; see docs/guides/endpoints.md)[/yellow]")

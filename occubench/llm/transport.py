@@ -18,7 +18,9 @@ that stalls or trickles (even its headers) holds a request no longer.
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from typing import Protocol
+from urllib.parse import urlsplit
 
 import aiohttp
 import openai
@@ -71,16 +73,20 @@ class LeanTransport:
         # Omitted headers (no organization, say) are the SDK's Omit markers, not text.
         given = {**sdk.default_headers, **sdk.auth_headers, "X-Stainless-Async": "async:asyncio"}
         self.headers = {name: value for name, value in given.items() if isinstance(value, str)}
-        # trust_env: proxies from the environment, as the SDK's own transports take them.
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections, limit_per_host=0),
-                                             trust_env=True)
+        # The environment's proxy, as the SDK's own transports take it: looked up once here (aiohttp's trust_env
+        # would read the proxy variables and ~/.netrc again for every request).
+        parts = urlsplit(self.url)
+        self.proxy = None if urllib.request.proxy_bypass(parts.hostname or "") else \
+            urllib.request.getproxies().get(parts.scheme)
+        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections, limit_per_host=0))
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
     async def post(self, content: bytes, timeout_s: float) -> bytes:
         if (timeout := self._timeouts.get(timeout_s)) is None:
             timeout = self._timeouts[timeout_s] = aiohttp.ClientTimeout(total=timeout_s)
         try:
-            async with self.session.post(self.url, data=content, headers=self.headers, timeout=timeout) as answer:
+            async with self.session.post(self.url, data=content, headers=self.headers, timeout=timeout,
+                                         proxy=self.proxy) as answer:
                 body = await answer.read()
                 if answer.status >= 400:
                     raise self._status_error(answer, body)

@@ -16,6 +16,7 @@ from occubench.util.aio import run_sync
 
 
 class OccuBenchSuite(Suite):
+    worlds_block = False  # a simulated world is a prompt and a history
     def __init__(self, tasks: list[Task], registry: WorldModelRegistry, world: Model, verifier: RubricVerifier,
                  *, fault_rules: str | None = None, context: int | None = None) -> None:
         self._tasks = tasks

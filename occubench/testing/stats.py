@@ -45,6 +45,8 @@ class ServerStats:
                 "total_completion_tokens": self.total_completion_tokens,
                 "episodes_phase_s": None if self.first_received is None or self.last_finished is None
                 else round(self.last_finished - self.first_received, 4),
+                # time.monotonic() stamps, which other processes of the machine can compare with theirs
+                "first_received": self.first_received, "last_finished": self.last_finished,
             }
 
 

@@ -11,12 +11,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from occubench.errors import ConfigError
 
 
 def json_digest(value: Any) -> str:
     """A short hash of a JSON value's content: equal values (keys in any order) hash alike."""
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+def loads_line(line: bytes | str) -> Any:
+    """``json.loads`` of one line, through orjson (a tenth of the time) when it reads it; what orjson refuses (an
+    integer past 64 bits, a NaN) is read as the standard parser reads it."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+def dumps_line(value: Any) -> bytes:
+    """One JSON Lines line of a JSON-safe value (see :func:`occubench.util.jsonsafe.json_safe`), through orjson
+    unless it holds an integer past 64 bits."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return (json.dumps(value, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
 def read_json(path: Path, what: str) -> Any:

@@ -131,9 +131,9 @@ def test_preflight_stops_bad_keys_models_and_endpoints(small_data: Path, tmp_pat
         assert run_cli(*base_args(server, small_data, out, "--api-key", "right", "--verifier-model", "judge-x")) == 2
         error = capsys.readouterr().err
         assert "preflight failed: the verifier (judge-x at " in error and "check --verifier-model" in error
-        # The roles' probes go out together: 401 to each of the three at once; then the agent (and its tool
-        # probe), world, verifier (404) once each
-        assert server.stats.requests == 7
+        # The roles' probes go out together: 401 to each of the four at once (the agent's tool probe among them);
+        # then the agent (and its tool probe), world, verifier (404) once each
+        assert server.stats.requests == 8
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
