@@ -27,13 +27,13 @@ import asyncio
 import json
 import logging
 import math
+import sys
 import time
 import weakref
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
-import openai
 import orjson
 
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, TaskLimitReached
@@ -56,10 +56,21 @@ from occubench.llm.retry import (
     status_failure,
     unreachable,
 )
-from occubench.llm.transport import TIMEOUTS, TRANSPORT_ERRORS, SDKTransport, Transport, transport_for
+from occubench.llm.transport import (
+    TIMEOUTS,
+    TRANSPORT_ERRORS,
+    LeanTransport,
+    SDKTransport,
+    StatusError,
+    Transport,
+    endpoint_url,
+)
 from occubench.llm.types import Completion, Message, Reply, Usage
 from occubench.util.aio import close_at_exit, run_sync
 from occubench.util.redact import redact_url
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger("occubench")
 
@@ -85,18 +96,23 @@ class LLMClient:
         cache: Cache | None = None,
         limiter: Limiter | None = None,
     ) -> None:
-        given = openai_client.with_options(max_retries=0) if isinstance(openai_client, openai.AsyncOpenAI) else None
-        if isinstance(openai_client, openai.OpenAI):  # a synchronous SDK client: its endpoint and key, asked async
-            api_key, base_url = openai_client.api_key, str(openai_client.base_url)
+        given: openai.AsyncOpenAI | None = None
+        if openai_client is not None:
+            import openai  # only for a client the user built: our own requests need none of the SDK
+
+            if isinstance(openai_client, openai.AsyncOpenAI):
+                given = openai_client.with_options(max_retries=0)
+            else:  # a synchronous SDK client: its endpoint and key, asked asynchronously
+                api_key, base_url = openai_client.api_key, str(openai_client.base_url)
         self._given = given
-        self._api_key, self._base_url = api_key or _NO_KEY, base_url
+        self._api_key = api_key or _NO_KEY
+        self._base_url = str(given.base_url) if given else endpoint_url(base_url)
         self.timeout_s = timeout_s
         self.max_in_flight = max_in_flight
         # One transport per event loop: a connection pool belongs to the loop that opened it. A client the user
         # gave is used as given, on whichever loop they use it.
         self._transports: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport] = \
             weakref.WeakKeyDictionary()
-        self._shown_base = str((given or self._sdk_client()).base_url)
         self.retry = retry or RetryPolicy()
         # A given limiter (one a whole cluster shares) replaces the client's own; max_in_flight and adaptive are
         # then its business.
@@ -106,27 +122,27 @@ class LLMClient:
         #: Models that refused ``max_tokens`` and take ``max_completion_tokens`` instead.
         self._completion_tokens_param: set[str] = set()
 
-    def _sdk_client(self) -> openai.AsyncOpenAI:
-        """The SDK's client for this endpoint. Its own retries are off: one retry policy, here, with a time budget
-        the SDK does not offer."""
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, timeout=self.timeout_s,
-                                  max_retries=0)
-
     def _transport(self) -> Transport:
         loop = asyncio.get_running_loop()
         if (transport := self._transports.get(loop)) is None:
             if self._given is not None:
                 transport = SDKTransport(self._given)
-            else:  # a URL's credentials are basic auth, which only the SDK's own transport sends
-                transport = transport_for(self._sdk_client(), self.max_in_flight,
-                                          lean=not urlsplit(self._base_url or "").password)
+            elif urlsplit(self._base_url).password:  # basic auth, which the SDK's own transport sends
+                import openai
+
+                # The SDK's own retries are off: one retry policy, here, with a time budget the SDK does not offer.
+                transport = SDKTransport(openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url,
+                                                            timeout=self.timeout_s, max_retries=0))
+            else:
+                transport = LeanTransport(self._base_url, self._api_key, self.max_in_flight)
+            if self._given is None:
                 close_at_exit(transport.close)
             self._transports[loop] = transport
         return transport
 
     @property
     def base_url(self) -> str:
-        return self._shown_base
+        return self._base_url
 
     @property
     def shown_url(self) -> str:
@@ -287,14 +303,14 @@ class LLMClient:
             try:
                 return await self._send(body, bool(tools), room if by_task and room is not None else self.timeout_s,
                                         role, where)
-            except openai.APIStatusError as exc:
+            except StatusError as exc:
                 if self._takes_completion_tokens(exc, model, body):
                     continue
                 same_5xx = (exc.message, same_5xx[1] + 1 if same_5xx[0] == exc.message else 1)
                 failure = status_failure(exc, where, same_5xx[1])
             except TRANSPORT_ERRORS as exc:  # timeouts among them
                 failure = self._transport_failure(exc, by_task, probing, role, where)
-            except (openai.APIResponseValidationError, json.JSONDecodeError, _Malformed) as exc:
+            except (json.JSONDecodeError, _Malformed) as exc:
                 failure = Failure("malformed", f"malformed response: {brief(exc)}")
             except (ValueError, TypeError) as exc:
                 # Raised before anything was sent: the body cannot be written (NaN, a lone surrogate). Sending it
@@ -320,7 +336,7 @@ class LLMClient:
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 raise _Malformed(f"{type(exc).__name__}: {brief(exc)}") from None
             ok = True
-        except openai.APIStatusError as exc:
+        except StatusError as exc:
             throttled = exc.status_code == 429
             raise
         finally:
@@ -347,7 +363,7 @@ class LLMClient:
             raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
         return Failure("connection", f"cannot connect: {reason}")
 
-    def _takes_completion_tokens(self, exc: openai.APIStatusError, model: str, body: dict[str, Any]) -> bool:
+    def _takes_completion_tokens(self, exc: StatusError, model: str, body: dict[str, Any]) -> bool:
         """Whether ``exc`` is a reasoning model refusing ``max_tokens``: it is sent ``max_completion_tokens`` from
         now on."""
         # Another request may have learnt it meanwhile: what counts is that this one still sent max_tokens.
@@ -437,4 +453,7 @@ def create_client(api_key: str | None = None, base_url: str | None = None, **opt
 def as_llm_client(client: ChatClient | openai.OpenAI | openai.AsyncOpenAI) -> ChatClient:
     """Accept our client (or any :class:`ChatClient`) or a plain ``openai.OpenAI`` or ``AsyncOpenAI`` one (for
     code written against the SDK)."""
-    return LLMClient(openai_client=client) if isinstance(client, (openai.OpenAI, openai.AsyncOpenAI)) else client
+    sdk = sys.modules.get("openai")  # a client of the SDK's means the SDK is loaded: never imported just to ask
+    if sdk is not None and isinstance(client, (sdk.OpenAI, sdk.AsyncOpenAI)):
+        return LLMClient(openai_client=client)
+    return cast(ChatClient, client)

@@ -11,9 +11,8 @@ import socket
 import time
 from dataclasses import dataclass
 
-import openai
-
 from occubench.errors import ContextLengthError, LLMRequestError
+from occubench.llm.transport import StatusError
 
 #: A 5xx repeating the same validation error this many times is a refusal, not an outage.
 SAME_5XX_LIMIT = 3
@@ -41,8 +40,8 @@ PROBE_RETRY = RetryPolicy(budget_s=20.0, base_delay_s=0.5, max_delay_s=5.0)
 NO_RETRY = RetryPolicy(budget_s=0.0)
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    headers = exc.response.headers
+def _retry_after(exc: StatusError) -> float | None:
+    headers = exc.headers
     if (ms := headers.get("retry-after-ms")) is not None:
         try:
             return max(0.0, float(ms) / 1000)
@@ -58,7 +57,7 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     return None
 
 
-def _is_context_overflow(exc: openai.APIStatusError) -> bool:
+def _is_context_overflow(exc: StatusError) -> bool:
     text = f"{exc.code} {exc.message}".lower()
     return any(phrase in text for phrase in ("context_length", "maximum context length", "context window",
                                              "context size", "too many tokens"))
@@ -71,8 +70,8 @@ def about_n(exc: LLMRequestError) -> bool:
                                               str(exc), re.IGNORECASE))
 
 
-def refuses_max_tokens(exc: openai.APIStatusError) -> bool:
-    return getattr(exc, "param", None) == "max_tokens" or "max_completion_tokens" in exc.message
+def refuses_max_tokens(exc: StatusError) -> bool:
+    return exc.param == "max_tokens" or "max_completion_tokens" in exc.message
 
 
 @dataclass(frozen=True)
@@ -89,14 +88,13 @@ def retryable(status: int) -> bool:
     return status == 429 or status >= 500 or status in (408, 409)
 
 
-def status_failure(exc: openai.APIStatusError, where: str, repeats: int) -> Failure:
+def status_failure(exc: StatusError, where: str, repeats: int) -> Failure:
     """An HTTP error to retry; raised as :class:`LLMRequestError` if retrying cannot mend it: a refusal, or a 5xx
     that has said the same validation error ``repeats`` times in a row."""
     status = exc.status_code
     if not retryable(status):
         error = ContextLengthError if _is_context_overflow(exc) else LLMRequestError
-        raise error(f"{where} rejected the request: HTTP {status}: {exc.message}", status,
-                    getattr(exc, "param", None)) from None
+        raise error(f"{where} rejected the request: HTTP {status}: {exc.message}", status, exc.param) from None
     if status >= 500 and repeats >= SAME_5XX_LIMIT and _VALIDATION.search(exc.message):
         raise LLMRequestError(f"{where} refused the request {repeats} times with the same error, though as "
                               f"HTTP {status}: {exc.message}", status) from None
@@ -123,8 +121,8 @@ def unreachable(exc: BaseException) -> str | None:
 
 
 def connection_cause(exc: BaseException) -> str:
-    """What lies under the SDK's bare "Connection error.": a refused connection, an unknown host, or the lowest
-    error's own words."""
+    """What lies under a bare "Connection error.": a refused connection, an unknown host, or the lowest error's own
+    words."""
     lowest = ([exc] + _below(exc))[-1]
     return unreachable(exc) or brief(lowest) or type(lowest).__name__
 

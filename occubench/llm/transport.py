@@ -1,80 +1,98 @@
 """How a chat-completion request's bytes travel: the one place that knows the HTTP library.
 
-The SDK's ``AsyncOpenAI`` is the client: it resolves the endpoint, writes the headers (the key, its own identity
-and the organization's), and turns an error response into its exceptions, which the client's retry rules read. The
-bytes go one of two ways:
+Two ways, one contract (:class:`Transport`): the body of a successful answer, or :class:`StatusError` for an error
+answer, :class:`Deadline` when the request's whole time ran out (a server that stalls or trickles, even its
+headers, holds a request no longer), or a failed connection (:data:`TRANSPORT_ERRORS`).
 
-- :class:`LeanTransport` (our own endpoints): aiohttp, the transport the SDK itself ships for high concurrency,
-  called directly with the SDK's URL and headers. Through the SDK's request path the same call costs three to four
-  times the CPU (its request options, httpx's client stack and the adapter to aiohttp come on top; see
-  ``benchmarks/README.md``), which at a thousand requests in flight is the harness's whole budget.
+- :class:`LeanTransport` (our own endpoints): aiohttp, the transport the ``openai`` SDK ships for high concurrency,
+  called directly with what the SDK would send — the endpoint's URL, the key as a bearer token, the organization
+  and project from ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` — and an error answer read as the SDK reads it
+  ("Error code: 429 - <the server's message>", its code and param). Through the SDK's request path the same call
+  costs two to four times the CPU (its request options, httpx's client stack, the adapter to aiohttp), and
+  importing the SDK half a second of every run's start; at a thousand requests in flight those are the harness's
+  whole budget (``benchmarks/README.md``).
 - :class:`SDKTransport`: the SDK's own request path, for a client a user built (its transport, auth refresh and
   hooks are theirs) and for an endpoint whose URL carries credentials (the SDK sends them as basic auth).
-
-Either reads the whole answer within ``timeout_s`` of wall-clock time, else raises :class:`Deadline`: a server
-that stalls or trickles (even its headers) holds a request no longer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import urllib.request
-from typing import Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
-import openai
 
-try:  # the SDK's HTTP library: httpx2 in recent releases, httpx before
-    import httpx2 as http
-except ImportError:  # pragma: no cover - an older openai
-    import httpx as http  # type: ignore[no-redef]
+if TYPE_CHECKING:
+    import openai
 
 PATH = "/chat/completions"
+#: Where the SDK sends requests when no base URL is set.
+OPENAI_URL = "https://api.openai.com/v1"
 
 
 class Deadline(Exception):
     """A request's whole time ran out before its answer was read."""
 
 
+class ConnectionFailed(Exception):
+    """A connection that failed or broke (what lies under it, in ``__cause__``, says why)."""
+
+
+class StatusError(Exception):
+    """An error answer: its status, the server's message as the SDK words it, the error's code and param, and the
+    headers (Retry-After)."""
+
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str], code: Any = None,
+                 param: Any = None) -> None:
+        super().__init__(message)
+        self.status_code, self.message, self.headers, self.code, self.param = status_code, message, headers, code, param
+
+    @classmethod
+    def read(cls, status: int, headers: Mapping[str, str], body: bytes) -> StatusError:
+        """The error of an answer, read as the SDK reads one."""
+        text = body.decode("utf-8", "replace").strip()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = text
+        error = data.get("error", data) if isinstance(data, dict) else None
+        said = error.get("message") if isinstance(error, dict) else None
+        message = f"Error code: {status}" + (f" - {said}" if isinstance(said, str) and said else "")
+        found = error if isinstance(error, dict) else {}
+        return cls(status, message, headers, found.get("code"), found.get("param"))
+
+
 class Transport(Protocol):
-    async def post(self, content: bytes, timeout_s: float) -> bytes:
-        """The body of a successful answer to ``content``; an error answer raises the SDK's
-        :class:`openai.APIStatusError`, a failed connection an ``aiohttp``, ``httpx`` or SDK connection error."""
-        ...
+    async def post(self, content: bytes, timeout_s: float) -> bytes: ...
 
     async def close(self) -> None: ...
 
 
-class SDKTransport:
-    def __init__(self, sdk: openai.AsyncOpenAI) -> None:
-        self.sdk = sdk
-
-    async def post(self, content: bytes, timeout_s: float) -> bytes:
-        try:
-            response = await asyncio.wait_for(self.sdk.post(
-                PATH, cast_to=http.Response, content=content,
-                options={"timeout": timeout_s, "headers": {"Content-Type": "application/json"}}), timeout_s)
-        except asyncio.TimeoutError:
-            raise Deadline from None
-        return response.content
-
-    async def close(self) -> None:
-        await self.sdk.close()
+def endpoint_url(base_url: str | None) -> str:
+    """The base URL as the SDK resolves it: given, else ``OPENAI_BASE_URL``, else OpenAI's."""
+    return (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/") + "/"
 
 
 class LeanTransport:
-    """aiohttp with the SDK's URL, headers and error mapping; one keep-alive pool of ``connections``, opened as
-    requests need them. Made on the event loop that will use it."""
+    """aiohttp with what the SDK would send; one keep-alive pool of ``connections``, opened as requests need them.
+    Made on the event loop that uses it."""
 
-    def __init__(self, sdk: openai.AsyncOpenAI, connections: int) -> None:
-        self.sdk = sdk
-        self.url = str(sdk.base_url).rstrip("/") + PATH
-        # Omitted headers (no organization, say) are the SDK's Omit markers, not text.
-        given = {**sdk.default_headers, **sdk.auth_headers, "X-Stainless-Async": "async:asyncio"}
-        self.headers = {name: value for name, value in given.items() if isinstance(value, str)}
-        # The environment's proxy, as the SDK's own transports take it: looked up once here (aiohttp's trust_env
-        # would read the proxy variables and ~/.netrc again for every request).
+    def __init__(self, base_url: str, api_key: str, connections: int) -> None:
+        from occubench import __version__
+
+        self.url = base_url.rstrip("/") + PATH
+        self.headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
+                        "Accept": "application/json", "User-Agent": f"occubench/{__version__}"}
+        for header, variable in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
+            if value := os.environ.get(variable):
+                self.headers[header] = value
+        # The environment's proxy, as the SDK takes it: looked up once here (aiohttp's trust_env would read the
+        # proxy variables and ~/.netrc again for every request).
         parts = urlsplit(self.url)
         self.proxy = None if urllib.request.proxy_bypass(parts.hostname or "") else \
             urllib.request.getproxies().get(parts.scheme)
@@ -89,27 +107,49 @@ class LeanTransport:
                                          proxy=self.proxy) as answer:
                 body = await answer.read()
                 if answer.status >= 400:
-                    raise self._status_error(answer, body)
+                    raise StatusError.read(answer.status, answer.headers, body)
                 return body
         except asyncio.TimeoutError:  # aiohttp's own timeouts are asyncio's too
             raise Deadline from None
-
-    def _status_error(self, answer: aiohttp.ClientResponse, body: bytes) -> openai.APIStatusError:
-        """The SDK's exception for an error answer, made by the SDK from the answer as it would have seen it."""
-        response = http.Response(answer.status, headers=list(answer.headers.items()), content=body,
-                                 request=http.Request("POST", self.url))
-        error: openai.APIStatusError = self.sdk._make_status_error_from_response(response)
-        return error
 
     async def close(self) -> None:
         await self.session.close()
 
 
-def transport_for(sdk: openai.AsyncOpenAI, connections: int, *, lean: bool) -> Transport:
-    return LeanTransport(sdk, connections) if lean else SDKTransport(sdk)
+class SDKTransport:
+    def __init__(self, sdk: openai.AsyncOpenAI) -> None:
+        self.sdk = sdk
+
+    async def post(self, content: bytes, timeout_s: float) -> bytes:
+        import openai
+
+        try:
+            response: Any = await asyncio.wait_for(self.sdk.post(
+                PATH, cast_to=_response_type(), content=content,
+                options={"timeout": timeout_s, "headers": {"Content-Type": "application/json"}}), timeout_s)
+        except asyncio.TimeoutError:
+            raise Deadline from None
+        except openai.APIStatusError as exc:
+            raise StatusError(exc.status_code, exc.message, exc.response.headers, exc.code, exc.param) from None
+        except openai.APITimeoutError as exc:  # what lies under it may be a refused connection: kept as the cause
+            raise Deadline from exc
+        except openai.APIConnectionError as exc:
+            raise ConnectionFailed(str(exc)) from exc
+        return bytes(response.content)
+
+    async def close(self) -> None:
+        await self.sdk.close()
 
 
-#: A failed connection or exchange, whichever library raised it; and among them, those that are timeouts.
-TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (openai.APIConnectionError, http.TransportError,
-                                                    aiohttp.ClientError, Deadline)
-TIMEOUTS: tuple[type[BaseException], ...] = (openai.APITimeoutError, http.TimeoutException, Deadline)
+def _response_type() -> type:
+    """The SDK's HTTP response class (httpx2 in recent releases, httpx before): asked for raw."""
+    try:
+        import httpx2
+    except ImportError:  # pragma: no cover - an older openai
+        import httpx as httpx2  # type: ignore[no-redef]
+    return httpx2.Response
+
+
+#: A failed connection or exchange, and among them those that are timeouts.
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (aiohttp.ClientError, ConnectionFailed, Deadline)
+TIMEOUTS: tuple[type[BaseException], ...] = (Deadline,)
