@@ -40,12 +40,20 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
 
 
 def occubench(args: list[str], *, kill_after: float | None = None, tree: Path | None = None) -> dict[str, Any]:
-    """``occubench run`` in its own process (of the source ``tree`` if given): its wall time, CPU (user + system)
-    and peak RSS; with ``kill_after``, killed with SIGKILL that many seconds in."""
-    started, clock = time.perf_counter(), time.monotonic()
+    """``occubench run`` in its own process (of the source ``tree`` if given), measured by :func:`measure`."""
     env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
-    process = subprocess.Popen([sys.executable, "-m", "occubench", "run", *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=env)
+    # The installed entry point names `local` AsyncExecutor; an older tree has the thread executor under its name.
+    command = ["-c", "import sys, occubench.engine.executor as e; e.AsyncExecutor = e.ThreadExecutor; "
+               "from occubench.cli import main; sys.exit(main(sys.argv[1:]))"] if tree else ["-m", "occubench"]
+    return measure([sys.executable, *command, "run", *args], env, kill_after=kill_after)
+
+
+def measure(command: list[str], env: dict[str, str] | None = None, *,
+            kill_after: float | None = None) -> dict[str, Any]:
+    """``command`` in its own process: its wall time, CPU (user + system), peak RSS and exit status, and
+    ``time.monotonic()`` at its start and end; with ``kill_after``, killed with SIGKILL that many seconds in."""
+    started, clock = time.perf_counter(), time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     if kill_after is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(kill_after)
@@ -161,10 +169,11 @@ def verdicts(records: list[dict[str, Any]]) -> dict[tuple[Any, int], Any]:
 
 def exact_section(data_dir: Path, tasks: int) -> None:
     latency = 0.05
-    process, base_url = start_server("--latency", str(latency))
-    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as cached:
-        cache = str(Path(cached) / "cache.sqlite")
-        clean = occubench(run_args(data_dir, base_url, out, 8, "--limit", str(tasks), "--cache", cache))
+    cached = tempfile.TemporaryDirectory()
+    cache = str(Path(cached.name) / "cache.sqlite")
+    process, recorded_at = start_server("--latency", str(latency))
+    with tempfile.TemporaryDirectory() as out:
+        clean = occubench(run_args(data_dir, recorded_at, out, 8, "--limit", str(tasks), "--cache", cache))
         reference = results_of(out)
     stop_server(process)
     expected = verdicts(reference)
@@ -193,9 +202,9 @@ def exact_section(data_dir: Path, tasks: int) -> None:
           f"(exit {resumed['status']}), every verdict exact: {verdicts(records) == expected}, each task once: "
           f"{len(records) == len(expected)}")
 
-    with tempfile.TemporaryDirectory() as out:
-        replayed = occubench(run_args(data_dir, "http://127.0.0.1:9/v1", out, 8, "--limit", str(tasks), "--cache",
-                                      cache, "--replay"))
+    with tempfile.TemporaryDirectory() as out, cached:  # the endpoint the answers were recorded from, now gone
+        replayed = occubench(run_args(data_dir, recorded_at, out, 8, "--limit", str(tasks), "--cache", cache,
+                                      "--replay"))
         records = results_of(out)
     same = all(a["trajectory"] == b["trajectory"] and a["is_correct"] == b["is_correct"]
                for a, b in zip(sorted(records, key=lambda r: str(r["task_id"])),

@@ -20,14 +20,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from bench_async import DATA, bound, occubench, results_of, run_args
+from bench_async import DATA, bound, measure, occubench, results_of, run_args
 from bench_run import start_server, stop_server
 
 
@@ -39,17 +37,11 @@ def inspect_args(data_dir: Path, logs: str, tasks: int, concurrency: int) -> lis
 
 
 def inspect_eval(args: list[str], base_url: str) -> dict[str, Any]:
-    """``inspect eval`` in its own process: wall, CPU (user + system) and peak RSS, as bench_async's occubench()."""
-    started, clock = time.perf_counter(), time.monotonic()
+    """``inspect eval`` in its own process, measured as bench_async measures ours."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k"}
     # The console script, as a user runs it: ``python -m inspect_ai`` from the repository's root finds the
     # gitignored occubench.egg-info there before the editable install, and our tasks lose their namespace.
-    process = subprocess.Popen([str(Path(sys.executable).with_name("inspect")), *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    return {"wall": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mb": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status), "started": clock,
-            "ended": time.monotonic()}
+    return measure([str(Path(sys.executable).with_name("inspect")), *args], env)
 
 
 def inspect_records(logs: str) -> tuple[list[dict[str, Any]], str]:
