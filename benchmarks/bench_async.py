@@ -8,6 +8,7 @@ flight, and what each request costs in CPU — every figure beside its bound or 
   is the server's first episode request to its last answer; "process wall" is the whole command.
 - **thousand**: 1,024 episodes (256 tasks × 4 trials) at ``--max-concurrency 1024`` against a 2 s server: the
   same two ratios, the process's peak RSS and the most requests the server had in flight at once.
+- **memory**: peak RSS of 382 and of 1,528 episodes (4 trials) at ``--max-concurrency 256``: flat.
 - **cpu**: CPU of the harness per request (the run, after imports, in this process) at 8 and at 256 concurrent
   against a 50 ms server, beside the ``openai`` SDK's own typed call (``AsyncOpenAI().chat.completions.create``,
   as many at once) and its raw call over aiohttp (the floor under ours).
@@ -97,6 +98,31 @@ def latency_section(data_dir: Path, tasks: int, concurrency: int, latency: float
           f"preflight); after the last answer {run['ended'] - stats['last_finished']:.2f} s (summary, report)")
     print(f"  peak RSS {run['rss_mb']:.0f} MB; at most {stats['max_in_flight']} requests in flight; "
           f"process CPU {run['cpu']:.1f} s = {1000 * run['cpu'] / requests:.2f} ms per request (imports included)")
+
+
+def memory_section(data_dir: Path) -> None:
+    """RSS with 256 episodes in flight, for 382 and for four times as many episodes, sampled from /proc while the
+    episodes run and at the end: results go to the store as they finish and nothing of them is kept, so the
+    episodes' RSS stays flat; the summary at the end reads the run's results back (``occubench.run`` returns them)."""
+    process, base_url = start_server()
+    for trials in (1, 4):
+        with tempfile.TemporaryDirectory() as out:
+            run = subprocess.Popen([sys.executable, "-m", "occubench", "run", *run_args(
+                data_dir, base_url, out, 256, "--trials", str(trials), "--skip-preflight")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            samples, episodes = [], 0
+            assert run.stderr is not None
+            for line in run.stderr:  # one progress line per finished episode
+                episodes += "] task " in line
+                with contextlib.suppress(OSError, IndexError):
+                    status = Path(f"/proc/{run.pid}/status").read_text()
+                    samples.append((episodes, int(status.split("VmRSS:")[1].split()[0]) / 1024))
+            peak = os.wait4(run.pid, 0)[2].ru_maxrss / 1024
+            during = max(rss for done, rss in samples if done < 382 * trials)
+            print(f"{len(results_of(out))} episodes at --max-concurrency 256: RSS while they run at most {during:.0f} "
+                  f"MB; the process's peak, the summary's reading of the results included, {peak:.0f} MB")
+    stop_server(process)
 
 
 def harness_cpu(data_dir: Path, tasks: int, trials: int, concurrency: int, latency: float) -> float:
@@ -235,7 +261,7 @@ def verdicts_section(data_dir: Path, tree: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="latency,thousand,cpu,exact")
+    parser.add_argument("--only", default="latency,thousand,memory,cpu,exact")
     parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--thread-tree", type=Path,
                         help="a checkout of the commit with the thread executor (bcc63d6): compare every verdict")
@@ -249,6 +275,8 @@ def main() -> None:
         latency_section(args.data_dir, 382, 64, 0.2)
     if "thousand" in sections:
         latency_section(args.data_dir, 256, 1024, 2.0, trials=4)
+    if "memory" in sections:
+        memory_section(args.data_dir)
     if "cpu" in sections:
         cpu_section(args.data_dir)
     if "exact" in sections:
