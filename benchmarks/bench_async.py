@@ -259,6 +259,15 @@ def verdicts_section(data_dir: Path, tree: Path) -> None:
           f" ({len(differ)} differ)")
 
 
+def preamble(data_dir: Path, only: str) -> list[str]:
+    """Stop without the data; print the machine; the sections asked for."""
+    if not (data_dir / "eval_benchmark_solvable.jsonl").is_file():
+        sys.exit(f"no OccuBench data at {data_dir}: pass --data-dir or run `occubench data download`")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{platform.platform()}\n")
+    return only.split(",")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="latency,thousand,memory,cpu,exact")
@@ -266,11 +275,7 @@ def main() -> None:
     parser.add_argument("--thread-tree", type=Path,
                         help="a checkout of the commit with the thread executor (bcc63d6): compare every verdict")
     args = parser.parse_args()
-    if not (args.data_dir / "eval_benchmark_solvable.jsonl").is_file():
-        sys.exit(f"no OccuBench data at {args.data_dir}: pass --data-dir or run `occubench data download`")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.platform()}\n")
-    sections = args.only.split(",")
+    sections = preamble(args.data_dir, args.only)
     if "latency" in sections:
         latency_section(args.data_dir, 382, 64, 0.2)
     if "thousand" in sections:

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_async import DATA, bound, measure, occubench, results_of, run_args
+from bench_async import DATA, bound, measure, occubench, preamble, results_of, run_args
 from bench_run import start_server, stop_server
 
 
@@ -113,11 +112,7 @@ def main() -> None:
     parser.add_argument("--only", default="small,large")
     parser.add_argument("--data-dir", type=Path, default=DATA)
     args = parser.parse_args()
-    if not (args.data_dir / "eval_benchmark_solvable.jsonl").is_file():
-        sys.exit(f"no OccuBench data at {args.data_dir}: pass --data-dir or run `occubench data download`")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.platform()}\n")
-    sections = args.only.split(",")
+    sections = preamble(args.data_dir, args.only)
     if "small" in sections:
         small(args.data_dir)
     if "large" in sections:
