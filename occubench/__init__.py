@@ -20,9 +20,9 @@ __version__ = "0.1.0"
 #: Public name → the module that defines it.
 _EXPORTS = {name: module for module, names in {
     "occubench.config": ("RunConfig", "ModelRole"),
-    "occubench.core.agent": ("Agent", "ToolCallingAgent", "ScriptedAgent"),
-    "occubench.core.environment": ("Environment", "Wrapper"),
-    "occubench.core.episode": ("evaluate_task",),
+    "occubench.core.agent": ("Agent", "AsyncAgent", "ToolCallingAgent", "ScriptedAgent"),
+    "occubench.core.environment": ("AsyncEnvironment", "Environment", "Wrapper"),
+    "occubench.core.episode": ("aevaluate_task", "evaluate_task"),
     "occubench.core.results": ("Result", "ErrorInfo"),
     "occubench.core.suite": ("Suite", "SuiteDefinition", "SuitePlan"),
     "occubench.core.task": ("Task",),
@@ -41,12 +41,13 @@ _EXPORTS = {name: module for module, names in {
 }.items() for name in names}
 
 __all__ = [
-    "Agent", "AgentContext", "ConfigError", "Environment", "EpisodeFactory", "ErrorInfo", "Executor", "LLMClient",
-    "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome", "Model", "ModelRole", "OccuBenchError",
-    "Result", "ResultStore", "RetryPolicy", "RubricVerifier", "RunConfig", "RunSummary", "ScriptedAgent", "Step",
-    "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall", "ToolCallingAgent", "ToolError", "ToolSpec",
-    "Trajectory", "Usage", "Verdict", "VerifierError", "Vote", "WorldError", "Wrapper", "create_client",
-    "evaluate_task", "load_results", "read_results", "run", "run_matrix", "run_tasks",
+    "Agent", "AgentContext", "AsyncAgent", "AsyncEnvironment", "ConfigError", "Environment", "EpisodeFactory",
+    "ErrorInfo", "Executor", "LLMClient", "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome",
+    "Model", "ModelRole", "OccuBenchError", "Result", "ResultStore", "RetryPolicy", "RubricVerifier", "RunConfig",
+    "RunSummary", "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall",
+    "ToolCallingAgent", "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict", "VerifierError", "Vote",
+    "WorldError", "Wrapper", "aevaluate_task", "create_client", "evaluate_task", "load_results", "read_results",
+    "run", "run_matrix", "run_tasks",
 ]
 
 
@@ -55,9 +56,9 @@ moved.install()
 
 if TYPE_CHECKING:
     from occubench.config import ModelRole, RunConfig
-    from occubench.core.agent import Agent, ScriptedAgent, ToolCallingAgent
-    from occubench.core.environment import Environment, Wrapper
-    from occubench.core.episode import evaluate_task
+    from occubench.core.agent import Agent, AsyncAgent, ScriptedAgent, ToolCallingAgent
+    from occubench.core.environment import AsyncEnvironment, Environment, Wrapper
+    from occubench.core.episode import aevaluate_task, evaluate_task
     from occubench.core.results import ErrorInfo, Result
     from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
     from occubench.core.task import Task
