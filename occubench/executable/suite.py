@@ -16,6 +16,7 @@ from occubench.errors import LLMError, VerifierError
 from occubench.executable.environment import WorldEnvironment
 from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.world import ExecTask, World
+from occubench.util.aio import off_loop, run_sync
 
 
 def exec_task(task: Task) -> ExecTask:
@@ -42,6 +43,18 @@ class ExecutableSuite(Suite):
         return open_environment(self.worlds[task.env_name])
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        return run_sync(self.averify(task, trajectory, env))
+
+    async def averify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        """The code checks, in a thread off the loop (they read the world's database, maybe in a sandbox worker);
+        then the label judge's diagnosis, awaited."""
+        verdict = await off_loop(self._checked, task, trajectory, env)
+        if self.judge:
+            await self._diagnose(task, trajectory, verdict)
+        return verdict
+
+    @staticmethod
+    def _checked(task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         instance = env.unwrapped
         assert isinstance(instance, WorldEnvironment)
         checks, diff = instance.verify(exec_task(task).id, trajectory.final_answer)
@@ -49,23 +62,25 @@ class ExecutableSuite(Suite):
         feedback = "; ".join(f"{'PASS' if c.passed else 'FAIL'} {c.name}" + (f": {c.message}" if c.message else "")
                              for c in checks)
         details: dict[str, Any] = {"checks": [asdict(check) for check in checks], "state_diff": diff}
-        verdict = Verdict(is_correct=passed, feedback=feedback, details=details)
-        if self.judge:
-            try:
-                label = self.judge.label([
-                    ("Task given to the agent", task.instruction),
-                    ("Rubric", task.verification_plan or "(none)"),
-                    ("Code checks on the final database", feedback),
-                    ("Changes the agent made to the database", json.dumps(diff, indent=1, default=str)),
-                    ("Agent trajectory", trajectory.render()),
-                ])
-            except (LLMError, VerifierError) as exc:
-                # The code checks decide; a judge that failed only loses its diagnosis, never the verdict.
-                details["judge_error"] = str(exc)
-                verdict.prompt = getattr(exc, "prompt", [])
-            else:
-                details.update(judge_label=label.label, judge_feedback=label.feedback)
-                if label.cut:
-                    details["judge_prompt_cut"] = label.cut
-                verdict.prompt = label.prompt
-        return verdict
+        return Verdict(is_correct=passed, feedback=feedback, details=details)
+
+    async def _diagnose(self, task: Task, trajectory: Trajectory, verdict: Verdict) -> None:
+        assert self.judge is not None
+        details = verdict.details
+        try:
+            label = await self.judge.alabel([
+                ("Task given to the agent", task.instruction),
+                ("Rubric", task.verification_plan or "(none)"),
+                ("Code checks on the final database", verdict.feedback),
+                ("Changes the agent made to the database", json.dumps(details["state_diff"], indent=1, default=str)),
+                ("Agent trajectory", trajectory.render()),
+            ])
+        except (LLMError, VerifierError) as exc:
+            # The code checks decide; a judge that failed only loses its diagnosis, never the verdict.
+            details["judge_error"] = str(exc)
+            verdict.prompt = getattr(exc, "prompt", [])
+        else:
+            details.update(judge_label=label.label, judge_feedback=label.feedback)
+            if label.cut:
+                details["judge_prompt_cut"] = label.cut
+            verdict.prompt = label.prompt
