@@ -252,6 +252,9 @@ class RunConfig(_RunRoles):
     temperature: float | None = None
     max_tokens: int | None = Field(None, ge=1)
     reasoning_effort: str | None = None
+    #: Keep each agent turn's token ids and logprobs as the endpoint returns them (for RL): the agent's requests ask
+    #: for ``logprobs`` and vLLM's ``return_token_ids`` (dropped by itself where an endpoint refuses it).
+    record_tokens: bool = False
     #: The kind of server the agent's endpoint is ("auto": found out from it; see :mod:`occubench.llm.servers`):
     #: its profile sets what the run leaves unset (workers from its slots, the agent's output cap, the context).
     server: Literal["auto", "llama.cpp", "vllm", "ollama", "openai", "generic"] = "auto"
@@ -343,7 +346,8 @@ class RunConfig(_RunRoles):
         if role == "agent":
             named = {"temperature": self.temperature, "max_tokens": self.max_tokens,
                      "reasoning_effort": self.reasoning_effort}
-            return {**{k: v for k, v in named.items() if v is not None}, **own}
+            tokens = {"logprobs": True, "return_token_ids": True} if self.record_tokens else {}
+            return {**{k: v for k, v in named.items() if v is not None}, **tokens, **own}
         if role == "reflection":  # the agent's own model reflects with the agent's settings; another with defaults
             return {"max_tokens": 2048, **(self.role_params("agent") if self.reflection_model is None else {}), **own}
         return {**_OUTPUT_CAPS.get(role, {}), **own}

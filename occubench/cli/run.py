@@ -125,6 +125,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")
     agent.add_argument("--max-tokens", type=positive_int, help="agent completion token limit")
     agent.add_argument("--reasoning-effort", help="agent reasoning effort (for models that support it)")
+    agent.add_argument("--record-tokens", action="store_true",
+                       help="keep each agent turn's prompt and completion token ids and logprobs as the endpoint "
+                       "returns them (logprobs; vLLM's return_token_ids), for RL without re-tokenizing")
     agent.add_argument("--agent-params", type=json_object,
                        help="other agent request parameters as a JSON object, e.g. '{\"top_p\": 0.9}'")
     agent.add_argument("--world-params", type=json_object,

@@ -113,6 +113,8 @@ class ToolCallingAgent(AsyncAgent):
             log.debug("[AGENT] finish_reason=%s, has_content=%s, tool_calls=%d", reply.finish_reason,
                       bool(reply.content), len(reply.tool_calls))
             step = Step(content=reply.content)
+            if reply.tokens is not None:
+                step.tokens = {**reply.tokens.to_dict(), "params": dict(self.model.params)}
             trajectory.steps.append(step)
             if not reply.tool_calls:
                 messages.append(reply.to_message())

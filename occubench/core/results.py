@@ -222,7 +222,8 @@ def _read_field(name: str, value: Any) -> Any:
             if isinstance(value, dict) else None
     if name == "steps":
         return [Step(content=s.get("content"), tool_calls=[c for call in _objects(s.get("tool_calls"))
-                                                            if (c := _build(ToolCall, call)) is not None])
+                                                            if (c := _build(ToolCall, call)) is not None],
+                     tokens=s.get("tokens") if isinstance(s.get("tokens"), dict) else None)
                 for s in _objects(value)]
     if name == "fault_events":
         return [e for item in _objects(value) if (e := _build(FaultEvent, item)) is not None]

@@ -24,6 +24,9 @@ class Step:
 
     content: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)
+    #: With ``--record-tokens``: the turn's prompt and completion token ids and logprobs as the endpoint returned
+    #: them (see :class:`occubench.llm.types.Tokens`), and the request's sampling parameters under ``params``.
+    tokens: dict[str, Any] | None = None
 
 
 @dataclass

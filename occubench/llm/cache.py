@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from occubench.errors import CacheMissError, ConfigError
-from occubench.llm.types import Reply, ToolCallRequest, Usage
+from occubench.llm.types import Reply, Tokens, ToolCallRequest, Usage
 
 #: The trial the current thread's episode belongs to: repeated trials of a task must not share cached answers.
 current_trial: ContextVar[int] = ContextVar("current_trial", default=0)
@@ -71,13 +71,14 @@ class ResponseCache:
         data = json.loads(row[0])
         reply = Reply(content=data["content"], finish_reason=data["finish_reason"],
                       tool_calls=tuple(ToolCallRequest(*call) for call in data["tool_calls"]),
-                      reasoning=data.get("reasoning"))
+                      reasoning=data.get("reasoning"), tokens=Tokens.read(data.get("tokens")))
         return reply, Usage.from_dict(data["usage"])
 
     def put(self, key: str, reply: Reply, usage: Usage) -> None:
         value = json.dumps({"content": reply.content, "finish_reason": reply.finish_reason,
                             "tool_calls": [[c.id, c.name, c.arguments] for c in reply.tool_calls],
-                            "reasoning": reply.reasoning, "usage": usage.to_dict()}, ensure_ascii=False)
+                            "reasoning": reply.reasoning, "usage": usage.to_dict(),
+                            **({"tokens": reply.tokens.to_dict()} if reply.tokens else {})}, ensure_ascii=False)
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses (key, reply) VALUES (?, ?)", (key, value))
 

@@ -121,6 +121,8 @@ class LLMClient:
         self._n_supported: dict[str, bool] = {}
         #: Models that refused ``max_tokens`` and take ``max_completion_tokens`` instead.
         self._completion_tokens_param: set[str] = set()
+        #: Models whose endpoint refused ``return_token_ids`` (vLLM's): asked for logprobs only.
+        self._no_token_ids: set[str] = set()
 
     def _transport(self) -> Transport:
         loop = asyncio.get_running_loop()
@@ -282,6 +284,8 @@ class LLMClient:
             body["n"] = n
         if model in self._completion_tokens_param and "max_tokens" in body:
             body["max_completion_tokens"] = body.pop("max_tokens")
+        if model in self._no_token_ids:
+            body.pop("return_token_ids", None)
         return body
 
     async def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
@@ -304,7 +308,7 @@ class LLMClient:
                 return await self._send(body, bool(tools), room if by_task and room is not None else self.timeout_s,
                                         role, where)
             except StatusError as exc:
-                if self._takes_completion_tokens(exc, model, body):
+                if self._adapts(exc, model, body):
                     continue
                 same_5xx = (exc.message, same_5xx[1] + 1 if same_5xx[0] == exc.message else 1)
                 failure = status_failure(exc, where, same_5xx[1])
@@ -363,14 +367,20 @@ class LLMClient:
             raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
         return Failure("connection", f"cannot connect: {reason}")
 
-    def _takes_completion_tokens(self, exc: StatusError, model: str, body: dict[str, Any]) -> bool:
-        """Whether ``exc`` is a reasoning model refusing ``max_tokens``: it is sent ``max_completion_tokens`` from
-        now on."""
-        # Another request may have learnt it meanwhile: what counts is that this one still sent max_tokens.
-        if retryable(exc.status_code) or not refuses_max_tokens(exc) or "max_tokens" not in body:
+    def _adapts(self, exc: StatusError, model: str, body: dict[str, Any]) -> bool:
+        """Whether ``exc`` refuses a parameter that has a stand-in, sent from now on: a reasoning model refusing
+        ``max_tokens`` gets ``max_completion_tokens``; an endpoint refusing ``return_token_ids`` (all but vLLM's)
+        is asked for logprobs alone. Another request may have learnt it meanwhile: what counts is what this one
+        sent."""
+        if retryable(exc.status_code):
             return False
-        self._completion_tokens_param.add(model)
-        return True
+        if "max_tokens" in body and refuses_max_tokens(exc):
+            self._completion_tokens_param.add(model)
+            return True
+        if "return_token_ids" in body and (exc.param == "return_token_ids" or "return_token_ids" in exc.message):
+            self._no_token_ids.add(model)
+            return True
+        return False
 
     async def _back_off(self, failure: Failure, attempt: int, deadline: float, retry: RetryPolicy, role: str,
                         where: str) -> None:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from occubench.llm.parsing import loads
-from occubench.llm.types import Completion, Reply, ToolCallRequest, Usage
+from occubench.llm.types import Completion, Reply, Tokens, ToolCallRequest, Usage
 from occubench.util.jsonsafe import clean_text
 
 _THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
@@ -38,6 +38,18 @@ def _text_tool_calls(content: str) -> tuple[str, tuple[ToolCallRequest, ...]]:
     return (_TEXT_TOOL_CALL.sub("", content).strip() if calls else content), tuple(calls)
 
 
+def _tokens(data: Any, choice: Any) -> Tokens | None:
+    """A choice's tokens where the endpoint sent them: vLLM's ``prompt_token_ids`` (on the body) and ``token_ids``
+    (on the choice), and the OpenAI ``logprobs.content`` list."""
+    if "token_ids" not in choice and "prompt_token_ids" not in data and not choice.get("logprobs"):
+        return None  # the usual answer, settled at once
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    return Tokens.read({"prompt_ids": data.get("prompt_token_ids"), "completion_ids": choice.get("token_ids"),
+                        "logprobs": [item.get("logprob") if isinstance(item, dict) else None for item in content]
+                        if isinstance(content, list) else None})
+
+
 def read_completion(data: Any, tools_sent: bool = False) -> Completion:
     """Read a chat-completion JSON body; anything malformed raises (and is retried as a transient failure)."""
     replies = []
@@ -55,7 +67,8 @@ def read_completion(data: Any, tools_sent: bool = False) -> Completion:
         if tools_sent and not calls and content and "<tool_call>" in content:
             content, calls = _text_tool_calls(content)
         replies.append(Reply(content=content, tool_calls=calls, finish_reason=_text(choice.get("finish_reason")),
-                             reasoning="\n".join(r.strip() for r in reasoning if r.strip()) or None))
+                             reasoning="\n".join(r.strip() for r in reasoning if r.strip()) or None,
+                             tokens=_tokens(data, choice)))
     if not replies:
         raise ValueError("the endpoint returned no choices")
     usage = data.get("usage") or {}

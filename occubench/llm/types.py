@@ -58,6 +58,42 @@ class ToolCallRequest:
 
 
 @dataclass(frozen=True)
+class Tokens:
+    """A reply's tokens exactly as the endpoint returned them, so a trainer needs no re-tokenization: the prompt's
+    and the completion's token ids (vLLM's ``return_token_ids``) and each completion token's logprob (``logprobs``,
+    which the OpenAI API returns too). What the endpoint did not return is None."""
+
+    prompt_ids: tuple[int, ...] | None = None
+    completion_ids: tuple[int, ...] | None = None
+    logprobs: tuple[float, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: None if value is None else list(value) for name, value in asdict(self).items()}
+
+    @classmethod
+    def read(cls, data: Any) -> Tokens | None:
+        """Tokens as a file or an answer holds them; a list that is not all ids (or all finite numbers) is left
+        out rather than kept half right."""
+        if not isinstance(data, dict):
+            return None
+        tokens = cls(_ids(data.get("prompt_ids")), _ids(data.get("completion_ids")), _numbers(data.get("logprobs")))
+        return tokens if tokens != cls() else None
+
+
+def _ids(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return tuple(value)
+    return None
+
+
+def _numbers(value: Any) -> tuple[float, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+                                       and abs(v) != float("inf") for v in value):
+        return tuple(float(v) for v in value)
+    return None
+
+
+@dataclass(frozen=True)
 class Reply:
     """One choice of a chat completion."""
 
@@ -66,6 +102,8 @@ class Reply:
     finish_reason: str | None = None
     #: The model's reasoning (``<think>`` text, ``reasoning_content``), kept apart from ``content``.
     reasoning: str | None = None
+    #: Its tokens, when the request asked for them (``--record-tokens``).
+    tokens: Tokens | None = None
 
     def to_message(self) -> Message:
         """The assistant message to append to the conversation: text content, ``""`` rather than null beside tool

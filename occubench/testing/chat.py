@@ -31,6 +31,7 @@ class Modes(Protocol):
     models: list[str] | None
     support_n: bool
     refuse_max_tokens: bool
+    refuse_token_ids: bool
     reject_required: bool
     tools_need_choice: bool
     reject_null_content: bool
@@ -58,6 +59,22 @@ def _approx_tokens(text: str) -> int:
 
 def _prompt_tokens(request: dict) -> int:
     return _approx_tokens(json.dumps(request["messages"]) + json.dumps(request.get("tools") or []))
+
+
+def token_ids(text: str) -> list[int]:
+    """The mock's tokenizer: a stable id per whitespace-separated word (what a test compares a rollout with)."""
+    return [int.from_bytes(hashlib.sha256(word.encode("utf-8", "replace")).digest()[:2], "big")
+            for word in text.split()]
+
+
+def token_logprobs(text: str) -> list[float]:
+    """The mock's logprob of each completion token: a stable function of the word and its place."""
+    return [-((ident + place) % 97) / 10 for place, ident in enumerate(token_ids(text))]
+
+
+def _completion_text(message: dict) -> str:
+    return (message["content"] or "") + "".join(call["function"]["name"] + " " + call["function"]["arguments"]
+                                                 for call in message.get("tool_calls", []))
 
 
 def parse(raw: bytes) -> dict:
@@ -90,6 +107,9 @@ def screen(modes: Modes, request: dict) -> tuple[dict, int]:
         raise Refusal(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
                            "Use 'max_completion_tokens' instead.",
                       "invalid_request_error", param="max_tokens", code="unsupported_parameter")
+    if modes.refuse_token_ids and "return_token_ids" in request:
+        raise Refusal(400, "Unrecognized request argument supplied: return_token_ids", "invalid_request_error",
+                      param="return_token_ids")
     if modes.reject_required and request.get("tool_choice") == "required":
         raise Refusal(500, "Internal Server Error", "server_error")
     if modes.tools_need_choice and request.get("tool_choice") in (None, "none"):
@@ -152,7 +172,15 @@ class Completions:
         for index in range(n):
             reply = deep_reply(request, modes.deep_nesting, modes.text_tool_calls) if modes.deep_nesting else None
             message, finish_reason = self._message(modes.responder(request, index) if reply is None else reply)
-            choices.append({"index": index, "message": message, "finish_reason": finish_reason, "logprobs": None})
+            choice = {"index": index, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            text = _completion_text(message)
+            if request.get("logprobs"):  # the OpenAI form, one entry per completion token
+                choice["logprobs"] = {"content": [{"token": word, "logprob": logprob, "bytes": list(word.encode()),
+                                                   "top_logprobs": []}
+                                                  for word, logprob in zip(text.split(), token_logprobs(text))]}
+            if request.get("return_token_ids"):  # vLLM's
+                choice["token_ids"] = token_ids(text)
+            choices.append(choice)
             completion_text += message["content"] or ""
             for call in message.get("tool_calls", []):
                 completion_text += call["function"]["name"] + call["function"]["arguments"]
@@ -165,7 +193,10 @@ class Completions:
         }
         if modes.prompt_cache:
             usage["prompt_tokens_details"] = {"cached_tokens": self._cached_tokens(request["messages"])}
+        extra = {"prompt_token_ids": token_ids(json.dumps(request["messages"]))} \
+            if request.get("return_token_ids") else {}
         return {
+            **extra,
             "id": f"chatcmpl-mock-{self._next()}",
             "object": "chat.completion",
             "created": int(time.time()),

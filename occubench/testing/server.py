@@ -31,6 +31,10 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
   </tool_call>`` blocks in the content (Hermes/Qwen templates without a server-side parser), finish_reason "stop".
 - ``refuse_max_tokens`` (``--refuse-max-tokens``): ``max_tokens`` gets OpenAI reasoning models' HTTP 400
   ``unsupported_parameter``; ``max_completion_tokens`` is accepted.
+- ``refuse_token_ids`` (``--refuse-token-ids``): vLLM's ``return_token_ids`` gets HTTP 400, as the OpenAI API
+  answers a parameter it does not know; without it, ``return_token_ids`` adds ``prompt_token_ids`` and each choice's
+  ``token_ids``, and ``logprobs`` each choice's ``logprobs.content``, from a word tokenizer
+  (:func:`occubench.testing.chat.token_ids`).
 - ``prompt_cache`` (``--prompt-cache``): usage reports ``prompt_tokens_details.cached_tokens``, the tokens of the
   longest message prefix an earlier request sent too.
 
@@ -215,6 +219,7 @@ class MockLLMServer:
         reasoning: bool = False,
         text_tool_calls: bool = False,
         refuse_max_tokens: bool = False,
+        refuse_token_ids: bool = False,
         prompt_cache: bool = False,
         deep_nesting: Sequence[str] = (),
         trickle_s: float = 0.0,
@@ -243,6 +248,7 @@ class MockLLMServer:
         self.reasoning = reasoning
         self.text_tool_calls = text_tool_calls
         self.refuse_max_tokens = refuse_max_tokens
+        self.refuse_token_ids = refuse_token_ids
         self.prompt_cache = prompt_cache
         self.deep_nesting = tuple(deep_nesting)
         self.trickle_s = trickle_s
@@ -424,6 +430,8 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
                         help="return tool calls as <tool_call> blocks in the content, not as tool_calls")
     parser.add_argument("--refuse-max-tokens", action="store_true",
                         help="answer 400 to max_tokens (max_completion_tokens is fine), as OpenAI reasoning models")
+    parser.add_argument("--refuse-token-ids", action="store_true",
+                        help="answer 400 to return_token_ids, as the OpenAI API does")
     parser.add_argument("--prompt-cache", action="store_true",
                         help="report usage.prompt_tokens_details.cached_tokens for message prefixes seen before")
     parser.add_argument("--deep-nesting", metavar="ROLES", type=_names, default=[],
