@@ -73,8 +73,22 @@ def token_logprobs(text: str) -> list[float]:
 
 
 def _completion_text(message: dict) -> str:
-    return (message["content"] or "") + "".join(call["function"]["name"] + " " + call["function"]["arguments"]
-                                                 for call in message.get("tool_calls", []))
+    calls = message.get("tool_calls") or []
+    return " ".join([message.get("content") or "", *(f"{call['function']['name']} {call['function']['arguments']}"
+                                                     for call in calls if isinstance(call, dict)
+                                                     and isinstance(call.get("function"), dict))])
+
+
+def prompt_token_ids(messages: list) -> list[int]:
+    """The mock's prompt tokens: each message's role and text in turn, an assistant message as its completion was
+    tokenized, then the assistant's role (the generation prompt) — so a turn's prompt extends the previous turn's
+    prompt and completion token for token, as a chat template's does."""
+    ids: list[int] = []
+    for message in messages:
+        if isinstance(message, dict):
+            text = _completion_text(message) if message.get("role") == "assistant" else str(message.get("content"))
+            ids += token_ids(f"<{message.get('role')}>") + token_ids(text)
+    return ids + token_ids("<assistant>")
 
 
 def parse(raw: bytes) -> dict:
@@ -193,7 +207,7 @@ class Completions:
         }
         if modes.prompt_cache:
             usage["prompt_tokens_details"] = {"cached_tokens": self._cached_tokens(request["messages"])}
-        extra = {"prompt_token_ids": token_ids(json.dumps(request["messages"]))} \
+        extra = {"prompt_token_ids": prompt_token_ids(request["messages"])} \
             if request.get("return_token_ids") else {}
         return {
             **extra,
