@@ -23,5 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("export", help="a run's token-exact rollouts (made with --record-tokens) as a training "
                             "dataset of token ids, masks, logprobs and rewards", description=__doc__)
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run directory")
-    parser.add_argument("--out", required=True, metavar="FILE", help="the JSON Lines file to write")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="the file to write: JSON Lines, or a Parquet table if it ends in .parquet (pip install "
+                        "'occubench[parquet]')")
     parser.set_defaults(func=_command)

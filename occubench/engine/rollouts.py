@@ -63,11 +63,27 @@ def _own_logprobs(turn: dict[str, Any]) -> list[float | None]:
 
 
 def export_rollouts(run_dir: Path, out: Path) -> int:
-    """The run's latest result per episode as rows of a JSON Lines file ``out``, written whole or not at all;
-    returns how many rows were written. A folder that is not a run is a :class:`ConfigError` naming it."""
+    """The run's latest result per episode as rows of ``out``, written whole or not at all: a Parquet table if its
+    name ends in ``.parquet`` (with the ``parquet`` extra), else JSON Lines. Returns how many rows were written. A
+    folder that is not a run is a :class:`ConfigError` naming it."""
     if not (run_dir / RESULTS_FILE).is_file():
         raise ConfigError(f"{run_dir}: not a run directory (no {RESULTS_FILE})")
     results = latest_by_task(ResultStore(run_dir).load()).values()
     rows = [row for result in results for row in rollout_rows(result)]
-    write_atomic(out, b"".join(dumps_line(row) for row in rows))
+    write_atomic(out, _parquet(rows) if out.suffix == ".parquet" else b"".join(dumps_line(row) for row in rows))
     return len(rows)
+
+
+def _parquet(rows: list[dict[str, Any]]) -> bytes:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError("--out *.parquet needs pyarrow: pip install 'occubench[parquet]'") from None
+    # Task ids are numbers in some suites and text in others: text here, so one column holds them all.
+    table = pa.Table.from_pylist([{**row, "task_id": str(row["task_id"])} for row in rows], schema=pa.schema([
+        ("task_id", pa.string()), ("trial", pa.int64()), ("reward", pa.float64()), ("turn", pa.int64()),
+        ("input_ids", pa.list_(pa.int64())), ("mask", pa.list_(pa.int8())), ("logprobs", pa.list_(pa.float64()))]))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return bytes(sink.getvalue().to_pybytes())

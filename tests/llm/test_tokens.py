@@ -13,6 +13,7 @@ from occubench.cli import main
 from occubench.engine.rollouts import rollout_rows
 from occubench.llm import LLMClient
 from occubench.llm.types import Tokens
+from occubench.store import ResultStore
 from occubench.testing import MockLLMServer
 from occubench.testing.chat import prompt_token_ids, token_ids, token_logprobs
 
@@ -103,3 +104,17 @@ def test_exporting_a_folder_that_is_not_a_run_is_bad_input(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(tmp_path), "--out", str(tmp_path / "x.jsonl")]) == 2
     assert "not a run directory" in capsys.readouterr().err and not (tmp_path / "x.jsonl").exists()
+
+
+def test_the_dataset_as_a_parquet_table_holds_the_same_rows(tmp_path: Path) -> None:
+    pyarrow_parquet = pytest.importorskip("pyarrow.parquet")  # the parquet extra (in dev)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    steps = [Step("a", tokens={"prompt_ids": [1, 2], "completion_ids": [3], "logprobs": [-0.5]})]
+    ResultStore(run_dir).append(Result(task_id=7, trial=0, is_correct=True, steps=steps))
+    assert main(["export", str(run_dir), "--out", str(tmp_path / "r.jsonl")]) == 0
+    assert main(["export", str(run_dir), "--out", str(tmp_path / "r.parquet")]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    table = pyarrow_parquet.read_table(tmp_path / "r.parquet").to_pylist()
+    assert table == [{**row, "task_id": str(row["task_id"])} for row in rows]
+    assert table[0]["input_ids"] == [1, 2, 3] and table[0]["mask"] == [0, 0, 1] and table[0]["reward"] == 1.0
