@@ -118,36 +118,33 @@ class LeanTransport:
 
 class SDKTransport:
     def __init__(self, sdk: openai.AsyncOpenAI) -> None:
-        self.sdk = sdk
-
-    async def post(self, content: bytes, timeout_s: float) -> bytes:
         import openai
 
+        self.sdk, self._errors = sdk, openai
+        try:  # the SDK's HTTP response class, asked for raw: httpx2 in recent releases, httpx before
+            from httpx2 import Response
+        except ImportError:  # pragma: no cover - an older openai
+            from httpx import Response  # type: ignore[assignment]
+        self._raw = Response
+
+    async def post(self, content: bytes, timeout_s: float) -> bytes:
+        errors = self._errors
         try:
             response: Any = await asyncio.wait_for(self.sdk.post(
-                PATH, cast_to=_response_type(), content=content,
+                PATH, cast_to=self._raw, content=content,
                 options={"timeout": timeout_s, "headers": {"Content-Type": "application/json"}}), timeout_s)
         except asyncio.TimeoutError:
             raise Deadline from None
-        except openai.APIStatusError as exc:
+        except errors.APIStatusError as exc:
             raise StatusError(exc.status_code, exc.message, exc.response.headers, exc.code, exc.param) from None
-        except openai.APITimeoutError as exc:  # what lies under it may be a refused connection: kept as the cause
+        except errors.APITimeoutError as exc:  # what lies under it may be a refused connection: kept as the cause
             raise Deadline from exc
-        except openai.APIConnectionError as exc:
+        except errors.APIConnectionError as exc:
             raise ConnectionFailed(str(exc)) from exc
         return bytes(response.content)
 
     async def close(self) -> None:
         await self.sdk.close()
-
-
-def _response_type() -> type:
-    """The SDK's HTTP response class (httpx2 in recent releases, httpx before): asked for raw."""
-    try:
-        import httpx2
-    except ImportError:  # pragma: no cover - an older openai
-        import httpx as httpx2  # type: ignore[no-redef]
-    return httpx2.Response
 
 
 #: A failed connection or exchange, and among them those that are timeouts.

@@ -125,8 +125,10 @@ async def off_loop(function: Callable[..., T], *args: Any, pool: str = "world") 
 
 
 def close_at_exit(closer: Callable[[], Awaitable[None]]) -> None:
-    """Await ``closer()`` on the harness loop when the process exits (a connection pool closed cleanly)."""
-    _closers.append(closer)
+    """Await ``closer()`` on the harness loop when the process exits (a connection pool closed cleanly), if it is
+    called on that loop: what belongs to another loop can only be closed there, by whoever runs it."""
+    if on_loop() and asyncio.get_running_loop() is _loop:
+        _closers.append(closer)
 
 
 def _close() -> None:
