@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime
 import os
+import shlex
+import string
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,7 +43,39 @@ else:  # pragma: no cover - Python 3.10
 #: Roles a run can give a model to; each has its own endpoint flags.
 ROLES = ("agent", "world", "verifier", "npc", "reflection")
 #: Agents that need no code of the user's: the model under test, or a suite's scripted solutions.
-BUILTIN_AGENTS = ("llm", "reference", "noop")
+BUILTIN_AGENTS = ("llm", "reference", "noop", "mcp")
+
+
+def is_outside(spec: str) -> bool:
+    """Whether ``--agent spec`` is an agent outside occubench that plays over MCP (``mcp``, ``command:...``)."""
+    return spec == "mcp" or spec.startswith("command:")
+
+
+#: What ``--agent command:...`` replaces in its arguments.
+PLACEHOLDERS = ("mcp_url", "instruction_file", "task_id", "model")
+
+
+def parse_command(command: str) -> list[str]:
+    """The argument vector of a ``command:`` agent; a :class:`ConfigError` for an empty or unparsable one, or a
+    placeholder other than :data:`PLACEHOLDERS`."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"--agent command: cannot split {command!r}: {exc}") from None
+    if not argv:
+        raise ConfigError("--agent command: no program given; e.g. command:'python agent.py {mcp_url} "
+                          "{instruction_file}'")
+    for part in argv:
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(part) if name is not None}
+        except ValueError as exc:
+            raise ConfigError(f"--agent command: {part!r}: {exc} (write {{{{ and }}}} for braces)") from None
+        if unknown := names - set(PLACEHOLDERS):
+            raise ConfigError(f"--agent command: unknown placeholder {{{sorted(unknown)[0]}}} in {part!r}; known: "
+                              + ", ".join(f"{{{name}}}" for name in PLACEHOLDERS))
+    return argv
+
+
 FaultMode = Literal["E0", "E1", "E2", "E3"]
 
 
@@ -288,6 +322,18 @@ class RunConfig(_RunRoles):
     #: Ray worker processes, each running its share of ``max_concurrency`` episodes at once; default: the cluster's
     #: CPUs.
     ray_workers: int | None = Field(None, ge=1)
+    # Agents outside occubench (``agent = "mcp"`` or ``"command:..."``): where their episodes are served over MCP
+    # (none of it is part of the config hash). The port: 8200 for ``mcp`` (what `occubench serve` prints), any
+    # free one for a command, which is given its URL.
+    serve_host: str = "127.0.0.1"
+    serve_port: int | None = Field(None, ge=0, le=65535)
+    #: A file holding the bearer token every request must carry (default: ``$OCCUBENCH_SERVE_TOKEN``); required
+    #: for a host other than loopback. The token itself is never a setting, so never on disk.
+    serve_token_file: str | None = None
+    #: Other names clients reach a host other than loopback by, accepted in the Host header.
+    serve_allowed_hosts: list[str] = Field(default_factory=list)
+    #: ``mcp``: an episode whose client has sent nothing for this long is taken as abandoned (an agent error).
+    serve_idle_timeout: float | None = Field(900.0, gt=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -327,8 +373,14 @@ class RunConfig(_RunRoles):
     @field_validator("agent")
     @classmethod
     def _agent(cls, value: str) -> str:
-        if value not in BUILTIN_AGENTS and ":" not in value:
-            raise ValueError(f"expected {', '.join(BUILTIN_AGENTS)} or module:Callable (your own agent), "
+        if value.startswith("command:"):
+            try:
+                parse_command(value.removeprefix("command:"))
+            except ConfigError as exc:  # pydantic reports a ValueError, naming the setting
+                raise ValueError(str(exc).removeprefix("--agent command: ")) from None
+        elif value not in BUILTIN_AGENTS and ":" not in value:
+            raise ValueError("expected llm, reference, noop, mcp (outside agents over MCP), command:'PROGRAM "
+                             "{mcp_url} ...' (a program per episode) or module:Callable (your own agent), "
                              f"got {value!r}")
         return value
 

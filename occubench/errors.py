@@ -65,6 +65,11 @@ class TaskLimitReached(OccuBenchError):
         self.reason = reason
 
 
+class AgentError(OccuBenchError):
+    """An agent outside occubench failed its episode as a program, not as a worker: its MCP session went away or
+    its program exited before answering. Recorded as an error, not scored."""
+
+
 class CacheMissError(LLMError):
     """``--replay`` asked for a response the cache does not hold."""
 
@@ -72,6 +77,7 @@ class CacheMissError(LLMError):
 #: The kind of error each of our exceptions is recorded as (a result's error.kind); any other is "internal".
 ERROR_KINDS: tuple[tuple[type[Exception], str], ...] = (
     (CacheMissError, "cache_miss"),
+    (AgentError, "agent"),
     (ContextLengthError, "context_length"),
     (LLMUnavailableError, "infrastructure"),
     (LLMRequestError, "request_rejected"),

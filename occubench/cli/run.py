@@ -82,7 +82,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
                         "reference solution / do nothing (suites with reference solutions; no model needed); "
                         "package.module:attribute or path/to/file.py:attribute: your own agent (see "
-                        "docs/guides/own-agent.md)")
+                        "docs/guides/own-agent.md); command:'PROGRAM {mcp_url} {instruction_file}': a program of "
+                        "your own per task, playing over MCP (see docs/guides/outside-agents.md)")
     models.add_argument("--agent-model", nargs="+", metavar="MODEL",
                         help="model under evaluation; with several (or several --env-mode values), one run per "
                         "combination, all at once, sharing the endpoints, then a leaderboard and the E0–E3 table")

@@ -1,48 +1,82 @@
-"""``occubench serve``: an isolated instance of an environment, over MCP."""
+"""``occubench serve``: a run's episodes to outside agents over MCP, or an isolated instance of an environment.
+
+With run flags (``--suite``, ``--data-dir``, the models of the world and the judge...), every episode of the run is
+served at its own URL, printed with its task's instruction: an MCP client that connects plays it and ends it by
+calling ``submit``; the run folder then holds its verified result, as ``occubench run`` would write it. With
+``--env``, one instance of an executable world is served (no episode, no verdict).
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from occubench.cli.run import add_trust_argument, int_range
+from occubench.cli.run import add_arguments, int_range, run_command
 from occubench.errors import ConfigError
+
+#: Flags of serve's own: the rest are run flags.
+_OWN = ("env", "transport", "host", "port", "token_file", "allowed_host", "idle_timeout")
 
 
 def _serve(args: argparse.Namespace) -> int:
+    own = {name: vars(args).pop(name, None) for name in _OWN}
+    if own["env"] is None:
+        return _serve_run(args, own)
     from occubench.executable.plugin import listed_worlds
     from occubench.executable.registry import world_named
     from occubench.mcp.server import serve, serve_token  # the MCP SDK loads only for this command
 
+    transport = own["transport"] or "stdio"
     # Refused before the world starts: an address others can reach is served only with a token.
-    token = serve_token(args.host, args.token_file) if args.transport == "http" else None
-    worlds = listed_worlds(args.worlds_dir, args.trust_world_code)
+    token = serve_token(own["host"], own["token_file"]) if transport == "http" else None
+    worlds_dir = getattr(args, "worlds_dir", None)
+    worlds = listed_worlds(worlds_dir, getattr(args, "trust_world_code", False))
     try:
-        world = world_named(args.env, worlds, args.worlds_dir)
+        world = world_named(own["env"], worlds, worlds_dir)
     except ConfigError as exc:
         raise ConfigError(f"--env: {exc}") from None
     env = world.environment()
     try:
-        serve(env, args.env, transport=args.transport, host=args.host, port=args.port, token=token,
-              allowed_hosts=args.allowed_host)
+        serve(env, own["env"], transport=transport, host=own["host"], port=own["port"], token=token,
+              allowed_hosts=own["allowed_host"])
     finally:
         env.close()
     return 0
 
 
+def _serve_run(args: argparse.Namespace, own: dict[str, object]) -> int:
+    if own["transport"] == "stdio":
+        raise ConfigError("--transport stdio serves one --env instance: a run's episodes are served over http, "
+                          "each at its own URL")
+    if getattr(args, "agent", "mcp") != "mcp":
+        raise ConfigError("occubench serve plays a run's episodes with outside agents: drop --agent (to start a "
+                          "program per episode, use occubench run --agent command:'...')")
+    settings = {"agent": "mcp", "serve_host": own["host"], "serve_port": own["port"],
+                "serve_token_file": own["token_file"], "serve_allowed_hosts": own["allowed_host"],
+                "serve_idle_timeout": own["idle_timeout"]}
+    vars(args).update({key: value for key, value in settings.items() if value not in (None, [])})
+    return run_command(args)
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    serve = sub.add_parser("serve", help="serve an isolated instance of an environment over MCP")
-    serve.add_argument("--env", required=True, help="environment name (see `occubench suites`)")
-    serve.add_argument("--worlds-dir", metavar="DIR", help="serve a world of DIR (as `occubench synth executable` "
-                       "writes them) instead of a built-in one")
-    add_trust_argument(serve)
-    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="http transport: address to bind (default: 127.0.0.1)")
+    serve = sub.add_parser("serve", help="serve a run's episodes to outside agents over MCP (or, with --env, an "
+                           "isolated instance of an environment)", description=__doc__)
+    own = serve.add_argument_group("serving")
+    own.add_argument("--env", help="serve one instance of this executable environment (see `occubench suites`) "
+                     "instead of a run's episodes")
+    own.add_argument("--transport", choices=("stdio", "http"),
+                     help="--env: stdio (default) or http; a run's episodes: http only")
+    own.add_argument("--host", default="127.0.0.1", help="http: address to bind (default: 127.0.0.1)")
     # 8000 is vLLM's default and 8100 the mock server's: the three can run side by side.
-    serve.add_argument("--port", type=int_range(1, 65535), default=8200, help="http transport: port (default: 8200)")
-    serve.add_argument("--token-file", metavar="FILE",
-                       help="http transport: every request must carry 'Authorization: Bearer <the file's text>' "
-                       "(default: $OCCUBENCH_SERVE_TOKEN); required for a --host other than loopback")
-    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
-                       help="http transport, --host other than loopback: a name or address clients reach this "
-                       "server by, accepted in the Host header besides --host (repeat for several)")
+    own.add_argument("--port", type=int_range(0, 65535), default=8200,
+                     help="http: port (default: 8200; 0: any free port)")
+    own.add_argument("--token-file", metavar="FILE",
+                     help="http: every request must carry 'Authorization: Bearer <the file's text>' "
+                     "(default: $OCCUBENCH_SERVE_TOKEN); required for a --host other than loopback")
+    own.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                     help="http, --host other than loopback: a name or address clients reach this server by, "
+                     "accepted in the Host header besides --host (repeat for several)")
+    own.add_argument("--idle-timeout", type=float, metavar="S",
+                     help="a run's episodes: one whose client sent nothing for S seconds is abandoned, recorded "
+                     "as an agent error (default: 900)")
+    add_arguments(serve)
     serve.set_defaults(func=_serve)

@@ -29,11 +29,14 @@ Script = tuple[list[tuple[str, JSONObject]], str]
 log = logging.getLogger("occubench")
 
 
-def system_prompt(task: Task, date: str, with_plan: bool) -> str:
+#: How the built-in loop's agent ends an episode; an outside agent is told to call its submit tool instead.
+ANSWER_BY_REPLY = "reply with your final answer and no tool call"
+
+
+def system_prompt(task: Task, date: str, with_plan: bool, finish: str = ANSWER_BY_REPLY) -> str:
     prompt = (f'You are a professional agent working in the "{task.scenario}" environment. Today is {date}.\n'
               "Use the tools to gather the facts the task needs and to take the actions it requires; rely only on "
-              "what the tools return, never on invented data. When the task is done, reply with your final "
-              "answer and no tool call.")
+              f"what the tools return, never on invented data. When the task is done, {finish}.")
     if with_plan and task.solution_plan:
         prompt += f"\n\nA plan that solves this task:\n{task.solution_plan}"
     return prompt

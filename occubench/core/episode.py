@@ -86,7 +86,7 @@ async def aevaluate_task(suite: Suite, agent: Agent, task: Task, run_fields: dic
     result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
     result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
                                                              trajectory.steps)
-    result.messages = trajectory.messages
+    result.messages, result.agent_output = trajectory.messages, trajectory.agent_output
     result.context_values.update(instruction=task.instruction, system_prompt=trajectory.system_prompt,
                                  judge_prompt=judge_prompt)
     result.context_values = {kind: value for kind, value in result.context_values.items() if value}

@@ -103,6 +103,8 @@ class Result:
     context: dict[str, str] = field(default_factory=dict)
     #: The agent's conversation after its system prompt and the instruction (empty for scripted agents).
     messages: list[dict[str, Any]] = field(default_factory=list)
+    #: What an agent program printed (``--agent command:...``): ``command``, ``exit_code``, ``stdout``, ``stderr``.
+    agent_output: dict[str, Any] = field(default_factory=dict)
     #: What earlier attempts of this (task, trial) spent, per role: error records this result replaced. Their
     #: tokens were paid for, so usage and cost count them.
     earlier_usage: dict[str, Usage] = field(default_factory=dict)
@@ -191,7 +193,7 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "suite": (str, type(None)), "config_hash": (str, type(None)), "verifier_model": (str, type(None)),
     "npc_model": (str, type(None)),
     "fault_mode": (str, type(None)), "seed": (int, type(None)), "final_answer": (str,), "stop_reason": (str,),
-    "env_info": (dict,), "verdict_details": (dict,),
+    "env_info": (dict,), "verdict_details": (dict,), "agent_output": (dict,),
 }
 
 

@@ -41,6 +41,8 @@ class Trajectory:
     #: (assistant turns, tool results): what the viewer shows. Scripted agents leave both empty.
     system_prompt: str = ""
     messages: list[dict[str, Any]] = field(default_factory=list)
+    #: What an agent program printed (``--agent command:...``): its command line, exit code, stdout and stderr.
+    agent_output: dict[str, Any] = field(default_factory=dict)
 
     @property
     def step_count(self) -> int:

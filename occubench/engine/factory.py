@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from occubench.config import Endpoint, RunConfig
+from occubench.config import Endpoint, RunConfig, is_outside
 from occubench.core.agent import NOOP, Agent, ToolCallingAgent
 from occubench.core.environment import Environment
 from occubench.core.episode import EnvWrapper, Episodes, open_world
@@ -69,7 +69,8 @@ class EpisodeFactory:
         for role, name in plan.roles.items():
             if not name and role not in given:
                 raise ConfigError(f"--{role}-model is required: the {definition.name} suite needs a {role} model")
-        scripted = config.agent in ("reference", "noop") or bool(config.rescore)
+        # No agent model to call: scripted, rescored, or an outside agent (it brings its own).
+        scripted = config.agent in ("reference", "noop") or bool(config.rescore) or is_outside(config.agent)
         roles = {**({"agent": config.agent_model} if config.agent_model and not scripted else {}),
                  **{role: name for role, name in plan.roles.items() if name and role not in given}}
         return cls(config, definition, plan, roles, _agent_label(config), fault_injection(config, plan))
@@ -107,6 +108,7 @@ class EpisodeFactory:
                    **({"rescore_of": rescored.config_hash} if rescored else {}),
                    **{key: value for key in _IF_SET if (value := getattr(config, key)) is not None},
                    **({"guidance": config.guidance} if config.guidance else {}),
+                   **({"agent_command": config.agent} if config.agent.startswith("command:") else {}),
                    **({"reflection_model": self.roles["reflection"]} if "reflection" in self.roles else {}),
                    **self.identity}
         return {**run_fields, "config_hash": config_hash(meaning)}, meaning
@@ -145,6 +147,16 @@ class EpisodeFactory:
                 raise ConfigError(f"--agent {config.agent} needs a suite with reference solutions (executable, "
                                   f"workplace); {config.suite} has none")
             return self.plan.reference if config.agent == "reference" else NOOP
+        if is_outside(config.agent):
+            from occubench.mcp.episodes import EpisodeHub, outside_agent  # the MCP SDK loads only for these
+            from occubench.mcp.server import serve_token
+
+            port = config.serve_port if config.serve_port is not None else 8200 if config.agent == "mcp" else 0
+            hub = EpisodeHub(config.serve_host, port, serve_token(config.serve_host, config.serve_token_file),
+                             tuple(config.serve_allowed_hosts))
+            return outside_agent(config.agent, hub=hub, max_steps=config.max_steps, date=date,
+                                 with_plan=config.with_plan, model=config.agent_model,
+                                 seconds=config.max_seconds_per_task, idle_timeout=config.serve_idle_timeout)
         return load_agent(config.agent, AgentContext(config, models.get("agent"), date))
 
     def suite(self, models: Mapping[str, Model], phase: SuitePlan | None = None) -> Suite:
@@ -215,5 +227,8 @@ def _agent_label(config: RunConfig) -> str:
         return config.agent_model or ""
     if config.agent in ("reference", "noop"):
         return config.agent
+    if is_outside(config.agent):  # the model it brings, if it says which
+        name = config.agent.partition(":")[0]
+        return f"{name}:{config.agent_model}" if config.agent_model else name
     name = config.agent.rpartition(":")[2]
     return f"{name}:{config.agent_model}" if config.agent_model else name

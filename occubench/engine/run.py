@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from occubench import __version__
-from occubench.config import RunConfig
+from occubench.config import RunConfig, is_outside
 from occubench.core.results import Result
 from occubench.core.suite import SuitePlan
 from occubench.core.tables import Table
@@ -99,6 +99,9 @@ def _check(config: RunConfig) -> None:
         raise ConfigError("--max-cost needs --prices FILE: the prices to count the cost with")
     if config.executor == "ray" and config.rescore:
         raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop --executor ray")
+    if config.executor == "ray" and is_outside(config.agent):
+        raise ConfigError(f"--agent {config.agent.partition(':')[0]}: its episodes are served from this process, "
+                          "so it runs in one: drop --executor ray")
     if config.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError("--executor ray needs Ray: pip install 'occubench[ray]'")
 

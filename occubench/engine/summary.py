@@ -35,6 +35,8 @@ ERROR_ADVICE = {
                    "stronger --world-model fixes a simulator for good",
     "verifier": "the judge reached no verdict (unreadable or evenly split votes); a re-run retries them, another "
                 "--verifier-model or an odd --num-votes fixes it for good",
+    "agent": "the outside agent left before answering (its MCP session ended or went quiet, or its program exited "
+             "without an answer: each result's agent_output and error say which); a re-run retries them",
     "internal": "occubench itself failed (the log above has the traceback); a re-run retries them — please report it",
 }
 

@@ -42,7 +42,7 @@ TOKEN_VARIABLE = "OCCUBENCH_SERVE_TOKEN"
 
 def build_server(env: Environment, name: str) -> Server[Any]:
     """An MCP server whose tools are ``env``'s; every call runs on this one instance, one call at a time."""
-    tools = {tool.name: tool for tool in map(_mcp_tool, env.tools())}
+    tools = {tool.name: tool for tool in map(mcp_tool, env.tools())}
     # The world is not thread-safe: calls run in worker threads, so only one may touch it at a time.
     lock = anyio.Lock()
 
@@ -55,7 +55,7 @@ def build_server(env: Environment, name: str) -> Server[Any]:
         async with lock:
             # env.call is blocking (a simulator may wait on a model), so keep it off the event loop.
             observation = await anyio.to_thread.run_sync(env.call, params.name, params.arguments or {})
-        return _result(observation)
+        return tool_result(observation)
 
     def input_schema(tool: str) -> dict[str, Any] | None:
         return tools[tool].input_schema if tool in tools else None
@@ -89,11 +89,8 @@ def http_app(server: Server[Any], host: str, token: str | None = None, allowed_h
     for an address other than loopback), and checking the Host header."""
     if not token and not is_loopback(host):
         raise ConfigError(_NO_TOKEN.format(host=host))
-    # For these, host turns on the SDK's own DNS-rebinding protection; elsewhere the Host (and any Origin) header
-    # must name the address served.
-    security = None if host in ("127.0.0.1", "localhost", "::1") else _host_check(host, allowed_hosts)
-    app = server.streamable_http_app(host=host, transport_security=security)
-    return _BearerAuth(app, token) if token else app
+    app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
+    return BearerAuth(app, token) if token else app
 
 
 _NO_TOKEN = ("--host {host} is reachable from other machines: serve it with a bearer token, in the environment "
@@ -125,9 +122,14 @@ def serve_token(host: str, token_file: str | None) -> str | None:
     return variable or None
 
 
-def _host_check(host: str, allowed_hosts: Sequence[str]) -> TransportSecuritySettings:
-    # Every interface: clients name the machine, or loopback on it, unless told other names.
-    names = [socket.gethostname(), "localhost", "127.0.0.1", "[::1]"] if host in ("0.0.0.0", "::") else [host]
+def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """The DNS-rebinding protection for serving on ``host``: the Host (and any Origin) header must name it."""
+    if host in ("127.0.0.1", "localhost", "::1"):  # any of the loopback names, as the SDK's own default allows
+        names = ["127.0.0.1", "localhost", "[::1]"]
+    elif host in ("0.0.0.0", "::"):  # every interface: clients name the machine, or loopback on it
+        names = [socket.gethostname(), "localhost", "127.0.0.1", "[::1]"]
+    else:
+        names = [host]
     names = [f"[{name}]" if ":" in name and not name.startswith("[") else name for name in [*names, *allowed_hosts]]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -136,7 +138,7 @@ def _host_check(host: str, allowed_hosts: Sequence[str]) -> TransportSecuritySet
                          for port in ("", ":*")])
 
 
-class _BearerAuth:
+class BearerAuth:
     """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401 and reaches nothing."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -162,7 +164,7 @@ async def _serve_stdio(server: Server[Any]) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _mcp_tool(spec: ToolSpec) -> types.Tool:
+def mcp_tool(spec: ToolSpec) -> types.Tool:
     if spec.writes is None:  # unknown (a simulated world's tool): no hint rather than a wrong one
         annotations = None
     elif spec.writes:  # a write may overwrite or delete (an update, a cancellation): not merely additive
@@ -173,6 +175,6 @@ def _mcp_tool(spec: ToolSpec) -> types.Tool:
                       annotations=annotations)
 
 
-def _result(observation: JSONObject) -> types.CallToolResult:
+def tool_result(observation: JSONObject) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=json.dumps(observation, ensure_ascii=False))],
                                 structured_content=observation, is_error="error" in observation)

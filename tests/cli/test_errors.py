@@ -107,7 +107,12 @@ BAD: list[tuple[list[str], str] | ParameterSet] = [
     (["serve", "--env", "insurance_claims", "--port", "-1"], "--port"),
     (["serve", "--env", "insurance_claims", "--port", "http"], "--port"),
     (["serve", "--env", "nosuch"], "--env"),
-    (["serve"], "--env"),
+    (["serve"], "--data-dir"),  # a run's episodes, of the default suite
+    (["serve", "--suite", "executable", "--transport", "stdio"], "--transport stdio"),
+    (["serve", "--suite", "executable", "--agent", "llm"], "drop --agent"),
+    (["serve", "--suite", "executable", "--host", "0.0.0.0"], "OCCUBENCH_SERVE_TOKEN"),
+    (["run", "--suite", "executable", "--agent", "command:python {mcp_url} {nope}"], "{nope}"),
+    (["run", "--suite", "executable", "--agent", "mcp", "--executor", "ray"], "--executor ray"),
     (["serve", "--env", "insurance_claims", "--transport", "sse"], "--transport"),
     (["serve", "--env", "insurance_claims", "--transport", "http", "--host", "0.0.0.0"], "OCCUBENCH_SERVE_TOKEN"),
     (["serve", "--env", "insurance_claims", "--transport", "http", "--token-file", "{tmp}/missing"], "--token-file"),
