@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from occubench.llm.cache import Cache
     from occubench.llm.limiter import Limiter
 
+#: What plays ``--agent mcp`` and ``--agent command:...``: episodes served over MCP.
+OUTSIDE_AGENTS = "occubench.mcp.episodes:outside_agent"
 #: The settings of a run's identity besides the result fields, included only when set (so that run directories
 #: made before each existed keep their hash): limits stop episodes as --max-steps does, and the window is what
 #: the agent sees.
@@ -147,16 +149,8 @@ class EpisodeFactory:
                 raise ConfigError(f"--agent {config.agent} needs a suite with reference solutions (executable, "
                                   f"workplace); {config.suite} has none")
             return self.plan.reference if config.agent == "reference" else NOOP
-        if is_outside(config.agent):
-            from occubench.mcp.episodes import EpisodeHub, outside_agent  # the MCP SDK loads only for these
-            from occubench.mcp.server import serve_token
-
-            port = config.serve_port if config.serve_port is not None else 8200 if config.agent == "mcp" else 0
-            hub = EpisodeHub(config.serve_host, port, serve_token(config.serve_host, config.serve_token_file),
-                             tuple(config.serve_allowed_hosts))
-            return outside_agent(config.agent, hub=hub, max_steps=config.max_steps, date=date,
-                                 with_plan=config.with_plan, model=config.agent_model,
-                                 seconds=config.max_seconds_per_task, idle_timeout=config.serve_idle_timeout)
+        if is_outside(config.agent):  # by name, as suites are: the engine does not import the MCP integration
+            return load_agent(OUTSIDE_AGENTS, AgentContext(config, None, date))
         return load_agent(config.agent, AgentContext(config, models.get("agent"), date))
 
     def suite(self, models: Mapping[str, Model], phase: SuitePlan | None = None) -> Suite:

@@ -51,9 +51,10 @@ from occubench.core.environment import Environment, JSONObject
 from occubench.core.task import Task
 from occubench.core.tools import ToolSpec, tool_error
 from occubench.core.trajectory import Step, ToolCall, Trajectory
+from occubench.engine.registry import AgentContext
 from occubench.errors import AgentError, ConfigError
 from occubench.llm.ledger import seconds_left
-from occubench.mcp.server import BearerAuth, mcp_tool, tool_result, transport_security
+from occubench.mcp.server import BearerAuth, is_loopback, mcp_tool, serve_token, tool_result, transport_security
 from occubench.util.jsonsafe import dumps
 
 T = TypeVar("T")
@@ -465,13 +466,20 @@ def _one_line(text: str) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
-def outside_agent(spec: str, *, hub: EpisodeHub, max_steps: int, date: str, with_plan: bool,
-                  model: str | None, seconds: float | None, idle_timeout: float | None) -> AsyncAgent:
-    """The agent of ``--agent mcp`` or ``--agent command:...``."""
-    if spec == "mcp":
-        return McpAgent(hub, max_steps=max_steps, date=date, with_plan=with_plan, idle_timeout=idle_timeout)
-    return CommandAgent(spec.removeprefix("command:"), hub, max_steps=max_steps, date=date, with_plan=with_plan,
-                        model=model, seconds=seconds)
+def outside_agent(context: AgentContext) -> AsyncAgent:
+    """The agent of ``--agent mcp`` or ``--agent command:...``, from the run's settings (the engine's factory loads
+    it by name)."""
+    config = context.config
+    port = config.serve_port if config.serve_port is not None else 8200 if config.agent == "mcp" else 0
+    # A program on this machine is handed its episode's unguessable URL; a token guards what others can reach.
+    guarded = config.agent == "mcp" or not is_loopback(config.serve_host)
+    token = serve_token(config.serve_host, config.serve_token_file) if guarded else None
+    hub = EpisodeHub(config.serve_host, port, token, tuple(config.serve_allowed_hosts))
+    if config.agent == "mcp":
+        return McpAgent(hub, max_steps=config.max_steps, date=context.date, with_plan=config.with_plan,
+                        idle_timeout=config.serve_idle_timeout)
+    return CommandAgent(config.agent.removeprefix("command:"), hub, max_steps=config.max_steps, date=context.date,
+                        with_plan=config.with_plan, model=config.agent_model, seconds=config.max_seconds_per_task)
 
 
 __all__ = ["CommandAgent", "Episode", "EpisodeHub", "McpAgent", "outside_agent"]

@@ -36,8 +36,10 @@ def command(*argv: str) -> str:
     return "command:" + shlex.join(argv)
 
 
-def run(tmp_path: Path, server: MockLLMServer, name: str, *args: str) -> tuple[int, dict[tuple[object, int], Result]]:
-    code = cli_main(["run", "--suite", "executable", "--base-url", server.base_url, "--api-key", "k",
+def run(tmp_path: Path, server: MockLLMServer, name: str, *args: str,
+        key: str | None = "k") -> tuple[int, dict[tuple[object, int], Result]]:
+    keys = ["--api-key", key] if key else []  # without one, the run's key is $OPENAI_API_KEY
+    code = cli_main(["run", "--suite", "executable", "--base-url", server.base_url, *keys,
                      "--output-dir", str(tmp_path), "--run-name", name, *args])
     return code, {result.key: result for result in ResultStore(tmp_path / name).load()}
 
@@ -76,13 +78,18 @@ def test_a_program_that_exits_without_an_answer_is_an_agent_error_with_its_outpu
 
 
 def test_a_program_that_prints_its_answer_or_runs_out_of_time_is_judged_on_what_it_did(
-        tmp_path: Path, server: MockLLMServer) -> None:
+        tmp_path: Path, server: MockLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-outside-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)  # the run's key, which the program inherits and prints
+    monkeypatch.setenv("OCCUBENCH_SERVE_TOKEN", "a-token-for-remote-clients")  # not asked of a local program
+    prints = "import os, sys; print(open(sys.argv[1]).read()[:20]); print(os.environ['OPENAI_API_KEY'], " \
+        "file=sys.stderr)"
     code, printed = run(tmp_path, server, "printed", "--limit", "1", "--agent",
-                        command(sys.executable, "-c", "import sys; print(open(sys.argv[1]).read()[:20])",
-                                "{instruction_file}"))
+                        command(sys.executable, "-c", prints, "{instruction_file}"), key=None)
     [result] = printed.values()
     assert code == 0 and result.ok and result.stop_reason == "answer" and result.final_answer
     assert result.final_answer == result.agent_output["stdout"].strip()
+    assert result.agent_output["stderr"].strip() and secret not in (tmp_path / "printed" / "results.jsonl").read_text()
 
     code, slow = run(tmp_path, server, "slow", "--limit", "1", "--max-seconds-per-task", "0.5",
                      "--agent", command(sys.executable, "-c", "import time; time.sleep(600)"))
