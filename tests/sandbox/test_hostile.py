@@ -177,3 +177,40 @@ def test_serving_a_hostile_world_lets_nothing_out(attack: str, tmp_path: Path, k
     text = anyio.run(session)
     scene.assert_no_effect(text)
     scene.close()
+
+
+#: An outside agent (``--agent command:``): looks a claim up over MCP, which runs the attack, then answers.
+_OUTSIDE = """
+import asyncio, sys
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    async with Client(streamable_http_client(sys.argv[1])) as world:
+        seen = await world.call_tool("get_claim", {"claim_id": "CLM-1004"})
+        await world.call_tool("submit", {"answer": seen.content[0].text[:200]})
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("attack", ["container_escape_shell", "read_environ", "memory_bomb", "busy_loop"])
+def test_an_outside_agents_episode_in_a_hostile_world_lets_nothing_out(attack: str, tmp_path: Path,
+                                                                       key_in_environment: None,
+                                                                       sandbox: Provider) -> None:
+    scene = Scene(tmp_path, attack)
+    (tmp_path / "outside.py").write_text(_OUTSIDE)
+    with MockLLMServer() as server:
+        code = main(["run", "--suite", "executable", "--worlds-dir", str(scene.root), "--base-url", server.base_url,
+                     "--agent", f"command:{sys.executable} {tmp_path / 'outside.py'} {{mcp_url}}",
+                     "--task-ids", f"{BASE}/pay_water_claim", "--output-dir", str(tmp_path / "runs"),
+                     "--run-name", "r", "--skip-preflight"])
+        bodies = [json.dumps(request) for request in server.requests]
+    results = tmp_path / "runs" / "r" / "results.jsonl"
+    records = [json.loads(line) for line in results.read_text().splitlines()] if code != 2 else []
+    scene.assert_no_effect(*bodies, *(json.dumps(r) for r in records))
+    for record in records:  # the world's failure is the environment's, never scored against the agent
+        assert record["status"] == "ok" or record["error"]["kind"] in ("environment", "agent")
+    if attack in ("memory_bomb", "busy_loop"):  # past the allow-list: the OS sandbox stopped them
+        assert records and (records[0]["status"] == "error" or "timeout" in records[0]["trajectory"])
+    scene.close()
