@@ -292,6 +292,12 @@
     verdictDetails(details);
     faultTables(t, unmarked);
     if (!empty(t.env_info)) block(detail, "Environment info", pretty(t.env_info));
+    const program = t.agent_output || {};
+    if (!empty(program)) {  // an outside agent's program: what it ran and printed
+      block(detail, "Agent program", `${program.command || ""}\nexit status ${program.exit_code}`);
+      if (program.stdout) block(detail, "Agent stdout", program.stdout);
+      if (program.stderr) block(detail, "Agent stderr", program.stderr);
+    }
     if (!empty(t.usage)) usage(t.usage);
   }
   function open(key) {

@@ -17,7 +17,8 @@ from occubench.report.tables import category_label
 #: What the viewer shows of a result beyond its summary.
 _RECORD_FIELDS = ("agent_model", "world_model", "verifier_model", "npc_model", "env_mode", "fault_mode", "seed",
                   "status", "error", "final_answer", "stop_reason", "feedback", "votes", "usage", "duration_s", "steps",
-                  "messages", "fault_events", "fault_windows", "env_info", "verdict_details", "context")
+                  "messages", "fault_events", "fault_windows", "env_info", "verdict_details", "context",
+                  "agent_output")
 
 #: The viewer's markup: filters, the list of results and the open result, filled in by viewer.js.
 VIEWER_HTML = """<section id="trajectories"><h2>Trajectories</h2>

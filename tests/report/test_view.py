@@ -49,6 +49,7 @@ def _line(record: dict[str, Any]) -> str:
 
 def _detailed(task_id: int) -> dict[str, Any]:
     return result(task_id, True, context=IDS, messages=MESSAGES, final_answer=EVIL,
+                  agent_output={"command": "agent.py", "exit_code": 0, "stdout": EVIL, "stderr": "warn " + EVIL},
                   verdict_details={"checks": [{"name": "refill recorded", "passed": True, "message": "1 row"}],
                                    "state_diff": STATE_DIFF},
                   usage={"agent": {"prompt_tokens": 900, "completion_tokens": 80, "calls": 3,
@@ -135,6 +136,7 @@ def test_result_has_the_full_record_with_context_resolved(results_dir: Path) -> 
         assert request(server, "/api/result?run=0&task=9&trial=0")[0] == 404
     assert record["context"] == CONTEXT
     assert record["messages"] == MESSAGES and record["final_answer"] == EVIL
+    assert record["agent_output"]["stdout"] == EVIL  # an agent program's output, set as text by the page
     assert record["verdict_details"]["state_diff"] == STATE_DIFF
     assert record["usage"]["agent"]["retries"] == {"rate_limited": 2}
 
