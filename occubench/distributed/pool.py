@@ -5,8 +5,9 @@ takes a free one and resets it to a fresh world of its task. **The actors step, 
 ``agent_fn(observation, info) -> action`` runs in the calling process — where a trainer's model lives, on its
 GPU — once per step, as each episode's observation arrives, while the worlds of all episodes under way are
 stepped (tool calls made, answers judged) in the actors at once. Actions and observations are those of
-:mod:`occubench.gym.env`: ``{"name": tool, "arguments": {...}}`` or ``{"answer": text}``; the reward of an episode
-is its verdict.
+:mod:`occubench.gym.env`: ``{"name": tool, "arguments": {...}}`` or ``{"answer": text}``, with the policy's
+``tokens`` if it keeps them (:class:`occubench.gym.EndpointPolicy` does); the reward of an episode is its verdict.
+:meth:`Rollout.rows` gives an episode's tokens as the training rows of ``occubench export``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ray.exceptions import RayTaskError
 
 from occubench.config import RunConfig
 from occubench.distributed.executor import remote_error, session
+from occubench.engine.rollouts import episode_rows
 
 #: ``agent_fn(observation, info) -> action``; ``info`` is the episode's reset info (``task_id``, ``tools``,
 #: ``system_prompt``, ``max_steps``) updated with its last step's, and ``episode``: its index in the rollouts.
@@ -39,6 +41,8 @@ class Rollout:
     #: The reset's info: ``tools`` (OpenAI function schemas), ``system_prompt``, ``max_steps``.
     start: dict[str, Any]
     actions: list[Any] = field(default_factory=list)
+    #: The policy's tokens each action carried, as the environment kept them on its turn (None where none).
+    tokens: list[dict[str, Any] | None] = field(default_factory=list)
     #: The answer to each action (a tool's output as JSON text; "" after the final answer).
     observations: list[str] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
@@ -51,6 +55,12 @@ class Rollout:
     @property
     def reward(self) -> float:
         return sum(self.rewards)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The episode as training rows, in the format of ``occubench export`` (:mod:`occubench.engine.rollouts`)
+        with its :attr:`reward` and ``trial`` its :attr:`sample`; none for an episode to leave out (``error``) or
+        whose actions carried no tokens."""
+        return [] if "error" in self.info else list(episode_rows(self.task_id, self.sample, self.reward, self.tokens))
 
 
 class _Worlds:
@@ -105,6 +115,8 @@ class RolloutPool:
     def rollout(self, agent_fn: AgentFn, tasks: Sequence[int | str], n: int = 1) -> list[Rollout]:
         """``n`` episodes of each task, as many at once as the pool has environments; ``rollouts[i * n + j]`` is
         ``tasks[i]``'s ``j``-th. ``agent_fn`` is called here, one step at a time (see the module docstring)."""
+        from occubench.gym import action_tokens  # as the environments read them (gymnasium, here too)
+
         rollouts: list[Rollout | None] = [None] * (len(tasks) * n)
         free = deque(self.slots)
         waiting = deque(range(len(rollouts)))
@@ -132,6 +144,7 @@ class RolloutPool:
                     continue
             action = agent_fn(observation, {**rollout.start, **rollout.info, "episode": episode})
             rollout.actions.append(action)
+            rollout.tokens.append(action_tokens(action))
             running[actor.step.remote(slot, action)] = (episode, actor, slot)
         return [rollout for rollout in rollouts if rollout is not None]
 

@@ -8,11 +8,13 @@ Where a prompt does not extend the turn before (the template changed earlier tok
 turns out), the episode gives a row per turn instead: its prompt masked 0, its completion 1. ``logprobs`` is
 aligned with the tokens: the model's tokens have theirs (where the endpoint returned them), the others None. The
 reward is the verdict (1.0 or 0.0); a result that is an error is left out — an outage is nothing to learn from.
+The rollout pool's episodes give the same rows (:meth:`occubench.distributed.Rollout.rows`, through
+:func:`episode_rows`), from the tokens their actions carried and with their reward.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,21 @@ from occubench.util.jsonl import dumps_line, write_atomic
 
 
 def rollout_rows(result: Result) -> Iterator[dict[str, Any]]:
-    """The rows of one episode (see the module docstring); none if it is an error or kept no tokens."""
-    turns = [tokens for step in result.steps if (tokens := step.tokens) is not None
-             and isinstance(tokens.get("prompt_ids"), list) and isinstance(tokens.get("completion_ids"), list)]
-    if not result.ok or not turns:
+    """The rows of one episode of a run (see the module docstring); none if it is an error or kept no tokens."""
+    if result.ok:
+        yield from episode_rows(result.task_id, result.trial, 1.0 if result.is_correct else 0.0,
+                                [step.tokens for step in result.steps])
+
+
+def episode_rows(task_id: int | str, trial: int, reward: float,
+                 tokens: Iterable[dict[str, Any] | None]) -> Iterator[dict[str, Any]]:
+    """The rows of one episode whose turns kept ``tokens`` (a :class:`~occubench.core.trajectory.Step`'s, None
+    where a turn kept none): those of a run's results and those of :class:`occubench.distributed.Rollout`."""
+    turns = [turn for turn in tokens if turn is not None
+             and isinstance(turn.get("prompt_ids"), list) and isinstance(turn.get("completion_ids"), list)]
+    if not turns:
         return
-    reward = 1.0 if result.is_correct else 0.0
-    base = {"task_id": result.task_id, "trial": result.trial, "reward": reward}
+    base = {"task_id": task_id, "trial": trial, "reward": reward}
     if _extends(turns):
         ids: list[int] = []
         mask: list[int] = []

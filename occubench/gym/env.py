@@ -22,6 +22,11 @@ world.
 - A failure that is not the agent's (an endpoint that stays down, a simulator or judge that gives nothing usable)
   ends the episode ``truncated`` with reward 0 and ``info["error"] = {"kind": ..., "message": ...}`` (the kinds
   of a result's error): leave such episodes out of training, as a run leaves them out of its score.
+- An action may carry the tokens of the policy that wrote it, ``"tokens": {"prompt_ids": [...], "completion_ids":
+  [...], "logprobs": [...]}`` (as :class:`~occubench.gym.policy.EndpointPolicy` returns them, from the endpoint):
+  the turn keeps them on its ``Step.tokens`` (:class:`~occubench.llm.types.Tokens`'s fields), so the judged
+  trajectory holds them, as ``--record-tokens`` keeps a run's. Tokens that are not lists of ids and of finite
+  numbers are left out, never an error: they change nothing else, the reward least of all.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from occubench.core.trajectory import Step, ToolCall, Trajectory
 from occubench.engine.factory import EpisodeFactory
 from occubench.errors import ConfigError, OccuBenchError, error_kind
 from occubench.llm import Model, ResponseCache
+from occubench.llm.types import Tokens
 from occubench.util.aio import run_sync
 from occubench.util.jsonsafe import dumps
 from occubench.util.redact import Redactor
@@ -84,14 +90,20 @@ class Answer:
     text: str
 
 
+def _decoded(action: object) -> object:
+    """What an action given as JSON text holds (ValueError when it is not JSON); any other action as it is."""
+    if not isinstance(action, str):
+        return action
+    try:
+        return json.loads(action)
+    except (ValueError, RecursionError):
+        raise ValueError(f"the action is not JSON: {ACTION_FORMAT}") from None
+
+
 def read_action(action: object) -> Call | Answer:
-    """The call or answer ``action`` stands for (other keys, such as a call's ``id``, are ignored); ValueError,
-    saying what an action is, when it stands for neither."""
-    if isinstance(action, str):
-        try:
-            action = json.loads(action)
-        except (ValueError, RecursionError):
-            raise ValueError(f"the action is not JSON: {ACTION_FORMAT}") from None
+    """The call or answer ``action`` stands for (other keys, such as a call's ``id`` or ``tokens``, are ignored);
+    ValueError, saying what an action is, when it stands for neither."""
+    action = _decoded(action)
     if isinstance(action, Mapping) and ("name" in action) != ("answer" in action):
         if isinstance(action.get("answer"), str):
             return Answer(action["answer"])
@@ -106,6 +118,16 @@ def read_action(action: object) -> Call | Answer:
                 raise ValueError(f"the arguments are not a JSON value: {ACTION_FORMAT}") from None
     raise ValueError(ACTION_FORMAT)
 
+
+def action_tokens(action: object) -> dict[str, Any] | None:
+    """The policy's tokens ``action`` carries, as ``Step.tokens`` keeps them; None when it carries none that read
+    (see the module docstring)."""
+    try:
+        action = _decoded(action)
+    except ValueError:
+        return None
+    tokens = Tokens.read(action.get("tokens")) if isinstance(action, Mapping) else None
+    return None if tokens is None else tokens.to_dict()
 
 
 class OccuBenchEnv(gymnasium.Env[str, Any]):
@@ -198,7 +220,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
 
     def _turn(self, action: object, world: Environment) -> tuple[str, bool]:
         """Play one turn into the trajectory as the agent loop records it; (observation, whether malformed)."""
-        turn = Step(content=None)
+        turn = Step(content=None, tokens=action_tokens(action))
         self.trajectory.steps.append(turn)
         try:
             request = read_action(action)

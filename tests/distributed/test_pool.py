@@ -6,14 +6,19 @@ from typing import Any
 
 import pytest
 
+from occubench.core.results import Result
+from occubench.core.trajectory import Step
+from occubench.engine.rollouts import rollout_rows
 from occubench.errors import ConfigError
 from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite, exec_task
+from occubench.testing import MockLLMServer
 
 pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
 pytest.importorskip("gymnasium")
 
-from occubench.distributed import RolloutPool  # after the skips: it imports ray
+from occubench.distributed import Rollout, RolloutPool  # after the skips: it imports ray
+from occubench.gym import EndpointPolicy
 
 
 def reference_policy(observation: str, info: dict[str, Any]) -> dict[str, Any]:
@@ -47,3 +52,28 @@ def test_rollouts_reset_each_episode_and_earn_the_verdicts() -> None:
 def test_a_bad_task_is_the_environments_own_error() -> None:
     with RolloutPool("executable", workers=1, per_worker=1) as pool, pytest.raises(ConfigError, match="no task"):
         pool.rollout(reference_policy, ["no/such-task"])
+
+
+def test_rollouts_keep_the_policys_tokens_and_give_the_rows_of_an_exported_run() -> None:
+    tasks = list(TASKS)[:2]
+    with MockLLMServer() as server, RolloutPool("executable", workers=1, per_worker=2) as pool:
+        rollouts = pool.rollout(EndpointPolicy("agent-m", base_url=server.base_url, api_key="k"), tasks, n=2)
+    assert len(rollouts) == 4
+    for rollout in rollouts:
+        assert rollout.tokens == [action["tokens"] for action in rollout.actions] and all(rollout.tokens)
+        own = [token for turn in rollout.tokens for token in turn["completion_ids"]]
+        row, = rollout.rows()  # the prompts extend: one row
+        assert [token for token, mask in zip(row["input_ids"], row["mask"]) if mask] == own
+        assert (row["task_id"], row["trial"], row["reward"]) == (rollout.task_id, rollout.sample, rollout.reward)
+        # The rows of the same episode as a run's result, the form `occubench export` writes.
+        result = Result(task_id=rollout.task_id, trial=rollout.sample, is_correct=rollout.reward == 1.0,
+                        steps=[Step(None, tokens=tokens) for tokens in rollout.tokens])
+        assert rollout.rows() == list(rollout_rows(result))
+
+
+def test_an_episode_to_leave_out_gives_no_rows() -> None:
+    tokens = {"prompt_ids": [1], "completion_ids": [2], "logprobs": None}
+    kept = Rollout("t", 0, "do it", {}, actions=[{"answer": "x"}], tokens=[tokens], rewards=[1.0])
+    assert [row["input_ids"] for row in kept.rows()] == [[1, 2]]
+    kept.info["error"] = {"kind": "environment", "message": "down"}
+    assert kept.rows() == []

@@ -310,3 +310,48 @@ def test_world_and_judge_failures_end_the_episode_as_errors(lwm_data: Path) -> N
         assert (reward, truncated, info["error"]["kind"]) == (0.0, True, "request_rejected")
         assert "Incorrect API key" in info["error"]["message"] and "secret-key-123" not in json.dumps(info)
         env.close()
+
+
+# -- the policy's tokens ------------------------------------------------------------------------------------------
+
+def _tokens(turn: int) -> dict[str, Any]:
+    return {"prompt_ids": list(range(turn + 3)), "completion_ids": [100 + turn, 7], "logprobs": [-0.5 * turn, 0.0]}
+
+
+def test_the_tokens_an_action_carries_are_kept_on_its_turn(executable: OccuBenchEnv) -> None:
+    executable.reset()
+    calls, answer = REFERENCE.script(executable.task)
+    actions: list[Any] = [{"name": name, "arguments": arguments, "tokens": _tokens(turn)}
+                          for turn, (name, arguments) in enumerate(calls)]
+    actions[0] = json.dumps(actions[0])  # as JSON text too
+    actions.append({"answer": answer, "tokens": _tokens(len(calls))})
+    *_, (_, reward, terminated, _, info) = [executable.step(action) for action in actions]
+    assert (reward, terminated, info["is_correct"]) == (1.0, True, True)  # the trajectory judged holds them
+    assert [step.tokens for step in executable.trajectory.steps] == [_tokens(turn) for turn in range(len(actions))]
+
+
+HOSTILE_TOKENS: dict[str, object] = {
+    "text": "tokens", "a list": [1, 2], "an empty object": {}, "negative ids": {"prompt_ids": [1, -2]},
+    "booleans": {"completion_ids": [True, False]}, "text ids": {"completion_ids": ["1"]},
+    "fractional ids": {"prompt_ids": [1.5]}, "NaN": {"logprobs": [float("nan")]},
+    "an infinite logprob": {"logprobs": [-float("inf")]},
+    "a million ids and one text": {"prompt_ids": [0] * 10**6 + ["x"]},
+    "objects": {"prompt_ids": {"a": 1}, "completion_ids": [[1]], "logprobs": [{"x": 1}]},
+}
+
+
+@pytest.mark.parametrize("tokens", list(HOSTILE_TOKENS.values()), ids=list(HOSTILE_TOKENS))
+def test_malformed_tokens_are_left_out_and_change_no_reward(executable: OccuBenchEnv, tokens: object) -> None:
+    calls, answer = REFERENCE.script(executable.task)
+
+    def play(carried: dict[str, object]) -> list[tuple]:
+        """A malformed call, then the reference solution."""
+        executable.reset()
+        actions = [{"name": "no_such_tool", "arguments": {}}, *({"name": name, "arguments": arguments}
+                                                                 for name, arguments in calls), {"answer": answer}]
+        return [executable.step({**action, **carried})[:4] for action in actions]
+
+    plain = play({})
+    assert plain[0][1] == -0.25 and plain[-1][1:3] == (1.0, True)
+    assert play({"tokens": tokens}) == plain
+    assert all(step.tokens is None for step in executable.trajectory.steps)
