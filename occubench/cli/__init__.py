@@ -11,11 +11,25 @@ import sys
 from collections.abc import Sequence
 
 from occubench import __version__
-from occubench.cli import data, demo, doctor, export, report, rescore, run, serve, suites, synth, view, workplace
+from occubench.cli import (
+    data,
+    demo,
+    doctor,
+    export,
+    report,
+    rescore,
+    run,
+    serve,
+    suites,
+    synth,
+    twin,
+    view,
+    workplace,
+)
 from occubench.errors import OccuBenchError
 
 #: In the order `occubench --help` lists them.
-COMMANDS = (run, demo, suites, workplace, serve, report, synth, rescore, export, view, doctor, data)
+COMMANDS = (run, demo, suites, workplace, twin, serve, report, synth, rescore, export, view, doctor, data)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -119,6 +119,13 @@ def _add_lwm_parser(tracks: argparse._SubParsersAction) -> None:
     calibration.add_argument("--repair-rounds", type=non_negative_int, help="repairs of an unsolvable task before it "
                              "is dropped (default: 2)")
     calibration.add_argument("--max-steps", type=positive_int, help="agent turns per calibration run (default: 30)")
+    twin = parser.add_argument_group("twin gate (scenarios that also have an executable world)")
+    twin.add_argument("--min-agreement", type=float, metavar="SHARE", help="keep a world made for such a scenario "
+                      "only if it answers that world's reference calls as the world does at least this often "
+                      "(default: 0.9)")
+    twin.add_argument("--worlds-dir", metavar="DIR", help="the executable worlds to hold scenarios to (default: the "
+                      "built-in ones)")
+    add_trust_argument(twin)
     calibration.add_argument("--num-votes", type=positive_int, help="judge votes per calibration run (default: 3)")
     calibration.add_argument("--date", help="date in the agent's prompt, YYYY-MM-DD (default: today)")
     parser.set_defaults(func=_lwm)

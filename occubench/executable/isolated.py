@@ -56,6 +56,7 @@ def describe(world: World) -> dict[str, Any]:
         "tasks": [{"id": t.id, "instruction": t.instruction, "difficulty": t.difficulty, "rubric": t.rubric,
                    "reference": [asdict(c) for c in t.reference], "answer": t.answer,
                    "wrong": [asdict(c) for c in t.wrong], "wrong_answer": t.wrong_answer} for t in world.tasks],
+        "state": world.snapshot(),
     }
 
 
@@ -68,6 +69,8 @@ class IsolatedWorld:
 
     def __init__(self, description: dict[str, Any], directory: Path, pool: Pool, worker_folder: str) -> None:
         self.directory, self.pool, self.worker_folder = directory, pool, worker_folder
+        #: What :func:`describe` said of the world.
+        self.described = description
         self.name: str = description["name"]
         self.scenario, self.category = description["scenario"], description["category"]
         self.domain, self.description = description["domain"], description["description"]

@@ -48,13 +48,14 @@ class ExecutableSuite(Suite):
     async def averify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         """The code checks, in a thread off the loop (they read the world's database, maybe in a sandbox worker);
         then the label judge's diagnosis, awaited."""
-        verdict = await off_loop(self._checked, task, trajectory, env)
+        verdict = await off_loop(self.checked, task, trajectory, env)
         if self.judge:
             await self._diagnose(task, trajectory, verdict)
         return verdict
 
     @staticmethod
-    def _checked(task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+    def checked(task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        """The code checks' verdict of ``trajectory`` on the world instance ``env`` (its final state)."""
         instance = env.unwrapped
         assert isinstance(instance, WorldEnvironment)
         checks, diff = instance.verify(exec_task(task).id, trajectory.final_answer)

@@ -174,6 +174,20 @@ class World:
                                                               key=lambda c: c[5]) if column[5]) or ("rowid",)
                     for name in names}
 
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """The seeded database as data: each table's columns (name → declared type), the columns that identify its
+        rows (:meth:`tables`), and its rows in storage order (bytes as hex)."""
+        keys = self.tables()
+        with self._lock:
+            template = self._built()
+            state: dict[str, dict[str, Any]] = {}
+            for table, key in keys.items():  # table names come from the schema, never from input
+                columns = {column[1]: column[2] for column in template.execute(f'PRAGMA table_info("{table}")')}
+                rows = [{name: value.hex() if isinstance(value, bytes) else value for name, value in zip(columns, row)}
+                        for row in template.execute(f'SELECT * FROM "{table}" ORDER BY rowid')]
+                state[table] = {"columns": columns, "key": list(key), "rows": rows}
+            return state
+
     def instance(self) -> sqlite3.Connection:
         """A private in-memory copy of the seeded database, from :func:`new_database`, whose queries stop when the
         tool call running them is out of time."""

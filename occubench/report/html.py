@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from occubench.core.results import Result
 from occubench.engine.summary import Price
 from occubench.errors import ConfigError
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
@@ -25,8 +28,9 @@ from occubench.report.tables import (
     paired_table,
     report_warnings,
     run_tables,
+    suite_tables,
 )
-from occubench.report.viewer import VIEWER_HTML, asset, entry
+from occubench.report.viewer import VIEWER_HTML, asset, entry, summary
 from occubench.store import read_context
 from occubench.util.jsonsafe import dumps
 
@@ -66,6 +70,61 @@ def _warnings_html(warnings: list[str]) -> str:
     return f'<section id="warnings" class="warnings"><h2>Warnings</h2><ul>{items}</ul></section>'
 
 
+#: Longer answers are cut in the fidelity section; the trajectory viewer shows them whole.
+_ANSWER_LIMIT = 2000
+
+
+def _pretty(value: Any) -> str:
+    """JSON text indented (``value`` itself when it is text that is not JSON), cut at :data:`_ANSWER_LIMIT`."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    text = value if isinstance(value, str) else dumps(value, indent=2)
+    return text if len(text) <= _ANSWER_LIMIT else text[:_ANSWER_LIMIT] + "…"
+
+
+def _disagreements(run_index: int, run: Run, result: Result, calls: list[Any]) -> list[str]:
+    """Table rows of ``result``'s twin calls that did not agree, each linked to the result's trajectory."""
+    key = quote(summary(run_index, run.name, 1, result)["key"], safe="")
+    task = f'<a href="#task={html.escape(key)}">{html.escape(str(result.task_id))}</a>'
+    rows = []
+    for call in calls:
+        if call.get("agree") is True:
+            continue
+        cells = [task, *(html.escape(str(call.get(name, ""))) for name in ("call_index", "tool")),
+                 *(f"<pre>{html.escape(_pretty(call.get(name)))}</pre>" for name in ("arguments", "real", "simulated")),
+                 *(html.escape(str(call.get(name) or "-")) for name in ("kind", "by", "reason"))]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return rows
+
+
+def _fidelity_html(runs: list[Run]) -> str:
+    """Twin runs' calls on which the simulated world did not agree with the real one (including the calls the judge
+    could not decide), side by side; empty when no run recorded twin calls. Errored episodes are left out."""
+    parts = []
+    head = "".join(f"<th>{c}</th>" for c in ("Task", "Call", "Tool", "Arguments", "Real answer", "Simulator's answer",
+                                             "Kind", "Decided by", "Reason"))
+    for i, run in enumerate(runs):
+        rows, compared = [], 0
+        for result in run.results:
+            calls = result.env_info.get("twin_calls") if result.ok else None
+            if isinstance(calls, list):
+                compared += len(calls)
+                rows += _disagreements(i, run, result, calls)
+        if not compared:
+            continue
+        body = (f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>" if rows
+                else '<p class="note">Every compared call agreed.</p>')
+        parts.append(f"<h3>{html.escape(run.name)}: {len(rows)} of {compared} call(s) not agreeing</h3>{body}")
+    if not parts:
+        return ""
+    return ('<section id="fidelity"><h2>Simulator fidelity</h2><p class="note">Tool calls answered by the simulated '
+            "twin and the real world that did not agree; judge_error: the judge could not decide. Long answers are "
+            f"cut here; the trajectory shows them whole.</p>{''.join(parts)}</section>")
+
+
 def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
                 prices: Mapping[str, Price] | None = None, title: str = "OccuBench report",
                 notes: Iterable[str] = (), paired: list[PairedComparison] | None = None) -> str:
@@ -77,11 +136,15 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
     paired = paired if paired is not None else paired_comparisons(records)
     modes = robustness_table({run.name: run.results for run in runs})
     warnings = report_warnings(modes, notes)
+    extra = suite_tables(runs)
+    fidelity = _fidelity_html(runs)
     run_sections = []
     for i, s in enumerate(stats):
         main = "".join(_table_html(t) for t in run_tables(s, by_domain=False))
+        suite = "".join(_table_html(t) for t in extra.get(s.name, []))
         run_sections.append(f'<section class="run" id="run-{i}"><h3>{html.escape(s.name)}</h3>'
                             f'<div class="run-tables">{main}</div>'
+                            + (f'<div class="run-tables">{suite}</div>' if suite else "") +
                             f"<details><summary>By domain</summary>{_table_html(domain_table(s))}</details></section>")
     charts = [_image(radar_chart(records), "Completion by industry category per agent model"),
               _image(modes_chart(records), "Completion by environment mode E0–E3 per agent"),
@@ -104,7 +167,7 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
 scored. Confidence intervals: percentile bootstrap over tasks.</p>
 <nav>{'<a href="#warnings">Warnings</a>' if warnings else ""}<a href="#leaderboard">Leaderboard</a>
 <a href="#modes">Modes</a>{'<a href="#paired">Paired</a>' if paired else ""}
-<a href="#charts">Charts</a><a href="#runs">Runs</a>
+<a href="#charts">Charts</a><a href="#runs">Runs</a>{'<a href="#fidelity">Fidelity</a>' if fidelity else ""}
 <a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
@@ -114,6 +177,7 @@ scored. Confidence intervals: percentile bootstrap over tasks.</p>
 {f'<section id="paired"><h2>Paired comparison</h2>{_table_html(paired_table(paired))}</section>' if paired else ""}
 <section id="charts" class="charts"><h2>Charts</h2>{"".join(charts)}</section>
 <section id="runs"><h2>Runs</h2>{"".join(run_sections)}</section>
+{fidelity}
 {VIEWER_HTML}
 </main>
 <script type="application/json" id="occubench-data">{_script_json(data)}</script>

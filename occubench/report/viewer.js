@@ -259,6 +259,36 @@
         t.fault_windows.map((w) => [w.first_call, w.last_call, w.kind, w.fired].map(cell)), null, 4));
     }
   }
+  // A twin run's calls, each answered by the real world and its simulated twin: the ones not agreeing first, side
+  // by side; the agreeing ones folded away.
+  function twinCall(call) {
+    const agree = call.agree === true, undecided = call.by === "judge_error";
+    const c = el("div", agree ? "call" : "call twin-differs"), head = el("div"), pair = el("div", "twin-pair");
+    const real = el("div"), simulated = el("div");
+    head.appendChild(el("strong", null, call.tool));
+    head.appendChild(el("span", "sub", "  call " + call.call_index + " · decided by " + call.by));
+    head.appendChild(el("span", "badge " + (agree ? "pass" : undecided ? "error" : "fail"),
+      agree ? "agree" : undecided ? "undecided" : call.kind || "disagree"));
+    c.appendChild(head);
+    block(c, "Arguments", pretty(call.arguments));
+    block(real, "Real world", pretty(call.real));
+    block(simulated, "Simulated twin", pretty(call.simulated));
+    pair.append(real, simulated);
+    c.appendChild(pair);
+    if (call.reason) block(c, "Reason", call.reason);
+    return c;
+  }
+  function twinCalls(calls) {
+    const differing = calls.filter((call) => call && call.agree !== true);
+    const agreeing = calls.filter((call) => call && call.agree === true);
+    heading("Twin calls: " + differing.length + " of " + calls.length + " not agreeing");
+    differing.forEach((call) => detail.appendChild(twinCall(call)));
+    if (!agreeing.length) return;
+    const d = el("details"), s = el("summary", null, agreeing.length + " agreeing call(s)");
+    d.appendChild(s);
+    agreeing.forEach((call) => d.appendChild(twinCall(call)));
+    detail.appendChild(d);
+  }
   function usage(byRole) {
     heading("Usage");
     const rows = Object.keys(byRole).map((role) => {
@@ -291,7 +321,12 @@
     if (!empty(t.votes)) votes(t.votes);
     verdictDetails(details);
     faultTables(t, unmarked);
-    if (!empty(t.env_info)) block(detail, "Environment info", pretty(t.env_info));
+    const info = Object.assign({}, t.env_info);
+    if (Array.isArray(info.twin_calls)) {
+      twinCalls(info.twin_calls);
+      delete info.twin_calls;  // shown above
+    }
+    if (!empty(info)) block(detail, "Environment info", pretty(info));
     const program = t.agent_output || {};
     if (!empty(program)) {  // an outside agent's program: what it ran and printed
       block(detail, "Agent program", `${program.command || ""}\nexit status ${program.exit_code}`);

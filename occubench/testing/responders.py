@@ -1,8 +1,10 @@
 """The scripted responder: what the mock server answers in each role of a run, deterministically.
 
-A request's role follows from its prompt: a synthesis stage (see :mod:`occubench.testing.synth`), the world model,
-the code-augmented judge (label), a workplace day's reflection, the verifier, or else the agent. With the server's
-``deep_nesting`` mode, the roles it names answer with JSON nested 10,000 levels deep instead (:func:`deep_reply`).
+A request's role follows from its prompt: a synthesis stage (see :mod:`occubench.testing.synth`), the twin worlds'
+agreement judge, the world model, the code-augmented judge (label), a workplace day's reflection, the verifier, or
+else the agent. With twin mode on, a world-model request that names an executable world is answered by that world
+itself, corrupted at a seeded share of calls (see :mod:`occubench.testing.twin`). With the server's ``deep_nesting``
+mode, the roles it names answer with JSON nested 10,000 levels deep instead (:func:`deep_reply`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from occubench.testing import synth_executable, synth_lwm
 from occubench.testing.synth import Handler, stage_of, synth_reply
+from occubench.testing.twin import agreement_reply, canonical, twin_answer, twin_world
 
 Responder = Callable[[dict, int], "str | dict"]
 """(request JSON body, choice index) -> assistant content, or ``{"content": ..., "tool_calls": [...]}``."""
@@ -34,11 +37,6 @@ def _text(content: Any) -> str:
             part.get("text", "") if isinstance(part, dict) else str(part) for part in content
         )
     return ""
-
-
-def canonical(obj: Any) -> str:
-    """``obj`` as compact JSON with sorted keys, the same text for equal objects."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def decoded(arguments: Any) -> Any:
@@ -67,17 +65,36 @@ def _find_action(text: str) -> dict | None:
     return None
 
 
-def _world_reply(messages: list[dict]) -> str:
-    # The latest user message that holds an action: a re-ask after an unparsable answer is about the same action.
-    action = next((found for m in reversed(messages) if m.get("role") == "user"
-                   and (found := _find_action(_text(m.get("content")))) is not None), None)
-    if action is None:
-        observation: dict[str, Any] = {"tool": None, "status": "error", "error": "no action found"}
-    else:
-        name, args = str(action["name"]), decoded(action["arguments"])
-        digest = hashlib.sha256((name + canonical(args)).encode()).hexdigest()
-        observation = {"tool": name, "status": "ok", "result_id": int(digest, 16) % 10000}
+def _actions(messages: list[dict]) -> list[dict]:
+    """The actions of the user messages, in order, arguments decoded: the episode's calls, the current one last (a
+    re-ask after an unparsable answer holds none, so it is about the same action)."""
+    found = (_find_action(_text(m.get("content"))) for m in messages if m.get("role") == "user")
+    return [{"name": str(action["name"]), "arguments": decoded(action["arguments"])} for action in found if action]
+
+
+def _observed(observation: dict) -> str:
     return f"<predicted_observation>{json.dumps(observation)}</predicted_observation>"
+
+
+def _world_reply(messages: list[dict]) -> str:
+    actions = _actions(messages)
+    if not actions:
+        return _observed({"tool": None, "status": "error", "error": "no action found"})
+    name, args = actions[-1]["name"], actions[-1]["arguments"]
+    digest = hashlib.sha256((name + canonical(args)).encode()).hexdigest()
+    return _observed({"tool": name, "status": "ok", "result_id": int(digest, 16) % 10000})
+
+
+#: What the world model is told when earlier calls were left out of its prompt (see occubench.lwm.environment).
+_LEFT_OUT = "earlier call(s) and their observations left out"
+
+
+def _twin_reply(world: str, messages: list[dict], share: float, seed: int) -> str:
+    # Replay needs every earlier action: with some left out the real state is unknown, and a guess at it would be
+    # counted as the simulator's disagreement.
+    if any(_LEFT_OUT in _text(m.get("content")) for m in messages if m.get("role") == "user"):
+        raise ValueError(f"twin mode cannot replay {world}: earlier calls were left out to fit a context window")
+    return _observed(twin_answer(world, _actions(messages), share=share, seed=seed).observation)
 
 
 _REQUIRED_CALL = re.compile(r"The agent must call `(\w+)`")
@@ -152,10 +169,12 @@ def _agent_reply(request: dict) -> str | dict:
 
 
 def _role_of(messages: list[dict]) -> str:
-    """Which role a request plays: synth, world, label, reflection, verifier or agent."""
-    system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+    """Which role a request plays: synth, agreement, world, label, reflection, verifier or agent."""
+    system = _system(messages)
     if stage_of(system) is not None:
         return "synth"
+    if "<agreement>" in system:
+        return "agreement"
     if "<predicted_observation>" in system:
         return "world"
     if "<label>" in system:
@@ -166,6 +185,10 @@ def _role_of(messages: list[dict]) -> str:
     if any("<verdict>" in _text(m.get("content")) for m in messages if m.get("role") in ("system", "user")):
         return "verifier"
     return "agent"
+
+
+def _system(messages: list[dict]) -> str:
+    return "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
 
 
 def _system_messages(request: dict) -> list[dict]:
@@ -197,13 +220,17 @@ def deep_reply(request: dict, roles: Sequence[str], text_tool_calls: bool) -> st
 
 
 def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
-                            synth: dict[str, Any] | None = None) -> Responder:
+                            synth: dict[str, Any] | None = None, twin: float | None = None) -> Responder:
     """A deterministic responder for every role of a run, and for every synthesis stage.
 
-    With ``malformed_rate`` > 0, world-model and verifier requests get unparsable text with that
-    probability (seeded, thread-safe), to exercise re-asking; agent requests are never affected.
-    ``synth`` scripts the synthesis stages' faults (see :mod:`occubench.testing.synth`).
+    With ``malformed_rate`` > 0, world-model and judge (verifier, label, agreement) requests get unparsable text
+    with that probability (seeded, thread-safe), to exercise re-asking; agent requests are never affected.
+    ``synth`` scripts the synthesis stages' faults (see :mod:`occubench.testing.synth`). ``twin``, a share in
+    [0, 1], turns twin mode on: world-model requests that name an executable world are answered by that world,
+    that share of calls corrupted as drawn under ``seed`` (see :mod:`occubench.testing.twin`).
     """
+    if twin is not None and not 0 <= twin <= 1:
+        raise ValueError(f"the twin share must be in [0, 1], not {twin}")
     rng = random.Random(seed)
     lock = threading.Lock()
 
@@ -216,12 +243,17 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
     def respond(request: dict, index: int) -> str | dict:
         messages = _system_messages(request)
         request = {**request, "messages": messages}
-        role = _role_of(messages)
+        role, system = _role_of(messages), _system(messages)
         if role == "synth":
-            system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
             return synth_reply(_SYNTH_STAGES, str(stage_of(system)), messages, synth or {})
+        if role == "agreement":
+            prompt = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+            return _MALFORMED_REPLY if _malformed() else agreement_reply(prompt)
         if role == "world":
-            return _MALFORMED_REPLY if _malformed() else _world_reply(messages)
+            if _malformed():
+                return _MALFORMED_REPLY
+            world = twin_world(system)
+            return _world_reply(messages) if twin is None or world is None else _twin_reply(world, messages, twin, seed)
         if role == "label":
             return _MALFORMED_REPLY if _malformed() else _label_reply(messages)
         if role == "reflection":

@@ -49,6 +49,10 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
   slot), a ``context_window`` (8,192 unless given) and ``owned_by: "me"`` in ``/v1/models``.
 - ``trickle_s`` (``--trickle SECONDS``): chat responses are sent one byte every that many seconds after their
   headers, as a stalled proxy or an overloaded server does; a client that hangs up ends it.
+- ``twin`` (:func:`make_scripted_responder`'s keyword, then ``--twin SHARE``): a world-model request whose system
+  prompt names ``the executable world "NAME"`` is answered by built-in world NAME itself (the conversation's actions
+  replayed on a fresh instance), a seeded SHARE of calls (``--seed``) wrongly on purpose, so that a twin-world run
+  has a simulator of known fidelity (see :mod:`occubench.testing.twin`). The agreement judge needs no flag.
 
 ``retry_after_s`` (``--retry-after``, the Retry-After of 429 answers) is 1 s by default, as real APIs send.
 """
@@ -444,12 +448,19 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
                         help="send chat response bodies one byte every SECONDS")
     parser.add_argument("--synth-script", metavar="FILE",
                         help="JSON file scripting the synthesis stages' faults (see occubench.testing.synth)")
+    parser.add_argument("--twin", metavar="SHARE", type=float, default=None,
+                        help="answer world-model requests naming an executable world by that world, this share of "
+                             "calls (0 to 1, drawn under --seed) corrupted (see occubench.testing.twin)")
     options = vars(parser.parse_args(argv))
     if unknown := set(options["deep_nesting"]) - set(DEEP_ROLES):
         parser.error(f"--deep-nesting: unknown roles {sorted(unknown)}; choose from {', '.join(DEEP_ROLES)}")
     script = options.pop("synth_script")
     synth = json.loads(Path(script).read_text(encoding="utf-8")) if script else None
-    return MockLLMServer(make_scripted_responder(synth=synth), **options)
+    try:
+        responder = make_scripted_responder(synth=synth, twin=options.pop("twin"), seed=options["seed"])
+    except ValueError as exc:
+        parser.error(f"--twin: {exc}")
+    return MockLLMServer(responder, **options)
 
 
 def _main(argv: Sequence[str] | None = None) -> None:

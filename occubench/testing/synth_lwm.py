@@ -11,6 +11,9 @@ plan names (without one, the first two). So a task's calibration follows from wh
 - ``"unsolvable": [n, ...]``: the plan names ``get_record`` instead of ``update_record``, so it fails with the plan;
   the repair stage rewrites the plan from the rubric (diagnosis ``plan_wrong``);
 - ``"unrepairable": [n, ...]``: as unsolvable, and the repair changes only its explanation.
+
+For a scenario of a built-in executable world, the environment is that world's twin (:mod:`occubench.twin.derive`),
+so the twin gate of the synthesis measures it against the world (with the server's twin mode, as faithful as asked).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def _reference(inputs: dict[str, Any], script: dict[str, Any]) -> dict[str, Any]
 
 
 def _environment(inputs: dict[str, Any], script: dict[str, Any]) -> dict[str, Any]:
+    if (world := _executable_world(str(inputs.get("scenario")))) is not None:
+        return world  # a scenario an executable world has: its twin, as a model would write it at best
     subtopic = inputs.get("subtopic") or {}
     record = {"type": "object", "properties": {"record_id": {"type": "string"}}, "required": ["record_id"]}
     return {
@@ -57,6 +62,20 @@ def _environment(inputs: dict[str, Any], script: dict[str, Any]) -> dict[str, An
             {"name": "submit_decision", "description": "File the decision.", "parameters": record}],
         "state_description": {"records": "the open records"},
         "task_initial_state": {"records": [{"record_id": "R-1", "status": "open"}]}}
+
+
+def _executable_world(scenario: str) -> dict[str, Any] | None:
+    """The twin config of the built-in executable world of ``scenario``, without its name (as stages write them)."""
+    from occubench.executable.isolated import describe
+    from occubench.executable.registry import builtin_worlds
+    from occubench.twin.derive import twin_config
+
+    world = next((w for w in builtin_worlds() if w.scenario.lower() == scenario.strip().lower()), None)
+    if world is None:
+        return None
+    config = twin_config(describe(world))
+    del config["environment_name"]
+    return config
 
 
 def _number(inputs: dict[str, Any]) -> int:
@@ -75,6 +94,9 @@ def _plan(calls: list[str]) -> str:
 def _task(inputs: dict[str, Any], script: dict[str, Any]) -> dict[str, Any]:
     number = _number(inputs)
     required = ["search_records"] if number in script.get("trivial", ()) else ["search_records", "update_record"]
+    tools = [action["name"] for action in inputs["environment"]["action_set_definitions"]]
+    if not set(required) <= set(tools):  # an executable world's twin: its own first tools
+        required = tools[:2]
     planned = ["search_records", "get_record"] \
         if number in {*script.get("unsolvable", ()), *script.get("unrepairable", ())} else required
     return {"agent_instruction": f"Handle case {number}: find the open record, update it and report the outcome.",

@@ -50,7 +50,10 @@ class Candidate:
     task: dict[str, Any] = field(default_factory=dict)
     calibrations: list[Calibration] = field(default_factory=list)
     repairs: list[dict[str, str]] = field(default_factory=list)
-    #: kept, trivial, unsolvable, invalid (a stage never gave a usable answer) or incomplete (calibration errors).
+    #: kept, trivial, unsolvable, invalid (a stage never gave a usable answer), unfaithful (it answers unlike its
+    #: scenario's executable world) or incomplete (calibration errors).
     status: str = "pending"
     reason: str = ""
     difficulty: int | None = None
+    #: How it answered its scenario's executable world's reference calls, if the scenario has one (:mod:`.faithful`).
+    agreement: dict[str, Any] | None = None

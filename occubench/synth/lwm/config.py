@@ -43,6 +43,11 @@ class LWMSynthConfig(_LWMRoles):
     easy_threshold: float = Field(0.67, ge=0, le=1)
     hard_threshold: float = Field(0.34, ge=0, le=1)
     repair_rounds: int = Field(2, ge=0)
+    #: A world made for a scenario that has an executable world (built-in, or of ``worlds_dir``) is kept only if it
+    #: answers that world's reference calls as the world does at least this often (:mod:`.faithful`).
+    min_agreement: float = Field(0.9, ge=0, le=1)
+    worlds_dir: str | None = None
+    trust_world_code: bool = False
     max_steps: int = Field(30, ge=1)
     num_votes: int = Field(3, ge=1)
     date: str | None = None

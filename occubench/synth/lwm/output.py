@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from occubench.synth.lwm.config import LWMSynthConfig
     from occubench.synth.session import Session
 
-STATUSES = ("kept", "trivial", "unsolvable", "invalid", "incomplete")
+STATUSES = ("kept", "trivial", "unsolvable", "invalid", "unfaithful", "incomplete")
 
 
 @dataclass
@@ -76,6 +76,7 @@ class SynthesisReport:
                 "with_plan": _rates(latest.with_plan) if latest else {},
                 "without_plan": _rates(latest.without_plan) if latest else {},
                 "rounds": [c.to_dict() for c in candidate.calibrations], "repairs": candidate.repairs,
+                "twin_agreement": candidate.agreement,
                 "env_name": env_name(candidate.environment) if candidate.environment else None})
         return cls(stages, tasks, usage, cost, sorted(set(unpriced)))
 

@@ -22,6 +22,7 @@ from occubench.synth.lwm import stages
 from occubench.synth.lwm.calibrate import calibrate
 from occubench.synth.lwm.candidate import Candidate, Scenario
 from occubench.synth.lwm.config import LWMSynthConfig
+from occubench.synth.lwm.faithful import gate, twins
 from occubench.synth.lwm.output import SynthesisReport, write_output
 from occubench.synth.session import Session, open_session
 from occubench.util.jsonl import iter_jsonl
@@ -158,7 +159,9 @@ def synthesize(config: LWMSynthConfig, *, console: Console | None = None) -> Syn
         repairer = Engine(session.models["repair"], session.engine.store, session.engine.stats, session.engine.lock,
                           session.engine.redactor)
         candidates = candidates_of(session, config, scenarios_of(session, config))
+        worlds = twins(config)
         for round_ in range(config.repair_rounds + 1):
+            gate([c for c in candidates if c.status == "pending"], worlds, config, session.models)
             todo = [c for c in candidates if c.status == "pending"]
             if not todo:
                 break

@@ -105,7 +105,8 @@ def test_a_trivial_task_is_dropped_with_its_reason(synthesized: Any) -> None:
     assert task["without_plan"] == {"agent-m": 1.0} and not task["repairs"]
     assert "Case 2" not in (out / "eval_benchmark_solvable.jsonl").read_text(encoding="utf-8")
     saved = json.loads((out / "synthesis" / "report.json").read_text(encoding="utf-8"))
-    assert saved["counts"] == {"kept": 2, "trivial": 1, "unsolvable": 0, "invalid": 0, "incomplete": 0}
+    assert saved["counts"] == {"kept": 2, "trivial": 1, "unsolvable": 0, "invalid": 0, "unfaithful": 0,
+                               "incomplete": 0}
     assert saved["tokens_per_kept_task"] == saved["tokens"] / 2 > 0
 
 

@@ -1,0 +1,67 @@
+"""Twin worlds as a suite: the agent acts in each executable world's simulated twin, its real instance kept in step.
+
+Each episode is judged twice over the same trajectory: in the simulated world, as an OccuBench run judges it (the
+rubric verifier on the twin's config and rubric: the result's verdict), and in the real one, by the executable
+task's code checks on the real instance (``verdict_details["executable"]``); ``flipped`` says they differ. Every
+call's pair of answers and how they compare are in ``env_info["twin_calls"]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from occubench.core.environment import Environment
+from occubench.core.suite import Suite
+from occubench.core.task import Task
+from occubench.core.trajectory import Trajectory
+from occubench.core.verifier import Verdict
+from occubench.executable.isolated import IsolatedWorld, open_environment
+from occubench.executable.suite import ExecutableSuite
+from occubench.llm import Model
+from occubench.lwm.suite import OccuBenchSuite
+from occubench.twin.derive import twin_rubric
+from occubench.twin.shadow import Shadow
+from occubench.util.aio import off_loop, run_sync
+
+
+def twin_tasks(worlds: list[IsolatedWorld]) -> list[Task]:
+    """The executable tasks, each with its twin's verification plan."""
+    by_name = {world.name: world for world in worlds}
+    return [replace(task, verification_plan=twin_rubric(by_name[task.env_name], task.metadata["exec_task"]))
+            for task in ExecutableSuite(worlds).tasks()]
+
+
+class TwinSuite(Suite):
+    """``simulated`` plays the twins (an :class:`OccuBenchSuite` on their derived configs); ``worlds`` the real
+    instances; ``judge`` decides the calls the cheap checks leave open (see :mod:`occubench.twin.agreement`)."""
+
+    def __init__(self, worlds: list[IsolatedWorld], simulated: OccuBenchSuite, judge: Model | None) -> None:
+        self.worlds = {world.name: world for world in worlds}
+        self.simulated, self.judge = simulated, judge
+
+    def tasks(self) -> list[Task]:
+        return self.simulated.tasks()
+
+    def make_env(self, task: Task) -> Environment:
+        real = open_environment(self.worlds[task.env_name])
+        try:
+            return Shadow(self.simulated.make_env(task), real, self.judge)
+        except BaseException:
+            real.close()
+            raise
+
+    def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        return run_sync(self.averify(task, trajectory, env))
+
+    async def averify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
+        shadow = Shadow.of(env)
+        executable = await off_loop(ExecutableSuite.checked, task, trajectory, shadow.real)
+        verdict = await self.simulated.averify(task, trajectory, shadow.env)
+        calls = shadow.calls
+        verdict.details.update(
+            executable={"is_correct": executable.is_correct, "checks": executable.details["checks"],
+                        "state_diff": executable.details["state_diff"]},
+            flipped=verdict.is_correct != executable.is_correct,
+            call_agreement={"calls": len(calls), "agreed": sum(call["agree"] is True for call in calls),
+                            "undecided": sum(call["agree"] is None for call in calls)})
+        return verdict
