@@ -75,6 +75,8 @@ class TwinAnswer:
 def twin_answer(world: str, actions: Sequence[JSONObject], *, share: float, seed: int = 0) -> TwinAnswer:
     """The twin's answer to the last of ``actions``, the earlier ones replayed first on a fresh instance of built-in
     ``world``; corrupted when the call's :func:`draw` falls below ``share``."""
+    if not actions:
+        raise ValueError(f"twin of {world}: the conversation holds no action to answer")
     env = ExecutableEnvironment(load_world(world))
     try:
         for action in actions:
