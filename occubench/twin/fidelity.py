@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
 from occubench.core.results import Result
 from occubench.core.tables import Table, percent
-from occubench.report.stats import bootstrap_ratio
+from occubench.report.stats import Interval, bootstrap_ratio
 from occubench.report.tables import ci_text
 from occubench.twin.agreement import KINDS
 
@@ -62,37 +62,36 @@ class TwinCall:
 
 
 @dataclass(frozen=True)
-class AgreementRate:
-    """Agreeing calls among the decided ones, with a Wilson interval (``low``/``high`` 0–1)."""
+class AgreementRate(Interval):
+    """Agreeing calls (``passed``) among the decided ones (``evaluated``), with a Wilson interval."""
 
-    agreeing: int
-    decided: int
     #: Calls the judge could not decide: in neither count.
-    undecided: int
-    low: float | None
-    high: float | None
-    level: float = 0.95
+    undecided: int = 0
 
     @property
-    def rate(self) -> float | None:
-        return self.agreeing / self.decided if self.decided else None
+    def agreeing(self) -> int:
+        return self.passed
+
+    @property
+    def decided(self) -> int:
+        return self.evaluated
 
 
 @dataclass(frozen=True)
-class Flips:
-    """Episodes whose verdict differs between the twin and the real world, with a bootstrap interval over tasks."""
+class Flips(Interval):
+    """Episodes (``evaluated``) whose verdict differs between the twin and the real world (``passed``), with a
+    bootstrap interval over tasks."""
 
-    flipped: int
-    episodes: int
-    low: float | None
-    high: float | None
     #: (flipped, episodes) per task id.
-    by_task: dict[str, tuple[int, int]]
-    level: float = 0.95
+    by_task: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
-    def rate(self) -> float | None:
-        return self.flipped / self.episodes if self.episodes else None
+    def flipped(self) -> int:
+        return self.passed
+
+    @property
+    def episodes(self) -> int:
+        return self.evaluated
 
 
 @dataclass(frozen=True)
@@ -152,8 +151,8 @@ def agreement_rate(calls: Iterable[TwinCall], level: float = 0.95) -> AgreementR
     calls = list(calls)
     decided = [call for call in calls if call.decided]
     agreeing = sum(call.agree for call in decided)
-    return AgreementRate(agreeing, len(decided), len(calls) - len(decided),
-                     *wilson_interval(agreeing, len(decided), level), level=level)
+    low, high = wilson_interval(agreeing, len(decided), level)
+    return AgreementRate(agreeing, len(decided), low, high, level, undecided=len(calls) - len(decided))
 
 
 def _groups(calls: Iterable[TwinCall], key: Callable[[TwinCall], str]) -> dict[str, list[TwinCall]]:
@@ -194,7 +193,7 @@ def flip_share(results: Iterable[Result], *, level: float = 0.95, resamples: int
     flipped, episodes = sum(f for f, _ in by_task.values()), sum(n for _, n in by_task.values())
     low, high = (bootstrap_ratio(list(by_task.values()), level=level, resamples=resamples, seed=seed)
                  if by_task else (None, None))
-    return Flips(flipped, episodes, low, high, by_task, level)
+    return Flips(flipped, episodes, low, high, level, by_task=by_task)
 
 
 def fidelity(results: Iterable[Result], *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> Fidelity:
