@@ -84,6 +84,8 @@ class Flips(Interval):
 
     #: (flipped, episodes) per task id.
     by_task: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Flipped episodes in which every decided call agreed: the judges differ there, not the worlds' answers.
+    all_agreed: int = 0
 
     @property
     def flipped(self) -> int:
@@ -182,18 +184,20 @@ def flip_share(results: Iterable[Result], *, level: float = 0.95, resamples: int
     """Scored twin episodes whose verdict flipped; an episode without a ``flipped`` verdict detail (no executable
     verdict) is left out."""
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    all_agreed = 0
     for result in twin_results(results):
         flipped = result.verdict_details.get("flipped")
         if isinstance(flipped, bool):
             tally = per_task[str(result.task_id)]
             tally[0] += flipped
             tally[1] += 1
+            all_agreed += flipped and all(call.agree or not call.decided for call in twin_calls([result]))
     # Sorted: the bootstrap draws tasks in this order, which must not depend on the records' order.
     by_task = {task: (f, n) for task, (f, n) in sorted(per_task.items())}
     flipped, episodes = sum(f for f, _ in by_task.values()), sum(n for _, n in by_task.values())
     low, high = (bootstrap_ratio(list(by_task.values()), level=level, resamples=resamples, seed=seed)
                  if by_task else (None, None))
-    return Flips(flipped, episodes, low, high, level, by_task=by_task)
+    return Flips(flipped, episodes, low, high, level, by_task=by_task, all_agreed=all_agreed)
 
 
 def fidelity(results: Iterable[Result], *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> Fidelity:
@@ -226,11 +230,13 @@ def fidelity_tables(results: Iterable[Result]) -> list[Table]:
         ["Call agreement", _share(f.calls.agreeing, f.calls.decided)], [wilson, ci_text(f.calls.low, f.calls.high)],
         ["Calls the judge could not decide", str(f.calls.undecided)],
         ["Verdict flipped (twin vs real)", _share(f.flips.flipped, f.flips.episodes)],
-        [f"{100 * f.flips.level:.0f}% CI (bootstrap over tasks)", ci_text(f.flips.low, f.flips.high)]],
+        [f"{100 * f.flips.level:.0f}% CI (bootstrap over tasks)", ci_text(f.flips.low, f.flips.high)],
+        ["Flips where every call agreed", str(f.flips.all_agreed)]],
         text_columns=2,
         note="Every tool call was answered by the simulated twin and by the real world; agreement is over the calls "
              "decided (undecided ones count in neither). A flip: the twin's verdict differs from the real world's "
-             "on the same trajectory.")
+             "on the same trajectory; where every call agreed, it is the simulated world's judge (rubric) that "
+             "differs from the real world's code checks, not the simulator.")
     columns = ["Calls", "Agreeing", "Agreement", wilson, "Undecided"]
 
     def row(name: str, a: AgreementRate) -> list[str]:

@@ -80,4 +80,5 @@ def test_verdict_flips_are_counted_against_the_executable_verdict_with_an_interv
     assert flipped and all(r.is_correct and not r.verdict_details["executable"]["is_correct"] for r in flipped)
     flips = fidelity(results).flips
     assert flips.flipped == len(flipped) and flips.episodes == 30
+    assert flips.all_agreed == len(flipped)  # a perfect simulator: the judges differ, not the worlds' answers
     assert flips.low is not None and flips.high is not None and flips.low <= flips.rate <= flips.high
