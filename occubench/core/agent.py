@@ -20,7 +20,7 @@ from occubench.core.task import Task
 from occubench.core.tools import ToolSpec, json_arguments, tool_error, unknown_tool
 from occubench.core.trajectory import Step, ToolCall, Trajectory
 from occubench.errors import ContextLengthError
-from occubench.llm import Message, Model
+from occubench.llm import Message, Model, Reply
 from occubench.llm.cache import current_trial
 from occubench.util.aio import off_loop, run_sync
 
@@ -57,6 +57,15 @@ async def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, e
     record.call_index = env_calls
     record.observation = await env.acall(record.name, arguments)
     return True
+
+
+def assistant_message(reply: Reply, turn: int) -> Message:
+    """``reply`` as the assistant message sent back in the chat, each call the endpoint left unnamed given the id
+    ``call_<turn>_<index>`` (its tool result must name it)."""
+    message = reply.to_message()
+    for index, call in enumerate(message.get("tool_calls", [])):
+        call["id"] = call["id"] or f"call_{turn}_{index}"
+    return message
 
 
 class Agent(Protocol):
@@ -124,9 +133,7 @@ class ToolCallingAgent(AsyncAgent):
                 trajectory.final_answer = reply.content or ""
                 trajectory.stop_reason = "answer"
                 return
-            message = reply.to_message()
-            for index, call in enumerate(message["tool_calls"]):
-                call["id"] = call["id"] or f"call_{step_number}_{index}"
+            message = assistant_message(reply, step_number)
             messages.append(message)
             for request, sent in zip(reply.tool_calls, message["tool_calls"]):
                 log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)

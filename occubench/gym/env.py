@@ -220,10 +220,14 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
 
     def _turn(self, action: object, world: Environment) -> tuple[str, bool]:
         """Play one turn into the trajectory as the agent loop records it; (observation, whether malformed)."""
-        turn = Step(content=None, tokens=action_tokens(action))
+        try:
+            decoded = _decoded(action)  # JSON text read once, for its tokens and its request
+        except ValueError:
+            decoded = action  # not JSON: no tokens, and read_action says what is wrong
+        turn = Step(content=None, tokens=action_tokens(decoded))
         self.trajectory.steps.append(turn)
         try:
-            request = read_action(action)
+            request = read_action(decoded)
         except ValueError as exc:
             turn.tool_calls.append(ToolCall("", action if isinstance(action, str) else dumps(action),
                                             tool_error("invalid_arguments", str(exc))))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from occubench.config import RunConfig
+from occubench.core.agent import assistant_message
 from occubench.engine.models import build_models
 from occubench.llm import Message, Model
 
@@ -74,10 +75,8 @@ class EndpointPolicy:
         tokens = {"tokens": reply.tokens.to_dict()} if reply.tokens is not None else {}
         if not reply.tool_calls:
             return {"answer": reply.content or "", **tokens}
-        message = reply.to_message()
-        turn = sum(1 for sent in chat.messages if sent["role"] == "assistant") + 1
-        for index, call in enumerate(message["tool_calls"]):
-            call["id"] = call["id"] or f"call_{turn}_{index}"  # as the agent loop names calls the server left unnamed
+        message = assistant_message(reply, sum(1 for sent in chat.messages if sent["role"] == "assistant") + 1)
+        for call in message["tool_calls"]:
             chat.pending.append((call["id"], {"name": call["function"]["name"],
                                               "arguments": call["function"]["arguments"], **tokens}))
             tokens = {}  # the turn's tokens once, on its first call

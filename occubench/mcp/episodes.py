@@ -43,6 +43,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from rich.console import Console
 from rich.markup import escape
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from occubench.config import parse_command
@@ -120,7 +121,6 @@ class Episode:
     def __post_init__(self) -> None:
         names = {spec.name for spec in self.specs}
         self.submit = next(name for name in (SUBMIT, f"{SUBMIT}_answer", f"occubench_{SUBMIT}") if name not in names)
-        self.manager: StreamableHTTPSessionManager | None = None
         self.app: StreamableHTTPASGIApp | None = None
 
     def summary(self, url: str) -> dict[str, Any]:
@@ -300,11 +300,11 @@ class EpisodeHub:
             episode.finished.set()
 
     async def _run_episode(self, episode: Episode, ready: asyncio.Event, linger: float) -> None:
-        episode.manager = StreamableHTTPSessionManager(app=episode.server(), security_settings=self.security,
-                                                       session_idle_timeout=None)
-        episode.app = StreamableHTTPASGIApp(episode.manager)
+        manager = StreamableHTTPSessionManager(app=episode.server(), security_settings=self.security,
+                                               session_idle_timeout=None)
+        episode.app = StreamableHTTPASGIApp(manager)
         try:
-            async with episode.manager.run():
+            async with manager.run():
                 ready.set()
                 await episode.finished.wait()
                 with contextlib.suppress(asyncio.TimeoutError):
@@ -340,23 +340,17 @@ class EpisodeHub:
             return
         parts = scope["path"].strip("/").split("/")
         if parts == ["episodes"] and scope["method"] == "GET":
-            body = json.dumps([episode.summary(self.url(episode)) for episode in self.episodes.values()
-                               if not episode.over], ensure_ascii=False).encode()
-            await _send(send, 200, body, b"application/json")
+            listing = [episode.summary(self.url(episode)) for episode in self.episodes.values() if not episode.over]
+            # ASCII-escaped: an instruction with a lone surrogate is still valid JSON on the wire.
+            await Response(json.dumps(listing), media_type="application/json")(scope, receive, send)
             return
         episode = self.episodes.get(parts[1]) if len(parts) == 3 and parts[::2] == ["episodes", "mcp"] else None
         if episode is None or episode.app is None:
-            await _send(send, 404, b"no such episode (it may have ended)", b"text/plain")
+            await PlainTextResponse("no such episode (it may have ended)", status_code=404)(scope, receive, send)
             return
         episode.seen(scope["method"])
         await episode.app(scope, receive, send)
         episode.seen(scope["method"])
-
-
-async def _send(send: Send, status: int, body: bytes, kind: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 class _OutsideAgent(AsyncAgent):

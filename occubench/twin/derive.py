@@ -75,7 +75,7 @@ def twin_rubric(world: IsolatedWorld, task: ExecTask) -> str:
     return "\n".join(lines)
 
 
-def twin_tasks(world: IsolatedWorld) -> list[dict[str, Any]]:
+def task_lines(world: IsolatedWorld) -> list[dict[str, Any]]:
     """The world's tasks in the published task format, instructions unchanged."""
     return [{"task_id": f"{world.name}/{task.id}", "task_scenario_name": world.scenario,
              "agent_instruction": task.instruction, "env_name": world.name, "difficulty_level": task.difficulty,
@@ -88,7 +88,7 @@ def write_dataset(worlds: Sequence[IsolatedWorld], out: Path) -> int:
     for world in worlds:
         write_atomic(out / CONFIG_DIR / f"{world.name}.json",
                      json.dumps(twin_config(world.described), ensure_ascii=False, indent=1).encode())
-    tasks = [task for world in worlds for task in twin_tasks(world)]
+    tasks = [task for world in worlds for task in task_lines(world)]
     write_atomic(out / TASKS_FILE, b"".join(dumps_line(task) for task in tasks))
     scenarios = {world.scenario: {"task_scenario_name": world.scenario, "category": world.category,
                                   "domain": world.domain} for world in worlds}
