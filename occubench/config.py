@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from occubench.errors import ConfigError
-from occubench.util.redact import MASK, redact_url, url_secrets
+from occubench.util.redact import MASK, environment_secrets, redact_url, url_secrets
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -194,13 +194,14 @@ class Settings(BaseModel):
         return ModelRole(role, name if isinstance(name, str) else None, self.endpoint(role), self.role_params(role))
 
     def secrets(self) -> list[str]:
-        """Every key this run may send, and credentials written into its URLs, for redaction."""
+        """Every key this run may send, credentials written into its URLs and every credential of the environment
+        (which an agent program inherits), for redaction."""
         endpoints = [self.endpoint(role) for role in self.roles]
         values = [endpoint.api_key for endpoint in endpoints]
         values += [s.get_secret_value() for name in type(self).model_fields
                    if isinstance(s := getattr(self, name), SecretStr)]
         values += [secret for endpoint in endpoints for secret in url_secrets(endpoint.base_url)]
-        return [value for value in values if value]
+        return [value for value in values if value] + environment_secrets()
 
     def record(self) -> dict[str, Any]:
         """The settings as ``args.json`` keeps them: keys masked, credentials in URLs masked."""

@@ -67,7 +67,7 @@ from occubench.llm.transport import (
 )
 from occubench.llm.types import Completion, Message, Reply, Usage
 from occubench.util.aio import close_at_exit, run_sync
-from occubench.util.redact import redact_url
+from occubench.util.redact import Redactor, environment_secrets, redact_url, url_secrets
 
 if TYPE_CHECKING:
     import openai
@@ -107,6 +107,10 @@ class LLMClient:
         self._given = given
         self._api_key = api_key or _NO_KEY
         self._base_url = str(given.base_url) if given else endpoint_url(base_url)
+        # What goes out to a model is masked as what is written: a trajectory can hold a key an agent program
+        # printed (it inherits the environment), and judges, world models and colleagues read trajectories.
+        self._redactor = Redactor([given.api_key if given else api_key, *url_secrets(self._base_url),
+                                   *environment_secrets()])
         self.timeout_s = timeout_s
         self.max_in_flight = max_in_flight
         # One transport per event loop: a connection pool belongs to the loop that opened it. A client the user
@@ -327,7 +331,8 @@ class LLMClient:
     async def _send(self, body: dict[str, Any], tools_sent: bool, timeout_s: float, role: str,
                     where: str) -> Completion:
         """One attempt, once the limiter has room for it; its usage is counted under ``role``."""
-        content = _encode(body)  # before a slot is taken: a body that cannot be written is refused at once
+        # Before a slot is taken: a body that cannot be written is refused at once.
+        content = self._redactor.body(_encode(body))
         waiting = time.monotonic()
         epoch = await self.limiter.acquire()
         sent = time.monotonic()
