@@ -268,7 +268,7 @@ class LLMClient:
         tool = {"type": "function", "function": {"name": "report_ok", "description": "Report that you are ready.",
                                                  "parameters": {"type": "object", "properties": {}}}}
         completion = await self._request(model, [{"role": "user", "content": "Call the report_ok tool now."}], [tool],
-                                         1, {**params, "tool_choice": choice}, retry, role=role)
+                                         1, {**params, "tool_choice": choice}, retry, role=role, probing=True)
         return any(reply.tool_calls for reply in completion.replies)
 
     def _body(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
@@ -368,7 +368,7 @@ class LLMClient:
                 raise self._out_of_time(role, where) from None
             return Failure("timeout", f"no answer within the {self.timeout_s:g} s request timeout")
         reason = reason or connection_cause(exc)
-        if probing and reason in ("connection refused", "host not found"):
+        if probing and reason in ("connection refused", "unknown host"):
             raise LLMUnavailableError(f"cannot connect to {where}: {reason}") from None
         return Failure("connection", f"cannot connect: {reason}")
 

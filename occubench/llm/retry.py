@@ -111,12 +111,12 @@ def _below(exc: BaseException) -> list[BaseException]:
 
 
 def unreachable(exc: BaseException) -> str | None:
-    """"connection refused" or "host not found" when that lies under ``exc``; else None."""
+    """"connection refused" or "unknown host" when that lies under ``exc``; else None."""
     for lower in _below(exc):
         if isinstance(lower, ConnectionRefusedError):
             return "connection refused"
         if isinstance(lower, socket.gaierror):
-            return "host not found"
+            return "unknown host"
     return None
 
 

@@ -8,10 +8,11 @@ prints them; the table in the "Real endpoints" guide (docs/guides/endpoints.md) 
 
 from __future__ import annotations
 
+import base64
 import urllib.request
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from occubench.llm.parsing import loads
 
@@ -58,7 +59,15 @@ PROFILES = {
 
 
 def _get(url: str, api_key: str | None) -> Any:
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+    parts = urlsplit(url)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    if parts.username is not None:
+        # Credentials in the URL are basic auth, as the SDK sends them: urllib would take them for part of the host
+        # name (a traceback without a port, the password in a DNS query with one).
+        user = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers.setdefault("Authorization", "Basic " + base64.b64encode(user.encode()).decode())
+        url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request, timeout=_DETECT_TIMEOUT_S) as response:  # the URL passed check_base_url
         return loads(response.read(1_000_000))
 

@@ -161,7 +161,7 @@ def test_an_unknown_host_is_named() -> None:
     error = openai.APIConnectionError(request=httpx_request())
     error.__cause__ = ConnectionError("[Errno -2] Name or service not known")
     error.__cause__.__cause__ = socket.gaierror(-2, "Name or service not known")
-    assert connection_cause(error) == "host not found"
+    assert connection_cause(error) == "unknown host"
     other = openai.APIConnectionError(request=httpx_request())
     other.__cause__ = OSError("[Errno 113] No route to host")
     assert connection_cause(other) == "[Errno 113] No route to host"
