@@ -46,8 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except OccuBenchError as exc:
-        print(f"occubench: error: {exc}", file=sys.stderr)
-        return 2
+        return run.print_error(exc)
     except BrokenPipeError:  # `occubench tasks --json | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush does not fail again
         return 0

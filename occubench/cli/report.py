@@ -12,6 +12,7 @@ from rich.console import Console
 
 from occubench.cli.run import int_range
 from occubench.errors import ConfigError
+from occubench.util.text import terminal
 
 if TYPE_CHECKING:
     from occubench import report
@@ -66,12 +67,12 @@ def _report(args: argparse.Namespace) -> int:
                                        seed=args.seed, warnings=notes)
     if args.format == "json":
         print(json.dumps(report.report_json(stats, modes, by_domain=args.by_domain, notes=notes, paired=paired),
-                         indent=2, ensure_ascii=False))
+                         indent=2))  # ASCII: a string of a results file holds no control byte when printed
     elif args.format == "csv":
-        sys.stdout.write(report.report_csv(stats, by_domain=args.by_domain))
+        sys.stdout.write(terminal(report.report_csv(stats, by_domain=args.by_domain)))
     else:
-        print(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes, paired=paired,
-                                     overview=report.overview_tables(runs)))
+        print(terminal(report.markdown_report(stats, modes, extra=report.suite_tables(runs), notes=notes,
+                                              paired=paired, overview=report.overview_tables(runs))))
     if args.html:
         report.write_html(Path(args.html), runs, stats, prices=prices, notes=notes, paired=paired)
         print(f"HTML report written to {args.html}", file=sys.stderr)
@@ -87,13 +88,13 @@ def _compare(args: argparse.Namespace) -> int:
         raise ConfigError(f"nothing to compare: the results of {', '.join(args.run_dirs)} have fewer than two "
                           f"values of {args.by} within any one suite")
     if args.format == "json":
-        print(json.dumps(report.compare_json(pairs), indent=2, ensure_ascii=False))
+        print(json.dumps(report.compare_json(pairs), indent=2))
     else:
         tables = report.compare_tables(pairs)
         if args.by == "agent_model":  # groups that are agents: is their difference more than noise?
             paired = report.paired_comparisons(result for run in runs for result in run.results)
             tables += [report.paired_table(paired)] if paired else []
-        print("\n".join(report.to_markdown(table, 2) for table in tables))
+        print(terminal("\n".join(report.to_markdown(table, 2) for table in tables)))
     return 0
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
-from rich.markup import escape
 
 from occubench.config import ROLES
 from occubench.core.faults import FAULT_MODES, INJECTION_MODES
 from occubench.errors import ConfigError, OccuBenchError
+from occubench.util.redact import Redactor, environment_secrets
+from occubench.util.text import markup, terminal
 
 if TYPE_CHECKING:
     from occubench.config import RunConfig, Settings
@@ -360,10 +361,10 @@ def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float
             warn(message)
     for summary in outcome.runs:
         if summary.errors:
-            console.print(f"{summary.run_name}: {summary.errors} episode(s) ended in an error; run the same command "
-                          "again to retry them")
+            console.print(f"{markup(summary.run_name)}: {summary.errors} episode(s) ended in an error; run the same "
+                          "command again to retry them")
     for name, message in outcome.failures.items():
-        console.print(f"[red]{escape(name)}: {escape(message)}[/red]")
+        console.print(f"[red]{markup(name)}: {markup(message)}[/red]")
     return 2 if outcome.failures else _exit_status(outcome.runs, fail_on_error)
 
 
@@ -374,5 +375,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_command(args)
     except OccuBenchError as exc:
-        print(f"occubench: error: {exc}", file=sys.stderr)
-        return 2
+        return print_error(exc)
+
+
+def print_error(exc: OccuBenchError) -> int:
+    """``exc`` for the user on stderr, and the exit status for bad input. Its text may quote a world's string or a
+    server's answer: the environment's secrets are masked, control characters shown escaped."""
+    print(f"occubench: error: {terminal(Redactor(environment_secrets()).text(str(exc)))}", file=sys.stderr)
+    return 2

@@ -7,10 +7,10 @@ import argparse
 import json
 
 from rich.console import Console
-from rich.markup import escape
 
 from occubench.cli import run as evaluate
 from occubench.errors import ConfigError
+from occubench.util.text import markup
 
 
 def _suites(args: argparse.Namespace) -> int:
@@ -27,11 +27,11 @@ def _suites(args: argparse.Namespace) -> int:
                     for name, definition in sorted(suites.items())}
     if args.json:
         print(json.dumps({name: {"description": suites[name].description, "listing": data}
-                          for name, (_, data) in listings.items()}, indent=2, ensure_ascii=False))
+                          for name, (_, data) in listings.items()}, indent=2))  # ASCII: no control byte printed
         return 0
     console = Console(highlight=False)
     for name, (tables, _) in listings.items():
-        console.print(f"[bold]{name}[/bold]: {suites[name].description}")
+        console.print(f"[bold]{markup(name)}[/bold]: {markup(suites[name].description)}")
         for table in tables:
             console.print(table.to_rich())
     return 0
@@ -47,11 +47,11 @@ def _tasks(args: argparse.Namespace) -> int:
     rows = [{"task_id": t.task_id, "scenario": t.scenario, "category": t.category, "domain": t.domain,
              "difficulty": t.difficulty, "environment": t.env_name} for t in tasks]
     if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps(rows, indent=2))  # ASCII: a world's string holds no control byte when printed
         return 0
     keys = ("task_id", "scenario", "category", "environment", "difficulty")
     table = Table(f"{config.suite}: {len(rows)} task(s)", ["Task", "Scenario", "Category", "Environment", "Difficulty"],
-                  [[escape(str(row[key])) for key in keys] for row in rows], text_columns=4)
+                  [[str(row[key]) for key in keys] for row in rows], text_columns=4)
     Console(highlight=False).print(table.to_rich())
     return 0
 

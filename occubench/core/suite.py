@@ -24,6 +24,7 @@ from occubench.core.trajectory import Trajectory
 from occubench.core.verifier import Verdict
 from occubench.errors import ConfigError
 from occubench.util.aio import off_loop
+from occubench.util.text import markup
 
 if TYPE_CHECKING:
     from rich.console import Console  # not at run time: sandbox workers import this module, and rich is heavy
@@ -161,7 +162,7 @@ def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list
         if unknown and len(unknown) == len(config.task_ids):  # nothing to run: one error, not a warning and one
             raise ConfigError(f"--task-ids: no task with id {', '.join(unknown)}")
         if unknown:
-            console.print(f"[yellow]warning: --task-ids: no task with id {', '.join(unknown)}; "
+            console.print(f"[yellow]warning: --task-ids: no task with id {markup(', '.join(unknown))}; "
                           "they are ignored[/yellow]")
         selected = [task for task in selected if str(task.task_id) in set(config.task_ids)]
     if config.difficulty:

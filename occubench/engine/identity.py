@@ -12,6 +12,7 @@ from rich.console import Console
 from occubench.core.suite import TaskSet
 from occubench.errors import ConfigError
 from occubench.store import ResultStore
+from occubench.util.text import markup
 
 
 def default_run_name(agent: str, world: str, mode: str, fault_count: int, fault_duration: int,
@@ -49,8 +50,8 @@ def check_same_config(store: ResultStore, config: dict[str, Any], digest: str, f
         if not force:
             raise ConfigError(f"{store.run_dir} holds results made with a different configuration ({changed}); "
                               "choose another --run-name, or pass --force to add to them anyway")
-        console.print(f"[yellow]warning: --force: adding results made with a different configuration ({changed})"
-                      "[/yellow]")
+        console.print(f"[yellow]warning: --force: adding results made with a different configuration "
+                      f"({markup(changed)})[/yellow]")  # the old values are a run folder's
     old_ids = previous.get("task_ids")
     if ids is not None and isinstance(old_ids, list):  # what --force added to keeps belonging
         belongs["task_ids"] = sorted({*ids, *(i for i in old_ids if isinstance(i, (str, int)))}, key=str)

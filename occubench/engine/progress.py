@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from occubench.core.results import Result
+from occubench.util.text import markup
 
 _TALLY_EVERY = 10
 
@@ -24,7 +24,7 @@ class RunProgress:
                  earlier: Sequence[Result] = ()) -> None:
         self.total = total
         #: Prefixes each line: the run's name when several runs share the terminal.
-        self.prefix = f"{escape(label)} " if label else ""
+        self.prefix = f"{markup(label)} " if label else ""
         self.console = console
         self.done = 0
         self.passed = sum(r.passed for r in earlier)
@@ -61,9 +61,9 @@ class RunProgress:
             if self._progress:
                 self._progress.update(self._task, completed=self.done, tally=self._tally())
                 return
-            kind = result.error.kind if result.error else "?"
+            kind = markup(result.error.kind) if result.error else "?"
             outcome = "[green]PASS[/green]" if passed else "FAIL" if ok else f"[red]ERROR[/red] {kind}"
-            self.console.print(f"{self.prefix}[{self.done}/{self.total}] task {escape(str(result.task_id))}: {outcome} "
+            self.console.print(f"{self.prefix}[{self.done}/{self.total}] task {markup(result.task_id)}: {outcome} "
                                f"({result.step_count} steps, {result.duration_s:.1f} s)")
             if self.done % _TALLY_EVERY == 0 or self.done == self.total:
                 self.console.print(f"{self.prefix}— {self.done}/{self.total} done, {self._tally()}")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from occubench.config import SUITE_SETTINGS, RunConfig, Settings
 from occubench.core.agent import ReplayAgent
@@ -22,6 +21,7 @@ from occubench.core.task import Task
 from occubench.errors import ConfigError
 from occubench.store import ARGS_FILE, latest_by_task, read_context, run_records
 from occubench.util.jsonl import read_json
+from occubench.util.text import markup
 
 #: What the new run takes from the source's ``args.json``: what was evaluated, not how models are reached
 #: (endpoints, keys, workers, caches are the rescore's own) nor where results go.
@@ -63,7 +63,7 @@ class SavedEpisodes:
                               "(give --verifier-model for a suite whose judge is a model)")
         records = run_records(source)  # read only: the source directory is never changed
         if records.warning:
-            console.print(f"[yellow]warning: {escape(records.warning)}[/yellow]")
+            console.print(f"[yellow]warning: {markup(records.warning)}[/yellow]")
         episodes = {key: result for key, result in latest_by_task(records.results).items() if result.ok}
         if not episodes:
             raise ConfigError(f"{source}: no evaluated episode to rescore (the results file is missing, empty or "

@@ -37,6 +37,7 @@ from occubench.store import ResultStore, latest_by_task, pending, pending_tasks
 from occubench.util.lock import DirectoryLock
 from occubench.util.log import LogRoute, end_logging, setup_logging
 from occubench.util.redact import Redactor
+from occubench.util.text import markup
 
 if TYPE_CHECKING:
     from occubench.llm import Model, ResponseCache
@@ -170,7 +171,7 @@ class _Run:
         logging_to: LogRoute | None = None
         try:
             if lock.taken_over:
-                self.console.print(f"note: taking over {run_dir} from process {lock.taken_over}, which ended "
+                self.console.print(f"note: taking over {markup(run_dir)} from process {lock.taken_over}, which ended "
                                    "without releasing it")
             belongs = check_same_config(store, self.meaning, self.digest, config.force, self.factory.plan.task_set,
                                         self.console)
@@ -211,8 +212,8 @@ class _Run:
             phase = phase.follow_up(follow_ups[-1])
         if not_started and budget:
             self.console.print(f"[yellow]--max-cost {config.max_cost:g} USD reached ({budget.spent:.4f} USD spent in "
-                               f"{self.run_dir}): {not_started} episode(s) not started; run again with a higher "
-                               "--max-cost to go on[/yellow]")
+                               f"{markup(self.run_dir)}): {not_started} episode(s) not started; run again with a "
+                               "higher --max-cost to go on[/yellow]")
         return not_started
 
     def _phase(self, phase: SuitePlan, follow_ups: list[dict[tuple[Any, int], Result]],
@@ -222,7 +223,7 @@ class _Run:
         total = len(phase.tasks) * config.trials
         if self.rescored:  # only the episodes the source run evaluated
             todo, total = self.rescored.todo(todo), len(self.rescored.agent.episodes)
-        self.console.print(f"Run directory: {self.run_dir}  ({total} episode(s): {len(phase.tasks)} task(s) × "
+        self.console.print(f"Run directory: {markup(self.run_dir)}  ({total} episode(s): {len(phase.tasks)} task(s) × "
                            f"{config.trials} trial(s); {total - len(todo)} already done, {len(todo)} to run)")
         if todo:
             self._preflight()
@@ -235,7 +236,7 @@ class _Run:
                 return self.executor.run(job, todo, store, on_result=budget.counting(progress.add) if budget
                                          else progress.add, may_start=budget.open if budget else None)
         except KeyboardInterrupt:
-            self.console.print(f"\nInterrupted: {progress.done} result(s) saved in {store.path}. Run the same "
+            self.console.print(f"\nInterrupted: {progress.done} result(s) saved in {markup(store.path)}. Run the same "
                                "command to resume.")
             raise
 

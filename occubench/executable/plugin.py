@@ -25,6 +25,7 @@ from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import REFERENCE, validate
 from occubench.llm import Model
+from occubench.util.text import markup
 
 NAME = "executable"
 
@@ -78,7 +79,7 @@ def listing(worlds_dir: str | None = None, trust: bool = False) -> tuple[list[Ta
 
 def check(options: ValidateOptions, console: Console) -> bool:
     world_problems, results = validate(listed_worlds(options.worlds_dir, options.trust_world_code, console))
-    mark = {True: "[green]pass[/green]", False: "[red]fail[/red]"}
+    mark = {True: "pass", False: "FAIL"}  # table cells are plain text (see Table.to_rich)
     table = Table("Reference solution must pass; doing nothing and the wrong solution must fail",
                   ["Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"],
                   [[str(r.task.task_id), str(r.task.difficulty), mark[r.reference], mark[r.noop], mark[r.wrong],
@@ -86,7 +87,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
     console.print(table.to_rich())
     bad_worlds = {name: problems for name, problems in world_problems.items() if problems}
     for name, problems in bad_worlds.items():
-        console.print(f"[red]{name}: {'; '.join(problems)}[/red]")
+        console.print(f"[red]{markup(name)}: {markup('; '.join(problems))}[/red]")
     good = sum(result.ok for result in results)
     console.print(f"{good}/{len(results)} tasks valid (reference 100 %, do-nothing 0 %, wrong solution 0 %) in "
                   f"{len(world_problems)} environments")

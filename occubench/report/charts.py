@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import cast
@@ -25,6 +26,9 @@ from occubench.report.stats import breakdown
 #: typeset as mathtext (or fails to parse, failing the report). Text objects read it when made, so the whole chart
 #: function runs under it.
 _LITERAL = rc_context({"text.parse_math": False})
+#: A character the font lacks (a control character in a hostile name among them) is drawn as a box; matplotlib's
+#: warning about it would print the character itself to the terminal.
+warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
 
 
 def _png(figure: Figure) -> bytes:

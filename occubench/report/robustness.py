@@ -30,6 +30,7 @@ from occubench.core.results import Result
 from occubench.core.tables import percent
 from occubench.errors import ConfigError
 from occubench.store import RESULTS_FILE, RunRecords, latest_by_task, run_records
+from occubench.util.text import terminal
 
 #: The suite of a result whose suite is unknown (a file of an older version, without a simulator).
 UNKNOWN_SUITE = "-"
@@ -50,7 +51,7 @@ def with_guidance(text: str, tier: int) -> str:
 
 def warn(message: str, warnings: list[str] | None = None) -> None:
     """One warning line on stderr, also appended to ``warnings`` when given (so a report can show it)."""
-    print(f"warning: {message}", file=sys.stderr)
+    print(f"warning: {terminal(message)}", file=sys.stderr)  # it may name a file or quote a results line
     if warnings is not None:
         warnings.append(message)
 

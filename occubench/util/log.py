@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from occubench.util.redact import Redactor
+from occubench.util.text import terminal
 
 #: The task the current thread works on; concurrent runs prefix debug lines with it.
 current_task: ContextVar[object] = ContextVar("current_task", default=None)
@@ -26,7 +27,8 @@ class _Redacting(logging.Formatter):
         self.tag_tasks = tag_tasks
 
     def format(self, record: logging.LogRecord) -> str:
-        message = self.redactor.text(super().format(record))
+        # A line may quote a model's answer or a world's string: shown inert on a terminal and in debug.log.
+        message = terminal(self.redactor.text(super().format(record)))
         task = current_task.get()  # stream and file handlers format in the thread that logged the line
         return f"[task {task}] {message}" if self.tag_tasks and task is not None else message
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape
-
 # C0 controls but tab and newline, DEL, the C1 controls, and the bidirectional and invisible format characters
 # that can make one text look like another (Trojan Source).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -31,4 +29,6 @@ def terminal(text: object, *, newlines: bool = True) -> str:
 
 def markup(text: object, *, newlines: bool = True) -> str:
     """:func:`terminal`, with rich markup escaped: for outside text inside a string rich renders as markup."""
+    from rich.markup import escape  # here, not above: sandbox workers and log lines need terminal() alone
+
     return escape(terminal(text, newlines=newlines))

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rich.console import Console
-from rich.markup import escape
 
 from occubench.errors import OccuBenchError
 from occubench.executable.isolated import provider_for
@@ -34,6 +33,7 @@ from occubench.synth.executable.parts import TaskPart, ToolPart, WorldParts, fun
 from occubench.synth.executable.report import Outcome, SynthesisReport
 from occubench.synth.executable.stages import CHECKS, SCHEMA, SEED, TASKS, TOOLS
 from occubench.synth.session import WORK_DIR, Session, open_session
+from occubench.util.text import markup
 
 #: Rounds of feedback after the first answer, per stage and item.
 CORRECTIONS = 4
@@ -280,11 +280,12 @@ class _Synthesis:
     def _drop(self, item: str, exc: Dropped) -> None:
         with self._lock:
             self.dropped.append({"item": item, "stage": exc.stage, "reason": exc.reason})
-        self._say(item, f"[red]dropped[/red] at {exc.stage}: {escape(exc.reason)}", markup=True)
+        self._say(item, f"[red]dropped[/red] at {exc.stage}: {markup(exc.reason)}", safe=True)
 
-    def _say(self, label: str, text: str, markup: bool = False) -> None:
+    def _say(self, label: str, text: str, safe: bool = False) -> None:
+        """``text`` about ``label`` (a model's names and problems: outside text), unless ``safe``, as plain text."""
         with self._lock:
-            self.session.console.print(f"{escape(label)}: {text if markup else escape(text)}")
+            self.session.console.print(f"{markup(label)}: {text if safe else markup(text)}")
 
 
 def _rows_by_table(parts: WorldParts) -> dict[str, list[dict[str, Any]]]:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.console import Console
-from rich.markup import escape
 
 from occubench.core.tables import Table, percent
 from occubench.llm.types import Usage
 from occubench.util.jsonl import write_atomic
 from occubench.util.jsonsafe import dumps
+from occubench.util.text import markup
 
 if TYPE_CHECKING:
     from occubench.synth.session import Session
@@ -113,5 +113,5 @@ class SynthesisReport:
         for table in self.tables():
             console.print(table.to_rich())
         for item in self.dropped:
-            console.print(f"[yellow]dropped {escape(item['item'])} at {item['stage']}: {escape(item['reason'])}"
+            console.print(f"[yellow]dropped {markup(item['item'])} at {item['stage']}: {markup(item['reason'])}"
                           "[/yellow]")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from occubench.errors import ConfigError
 from occubench.llm.model import Model
@@ -26,6 +25,7 @@ from occubench.synth.lwm.faithful import gate, twins
 from occubench.synth.lwm.output import SynthesisReport, write_output
 from occubench.synth.session import Session, open_session
 from occubench.util.jsonl import iter_jsonl
+from occubench.util.text import markup
 
 
 def scenarios_of(session: Session, config: LWMSynthConfig) -> list[Scenario]:
@@ -93,8 +93,8 @@ def candidates_of(session: Session, config: LWMSynthConfig, scenarios: list[Scen
         for done, candidate in enumerate(pool.map(lambda c: _make(session, c, references[c.scenario]), candidates),
                                          start=1):
             outcome = candidate.reason if candidate.status == "invalid" else "environment and task ready"
-            session.console.print(f"[{done}/{len(candidates)}] #{candidate.number} {candidate.scenario.name}: "
-                                  f"{candidate.subtopic.get('name')}: {escape(outcome)}")
+            session.console.print(f"[{done}/{len(candidates)}] #{candidate.number} {markup(candidate.scenario.name)}: "
+                                  f"{markup(candidate.subtopic.get('name'))}: {markup(outcome)}")
     return candidates
 
 
