@@ -70,13 +70,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     own.add_argument("--port", type=int_range(0, 65535), default=8200,
                      help="http: port (default: 8200; 0: any free port)")
     own.add_argument("--token-file", metavar="FILE",
-                     help="http: every request must carry 'Authorization: Bearer <the file's text>' "
-                     "(default: $OCCUBENCH_SERVE_TOKEN); required for a --host other than loopback")
+                     help="http: requests must carry 'Authorization: Bearer <the file's text>' "
+                     "(default: $OCCUBENCH_SERVE_TOKEN), required for a --host other than loopback: every request, "
+                     "but to a run's episodes on loopback only the listing of them (GET /episodes), which needs it")
     own.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                      help="http, --host other than loopback: a name or address clients reach this server by, "
                      "accepted in the Host header besides --host (repeat for several)")
     own.add_argument("--idle-timeout", type=float, metavar="S",
                      help="a run's episodes: one whose client sent nothing for S seconds is abandoned, recorded "
-                     "as an agent error (default: 900)")
+                     "as an agent error, and an MCP session that sent nothing for S seconds is closed "
+                     "(default: 900)")
     add_arguments(serve)
     serve.set_defaults(func=_serve)

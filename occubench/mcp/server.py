@@ -138,6 +138,22 @@ def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> Transpor
                          for port in ("", ":*")])
 
 
+def refusal(settings: TransportSecuritySettings, scope: Scope) -> PlainTextResponse | None:
+    """The answer to a request whose Host (or Origin) header names no address served (DNS rebinding), or None.
+    The SDK checks the same for its own endpoints, but logs the header's text raw to the terminal."""
+    headers = Headers(scope=scope)
+    if not _allowed(headers.get("host", ""), settings.allowed_hosts):
+        return PlainTextResponse("Invalid Host header", status_code=421)
+    if (origin := headers.get("origin")) and not _allowed(origin, settings.allowed_origins):
+        return PlainTextResponse("Invalid Origin header", status_code=403)
+    return None
+
+
+def _allowed(value: str, patterns: Sequence[str]) -> bool:
+    """Whether ``value`` is one of ``patterns``, where ``NAME:*`` stands for NAME with any port."""
+    return value in patterns or f"{value.rpartition(':')[0]}:*" in patterns
+
+
 class BearerAuth:
     """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401 and reaches nothing."""
 

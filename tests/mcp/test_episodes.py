@@ -6,7 +6,9 @@ The serving process is the real command; the clients are the example agent (the 
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -23,13 +25,20 @@ import httpx
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from rich.console import Console
 
 from occubench.cli import main as cli_main
+from occubench.core.task import Task
+from occubench.core.trajectory import Trajectory
+from occubench.mcp.episodes import EpisodeHub, McpAgent
 from occubench.store import ResultStore
 from occubench.testing import MockLLMServer
 from tests.conftest import write_small_data
+from tests.mcp.test_server import _Slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_agent.py"
+#: The serve token of the servers these tests start: the listing of their episodes needs it.
+TOKEN = "a-serve-token"
 
 #: Each world kind's run flags: ten episodes of its tasks.
 SUITES: dict[str, Callable[[Path], list[str]]] = {
@@ -61,7 +70,8 @@ def serving(args: list[str], log: Path) -> Iterator[tuple[int, subprocess.Popen[
     port = free_port()
     with open(log, "wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "occubench", "serve", *args, "--port", str(port)],
-                                   stdout=out, stderr=out, env={**os.environ, "COLUMNS": "200"})
+                                   stdout=out, stderr=out,
+                                   env={**os.environ, "COLUMNS": "200", "OCCUBENCH_SERVE_TOKEN": TOKEN})
     try:
         yield port, process
     finally:
@@ -76,7 +86,8 @@ def open_episodes(port: int, count: int, process: subprocess.Popen[bytes], log: 
     while time.monotonic() < deadline:
         assert process.poll() is None, log.read_text()
         try:
-            listed = httpx.get(f"http://127.0.0.1:{port}/episodes").json()
+            listed = httpx.get(f"http://127.0.0.1:{port}/episodes",
+                               headers={"Authorization": f"Bearer {TOKEN}"}).json()
         except httpx.TransportError:
             listed = []
         if len(listed) >= count:
@@ -155,3 +166,27 @@ def test_a_client_that_leaves_mid_episode_is_an_agent_error_not_a_score(mode: st
     assert result.status == "error" and result.error is not None and result.error.kind == "agent"
     assert result.is_correct is None
     assert [call.observation["error"] for call in result.tool_calls] == ["invalid_arguments"]
+
+
+def test_serve_prints_a_tasks_text_as_text() -> None:
+    # A world's strings with a screen clear, a clipboard write (OSC 52), a title change and rich markup.
+    task = Task(task_id="t\x1b[2J", instruction="Pay \x1b]52;c;ZXZpbA==\x07 [link=http://evil.example]here[/link] "
+                "[/bold]", scenario="Claims\x1b]0;owned\x07", category="c", domain="d", difficulty=1, env_name="e")
+    shown = io.StringIO()
+    agent = McpAgent(EpisodeHub(port=0), max_steps=5, date="2025-01-01", console=Console(file=shown, width=400))
+
+    async def main() -> Trajectory:
+        trajectory = Trajectory()
+        playing = asyncio.create_task(agent.arun(task, _Slow(), trajectory))
+        while not agent.hub.episodes:
+            await asyncio.sleep(0.01)
+        [episode] = agent.hub.episodes.values()
+        async with Client(streamable_http_client(agent.hub.url(episode))) as client:
+            await client.call_tool("submit", {"answer": "done"})
+        await playing
+        return trajectory
+
+    assert asyncio.run(main()).final_answer == "done"
+    printed = shown.getvalue()
+    assert "\x1b" not in printed and "\x07" not in printed  # no byte the terminal would act on
+    assert "[link=http://evil.example]here[/link] [/bold]" in printed and "\\x1b]52;c;" in printed
