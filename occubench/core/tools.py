@@ -24,7 +24,7 @@ import threading
 import time
 import types
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, TypeVar
@@ -33,6 +33,7 @@ import jsonschema
 import jsonschema.validators
 from jsonschema.protocols import Validator
 
+from occubench.core.annotations import named_type
 from occubench.llm.parsing import loads
 
 JSONObject = dict[str, Any]
@@ -192,17 +193,19 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _json_type(annotation: Any) -> tuple[JSONObject, bool]:
-    """JSON schema for a type hint, and whether it admits None."""
+def _json_type(annotation: Any, namespace: Mapping[str, Any]) -> tuple[JSONObject, bool]:
+    """JSON schema for a type hint (text is read by :func:`named_type` in ``namespace``), and whether it admits
+    None."""
+    annotation = named_type(annotation, namespace)
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
-        schema, _ = _json_type(inner[0]) if len(inner) == 1 else ({}, False)
+        schema, _ = _json_type(inner[0], namespace) if len(inner) == 1 else ({}, False)
         return schema, type(None) in args
     if origin is typing.Literal:
         return {"type": _JSON_TYPES[type(args[0])], "enum": list(args)}, False
     if origin in (list, Sequence):
-        return {"type": "array", "items": _json_type(args[0])[0] if args else {}}, False
+        return {"type": "array", "items": _json_type(args[0], namespace)[0] if args else {}}, False
     if origin is dict:
         return {"type": "object"}, False
     if annotation in _JSON_TYPES:
@@ -234,14 +237,18 @@ def _docstring(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
 def spec_of(function: Callable[..., Any], name: str, *, writes: bool | None = None) -> ToolSpec:
     """The tool ``function`` makes, its parameters from the signature's type hints and the docstring's ``Args:``.
 
-    The first parameter is skipped: it is what the world passes itself (a database connection, ``self``).
+    The first parameter is skipped: it is what the world passes itself (a database connection, ``self``). Its
+    annotation, the return's, and any other are never read; the parameters' are resolved in the function's module
+    without being evaluated (see :func:`~occubench.core.annotations.named_type`).
     """
-    hints = typing.get_type_hints(function)
+    namespace = getattr(inspect.unwrap(function), "__globals__", {})
     summary, described = _docstring(function)
     properties: JSONObject = {}
     required: list[str] = []
     for parameter in list(inspect.signature(function).parameters.values())[1:]:
-        schema, optional = _json_type(hints[parameter.name])
+        if parameter.annotation is inspect.Parameter.empty:
+            raise TypeError(f"{name}: the parameter {parameter.name} has no type annotation")
+        schema, optional = _json_type(parameter.annotation, namespace)
         if parameter.name in described:
             schema["description"] = described[parameter.name]
         properties[parameter.name] = schema

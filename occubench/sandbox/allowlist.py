@@ -8,11 +8,12 @@ put in a list, passed, assigned or returned, so no chain of attributes starts fr
 set (no ``open``, ``eval``, ``exec``, ``__import__``, ``getattr``, ``globals``...); no dunder name and no attribute
 beginning with ``_``; no attribute that reaches files, frames, modules or the database engine's settings, nor
 ``str.format`` and functools' wrappers (which read or set attributes named in strings); ``sqlite3.Connection`` and
-``sqlite3.Row`` in annotations only, and annotations that only name types (``typing`` evaluates them); ``Path``,
-``__file__`` and ``World`` only as ``World(..., directory=Path(__file__).parent)``; no classes, no ``global``, no
-generators. A world folder loaded with ``--worlds-dir`` passes the same check before its ``__init__.py`` runs. What
-an allowed object reaches that the check does not know of (a bug in the interpreter or in a module it allows) is the
-OS sandbox's to stop.
+``sqlite3.Row`` in annotations only; annotations that only name types, each name's meaning decided by the one
+place that binds it, never by its spelling (``typing`` evaluates annotations, and strings in them as code: see
+:meth:`_Checker.type_expression`); ``Path``, ``__file__`` and ``World`` only as ``World(...,
+directory=Path(__file__).parent)``; no classes, no ``global``, no generators, no generics. A world folder loaded
+with ``--worlds-dir`` passes the same check before its ``__init__.py`` runs. What an allowed object reaches that
+the check does not know of (a bug in the interpreter or in a module it allows) is the OS sandbox's to stop.
 """
 
 from __future__ import annotations
@@ -69,16 +70,20 @@ DENIED_ATTRIBUTES = frozenset({
     "multiprocessing", "os", "pathlib", "pickle", "posix", "resource", "shutil", "signal", "socket", "spec",
     "subprocess", "sys", "tempfile", "threading", "types",
 })
-#: What an annotation may hold: types named, subscripted and joined with `|`; never a call or an assignment
-#: (typing.get_type_hints evaluates annotations in the module's namespace).
-_ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant, ast.BinOp,
-                     ast.BitOr, ast.Load)
+#: typing's names, bound only by `from typing import X` (not renamed): an annotation's meaning rests on them.
+TYPING_NAMES = MODULES["typing"] or frozenset()
 #: The only use of Path and of __file__: where a world's SQL files are, handed to World(..., directory=...).
 _DIRECTORY_OF_FILE = ast.dump(ast.parse("Path(__file__).parent", mode="eval").body)
 _DENIED_NODES = {ast.ClassDef: "classes", ast.Global: "global", ast.Nonlocal: "nonlocal",
                  ast.AsyncFunctionDef: "async functions", ast.Await: "await", ast.AsyncFor: "async for",
                  ast.AsyncWith: "async with", ast.Yield: "generators", ast.YieldFrom: "generators",
-                 ast.Match: "match statements"}
+                 ast.Match: "match statements",
+                 # Python 3.12's generics and `type X = ...`: evaluated lazily, outside what annotations are held to.
+                 **{getattr(ast, kind): what for kind, what in (("TypeAlias", "type statements"),
+                                                                ("TypeVar", "type parameters"),
+                                                                ("ParamSpec", "type parameters"),
+                                                                ("TypeVarTuple", "type parameters"))
+                    if hasattr(ast, kind)}}
 _BUILTINS = frozenset(dir(builtins))
 #: Longer source is refused before parsing: no part of a world needs it, and parsing it costs memory.
 MAX_SOURCE = 200_000
@@ -141,6 +146,33 @@ def _importable(module: str) -> bool:
     return module in MODULES and (MODULES[module] is None or module == "sqlite3")
 
 
+#: What a name bound nowhere in a source stands for in an annotation: a builtin type, or what the one import allowed
+#: to bind it binds (a tool checked on its own, in synthesis, is later run under the world's imports; in a whole
+#: module such a name is unbound, and evaluating it fails).
+_IMPLIED = {**{name: f"builtins.{name}" for name in _BUILTINS if isinstance(getattr(builtins, name), type)},
+            **{module: module for module in MODULES if _importable(module)},
+            **{name: f"{module}.{name}" for module, names in MODULES.items() for name in names or ()}}
+
+
+def _bindings(tree: ast.AST) -> dict[str, list[ast.AST]]:
+    """Every node that binds each name, in any scope: assignment, deletion, loop and `with` targets, parameters,
+    imports, definitions, `except ... as`, match captures, type parameters."""
+    bound: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        name: object
+        if isinstance(node, ast.alias):
+            name = (node.asname or node.name).partition(".")[0]
+        elif isinstance(node, ast.Name):
+            name = node.id if not isinstance(node.ctx, ast.Load) else None
+        elif isinstance(node, ast.arg):
+            name = node.arg
+        else:
+            name = getattr(node, "rest" if isinstance(node, ast.MatchMapping) else "name", None)
+        if isinstance(name, str):
+            bound.setdefault(name, []).append(node)
+    return bound
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self, tree: ast.AST, forbidden_names: frozenset[str]) -> None:
         self.problems: list[Problem] = []
@@ -153,6 +185,20 @@ class _Checker(ast.NodeVisitor):
                            if isinstance(node, ast.ImportFrom) and node.module == "sqlite3" and not node.level
                            for alias in node.names if alias.name in TYPES_ONLY}
         self.in_annotation = False
+        # What a name in an annotation stands for is decided by the places that bind it, not by how it is spelled.
+        self.bound = _bindings(tree)
+        body = tree.body if isinstance(tree, ast.Module) else []
+        self.definitions = {id(child): statement for statement in body
+                            for child in (statement.names if isinstance(statement, (ast.Import, ast.ImportFrom))
+                                          else statement.targets if isinstance(statement, ast.Assign) else [])}
+        self.aliases_checked: set[int] = set()
+        for name in TYPING_NAMES & self.bound.keys():
+            for node in self.bound[name]:
+                statement = self.definitions.get(id(node))
+                if not (isinstance(statement, ast.ImportFrom) and statement.module == "typing"
+                        and isinstance(node, ast.alias) and node.name == name):
+                    self.refuse(node, f"the name {name!r} is typing's: it may be bound only by `from typing import "
+                                f"{name}`")
 
     def refuse(self, node: ast.AST, message: str) -> None:
         self.problems.append(Problem(getattr(node, "lineno", 1), message))
@@ -178,7 +224,8 @@ class _Checker(ast.NodeVisitor):
             return
         for alias in node.names:
             self.member(node, module, alias.name)
-            if alias.name in ("Path", "World") and alias.asname not in (None, alias.name):
+            renamed = alias.asname not in (None, alias.name)
+            if renamed and (alias.name in ("Path", "World") or module == "typing"):
                 self.refuse(node, f"{alias.name} may not be renamed")
             elif alias.name not in ("Path", "World"):  # the two are checked where they are used
                 self.name(node, alias.asname or alias.name)
@@ -220,8 +267,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.name(node, node.name)
-        for decorator in node.decorator_list:
-            self.visit(decorator)
+        for child in [*node.decorator_list, *getattr(node, "type_params", ())]:  # type parameters: Python 3.12 on
+            self.visit(child)
         self.visit(node.args)
         if node.returns is not None:
             self.annotation(node.returns)
@@ -235,24 +282,64 @@ class _Checker(ast.NodeVisitor):
             self.visit(node.value)
 
     def annotation(self, node: ast.expr) -> None:
-        # typing.get_type_hints evaluates a string in an annotation as code; a Literal's strings are only values.
-        values: set[int] = set()
-        for sub in ast.walk(node):
-            literal = isinstance(sub, ast.Subscript) and (
-                isinstance(sub.value, ast.Name) and sub.value.id == "Literal"
-                or isinstance(sub.value, ast.Attribute) and sub.value.attr == "Literal")
-            if literal:
-                assert isinstance(sub, ast.Subscript)
-                values.update(map(id, sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]))
-        for sub in ast.walk(node):
-            if not isinstance(sub, _ANNOTATION_NODES):
-                self.refuse(sub, "an annotation may only name a type (X, m.X, X[...], X | Y): no calls, "
-                            "assignments or other expressions")
-            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and id(sub) not in values:
-                self.refuse(sub, "an annotation may not hold a string (outside Literal[...]): write the type itself")
+        self.type_expression(node)
         self.in_annotation = True
         self.visit(node)
         self.in_annotation = False
+
+    def type_expression(self, node: ast.expr) -> None:
+        """Refuse in an annotation what evaluating it could run: typing evaluates an annotation (all of them are text
+        under ``from __future__ import annotations``), and then any string in it but a Literal's values, as code."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            self.type_expression(node.left)
+            self.type_expression(node.right)
+        elif isinstance(node, ast.Subscript):
+            origin = self.origin(node.value)
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if not isinstance(origin, str) or not _is_type(origin):
+                self.refuse(node, f"{ast.unparse(node.value)}[...]: only a type imported or built in may be "
+                            "subscripted in an annotation")
+            elif origin == "typing.Literal":
+                if not all(_is_constant(item) for item in items):
+                    self.refuse(node, "Literal[...] may hold only constants (strings, numbers, True, False, None)")
+            else:
+                for item in items:
+                    self.type_expression(item)
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            origin = self.origin(node)
+            if origin is None or isinstance(origin, str) and not _is_type(origin):
+                self.refuse(node, f"{ast.unparse(node)} in an annotation must be a builtin type, a type imported "
+                            "at module level or a type alias assigned once at module level (a value could be text "
+                            "typing evaluates; a parameter, a local, a name bound twice could stand for anything)")
+            elif not isinstance(origin, str) and id(origin) not in self.aliases_checked:
+                self.aliases_checked.add(id(origin))
+                self.type_expression(origin)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self.refuse(node, "an annotation may not hold a string (outside Literal[...]): write the type itself")
+        elif not (isinstance(node, ast.Constant) and (node.value is None or node.value is Ellipsis)):
+            self.refuse(node, "an annotation may only name a type (X, m.X, X[...], X | Y): no calls, "
+                        "assignments or other expressions")
+
+    def origin(self, node: ast.expr) -> str | ast.expr | None:
+        """What a name (or ``m.name``) in an annotation stands for, from the one place that binds it: "module.name"
+        for a name imported or built in, a module's name, or the value of a type alias ``X = ...``; None when it is
+        bound otherwise, or more than once."""
+        if isinstance(node, ast.Attribute):
+            module = self.origin(node.value) if isinstance(node.value, ast.Name) else None
+            return f"{module}.{node.attr}" if isinstance(module, str) and _importable(module) else None
+        if not isinstance(node, ast.Name):
+            return None
+        places = self.bound.get(node.id, [])
+        if not places:
+            return _IMPLIED.get(node.id)
+        statement = self.definitions.get(id(places[0])) if len(places) == 1 else None
+        if isinstance(statement, ast.ImportFrom) and isinstance(places[0], ast.alias):
+            return f"{statement.module}.{places[0].name}"
+        if isinstance(statement, ast.Import) and isinstance(places[0], ast.alias):
+            return places[0].name
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            return statement.value
+        return None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         module = self.modules.get(node.value.id) if isinstance(node.value, ast.Name) else None
@@ -282,3 +369,20 @@ class _Checker(ast.NodeVisitor):
         for child in ast.iter_child_nodes(node):
             if child not in exempt:
                 self.visit(child)
+
+
+def _is_type(origin: str) -> bool:
+    """Whether the "module.name" an annotation's name stands for is a class or one of typing's forms: never a value,
+    such as a string constant (``decimal.ROUND_UP``, ``functools.WRAPPER_ASSIGNMENTS``), which typing would read as
+    the name of another, and that one's text as code."""
+    module, _, name = origin.rpartition(".")
+    if module == "typing" or module not in MODULES and module != "builtins":  # no module named by the source is loaded
+        return module == "typing"
+    return isinstance(getattr(importlib.import_module(module), name, None), type)
+
+
+def _is_constant(node: ast.expr) -> bool:
+    """Whether ``node`` is a constant a Literal may hold: no expression, no nested type."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bytes, int)))
