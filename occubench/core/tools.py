@@ -13,6 +13,7 @@ A failed call is an ordinary observation, ``{"error": kind, "message": text}``, 
 from __future__ import annotations
 
 import ctypes
+import functools
 import heapq
 import inspect
 import itertools
@@ -24,14 +25,16 @@ import threading
 import time
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, TypeVar
 
 import jsonschema
 import jsonschema.validators
+import re2
 from jsonschema.protocols import Validator
+from referencing import Registry
 
 from occubench.core.annotations import named_type
 from occubench.llm.parsing import loads
@@ -87,14 +90,106 @@ def _is_number(checker: object, instance: object) -> bool:
     return _is_integer(checker, instance) or isinstance(instance, float) and math.isfinite(instance)
 
 
+# A schema's regular expressions are outside data, run by RE2 in time linear in the text: Python's re can take hours
+# on one (``^(a+)+$`` against 34 a's and a "!") while holding the GIL, which would stall every episode. Each compiled
+# expression's memory is capped, and so is the number kept.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a pattern RE2 refuses is reported by schema_problem, not written to stderr
+_RE2_OPTIONS.max_mem = 2 << 20
+
+
+@functools.lru_cache(maxsize=64)
+def _regex(pattern: str) -> Any:
+    return re2.compile(pattern, _RE2_OPTIONS)
+
+
+_BASE = jsonschema.Draft202012Validator
+
+
+# jsonschema calls a keyword with the validator (``descend`` is not in its protocol), the keyword's value, the
+# instance and the schema holding the keyword.
+def _pattern(validator: Any, pattern: str, instance: Any, schema: JSONObject) -> Iterator[Exception]:
+    if validator.is_type(instance, "string") and not _regex(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: JSONObject, instance: Any,
+                        schema: JSONObject) -> Iterator[Exception]:
+    if validator.is_type(instance, "object"):
+        for pattern, subschema in patterns.items():
+            for key, value in instance.items():
+                if _regex(pattern).search(key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, additional: object, instance: Any,
+                           schema: JSONObject) -> Iterator[Exception]:
+    # jsonschema's own keyword, told which keys patternProperties covers (found with RE2) instead of searching itself.
+    if validator.is_type(instance, "object") and "patternProperties" in schema:
+        known, patterns = schema.get("properties", {}), schema["patternProperties"]
+        schema = {"properties": {key: True for key in instance
+                                 if key in known or any(_regex(pattern).search(key) for pattern in patterns)}}
+    yield from _BASE.VALIDATORS["additionalProperties"](validator, additional, instance, schema)
+
+
 # Draft 2020-12 counts 1.0 as an integer and Python counts True as one; a tool declared ``int`` gets neither.
 _StrictValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": _is_integer, "number": _is_number}))
-
+    _BASE, validators={"pattern": _pattern, "patternProperties": _pattern_properties,
+                       "additionalProperties": _additional_properties},
+    type_checker=_BASE.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number}))
+#: References resolve inside the schema (and to the meta-schemas) only: jsonschema would otherwise fetch any other
+#: URL, file:// included, from the harness.
+_LOCAL_ONLY: Registry[Any] = Registry()
 
 _META = jsonschema.Draft7Validator(jsonschema.Draft7Validator.META_SCHEMA)
+
+
+def schema_problem(parameters: object) -> str | None:
+    """Why ``parameters`` is not a schema the harness checks arguments against, or None: it must be Draft 7 JSON
+    Schema, its regular expressions ones RE2 runs (no backreference or lookaround), and it may not have
+    ``unevaluatedProperties`` beside ``patternProperties`` (jsonschema would search those with Python's re)."""
+    try:
+        _META.validate(parameters)
+        entries = list(_entries(parameters))
+    except jsonschema.ValidationError as exc:
+        return f"not valid JSON Schema: {clip(exc.message, _PROBLEM_LIMIT)}"
+    except (RecursionError, TypeError):
+        return "not a JSON schema that can be checked (nested too deeply, or not JSON)"
+    keys = {key for key, _ in entries}
+    if {"patternProperties", "unevaluatedProperties"} <= keys:
+        return "unevaluatedProperties beside patternProperties is not supported"
+    patterns = [value for key, value in entries if key == "pattern" and isinstance(value, str)]
+    patterns += [name for key, value in entries if key == "patternProperties" and isinstance(value, dict)
+                 for name in value]
+    for pattern in patterns:
+        try:
+            _regex(pattern)
+        except re2.error as exc:
+            reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else ""
+            return (f"the pattern {clip(repr(pattern), _PROBLEM_LIMIT)} is not one RE2 runs ({reason}): patterns are "
+                    "matched in linear time, without backreferences or lookaround")
+    return None
+
+
+def _entries(value: object) -> Iterator[tuple[str, object]]:
+    """Every key of every object in a JSON document, with its value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key, item
+            yield from _entries(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _entries(item)
+
+
+def _without_dialects(value: object) -> object:
+    """``value`` with no ``$schema`` key: a subschema naming its dialect would be checked by jsonschema's own
+    validator for it, with Python's re and the loose types, instead of this module's."""
+    if isinstance(value, dict):
+        return {key: _without_dialects(item) for key, item in value.items() if key != "$schema"}
+    if isinstance(value, list):
+        return [_without_dialects(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -131,15 +226,13 @@ class ToolSpec:
 
     @cached_property
     def _validator(self) -> Validator | None:
-        # Built on first use and kept with the spec; a declared schema that is not valid JSON Schema (simulated
-        # worlds come with LLM-written ones) is not enforced rather than failing every call. Checked against Draft
-        # 7's meta-schema, in which tool schemas are written (a quarter of 2020-12's cost, paid once per tool); what
-        # only 2020-12 refuses fails in check(), which then does not enforce it either.
-        try:
-            _META.validate(self.parameters)
-        except (jsonschema.ValidationError, RecursionError, TypeError):
+        # Built on first use and kept with the spec; a declared schema the harness cannot check (simulated worlds
+        # come with LLM-written ones) is not enforced rather than failing every call: see schema_problem. Checked
+        # against Draft 7's meta-schema, in which tool schemas are written (a quarter of 2020-12's cost, paid once
+        # per tool); what only 2020-12 refuses fails in check(), which then does not enforce it either.
+        if schema_problem(self.parameters) is not None:
             return None
-        return _StrictValidator(self.parameters)
+        return _StrictValidator(_without_dialects(self.parameters), registry=_LOCAL_ONLY)
 
 
 def _not_json(value: object) -> str | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from occubench.core.task import CATEGORY_ABBREVIATIONS
-from occubench.core.tools import JSONObject, ToolError, ToolSpec, spec_of, time_is_up
+from occubench.core.tools import JSONObject, ToolError, ToolSpec, schema_problem, spec_of, time_is_up
 from occubench.errors import ConfigError
 
 ToolFunction = Callable[..., Any]
@@ -141,8 +141,11 @@ class World:
     def tool(self, function: ToolFunction | None = None, *, writes: bool = False,
              schema: JSONObject | None = None) -> Any:
         """Register a tool: ``@world.tool`` for a read tool, ``@world.tool(writes=True)`` for one that changes
-        state; ``schema`` declares the parameters' JSON schema instead of deriving it."""
+        state; ``schema`` declares the parameters' JSON schema instead of deriving it, which must be one the
+        harness checks arguments against (:func:`~occubench.core.tools.schema_problem`)."""
         def register(fn: ToolFunction) -> ToolFunction:
+            if schema is not None and (problem := schema_problem(schema)) is not None:
+                raise ConfigError(f"world {self.name}, tool {fn.__name__}: the declared schema is refused: {problem}")
             spec = spec_of(fn, fn.__name__, writes=writes)
             self.tools[fn.__name__] = Tool(fn, spec if schema is None else replace(spec, parameters=schema))
             return fn

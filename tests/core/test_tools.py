@@ -8,7 +8,10 @@ takes on a loaded machine.
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,12 +28,13 @@ from occubench.core.tools import (
     call_with_time_limit,
     derive_schema,
     json_arguments,
+    schema_problem,
     spec_of,
     time_is_up,
     tool_error,
 )
-from occubench.errors import LLMUnavailableError, WorldError
-from occubench.executable import ExecutableEnvironment, load_world
+from occubench.errors import ConfigError, LLMUnavailableError, WorldError
+from occubench.executable import ExecutableEnvironment, World, load_world
 from occubench.executable.registry import world_names
 from occubench.lwm import LWMEnvironment, WorldModelRegistry, create_client
 from occubench.testing import MockLLMServer
@@ -115,6 +119,101 @@ def test_a_declared_schema_that_is_not_json_schema_is_not_enforced() -> None:
         tool = ToolSpec("t", "", broken)
         assert tool.check({"a": 1}) is None, broken
         assert tool.check([1]) is not None  # still one JSON object
+
+
+# -- regular expressions and references in schemas ----------------------------------------------------------------
+
+#: Against ``^(a+)+$``, 34 a's and a "!" take Python's re hours, holding the GIL: every episode would stall.
+EVIL, SLOW = "^(a+)+$", "a" * 34 + "!"
+#: Where a schema's regular expression can sit, with arguments that reach it.
+REGEX_PLACES = {
+    "pattern": ({"properties": {"code": {"type": "string", "pattern": EVIL}}}, {"code": SLOW}),
+    "patternProperties": ({"patternProperties": {EVIL: {"type": "integer"}}, "additionalProperties": False},
+                          {SLOW: 1}),
+    "propertyNames": ({"propertyNames": {"pattern": EVIL}}, {SLOW: 1}),
+    "a subschema naming its dialect": ({"properties": {"code": {"$schema": "http://json-schema.org/draft-07/schema#",
+                                                                "pattern": EVIL}}}, {"code": SLOW}),
+}
+#: A simulated world from a config (as OccuBench's data and synthesized worlds carry schemas), one call checked.
+_CALL = """
+import json, sys
+from occubench.lwm import LWMEnvironment, WorldModelConfig, create_client
+config, base_url, arguments = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+env = LWMEnvironment(WorldModelConfig.from_dict(config, "config"), create_client("k", base_url), "world")
+print(json.dumps(env.call("find", arguments)))
+"""
+
+
+def _simulated_call(parameters: JSONObject, arguments: JSONObject, base_url: str) -> JSONObject:
+    """The observation of one call in a simulated world whose tool has ``parameters``, from a process of its own
+    that must finish within a generous deadline: were the check to hang, it would hold its GIL, not this one."""
+    config = {"environment_name": "env", "world_model_system_prompt": "You simulate a registry.",
+              "action_set_definitions": [{"name": "find", "description": "Find a record.",
+                                          "parameters": {"type": "object", **parameters}}],
+              "state_description": {"records": "the records"}, "task_initial_state": {"records": []}}
+    done = subprocess.run([sys.executable, "-c", _CALL, json.dumps(config), base_url, json.dumps(arguments)],
+                          capture_output=True, text=True, timeout=30, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("place", REGEX_PLACES)
+def test_a_catastrophic_pattern_is_checked_promptly_as_an_ordinary_invalid_call(place: str,
+                                                                                server: MockLLMServer) -> None:
+    parameters, arguments = REGEX_PLACES[place]
+    observation = _simulated_call(parameters, arguments, server.base_url)
+    assert observation["error"] == "invalid_arguments" and set(observation) == {"error", "message"}
+    assert server.requests == []  # refused before the simulator was asked
+
+
+def test_patterns_still_match_and_mismatch(server: MockLLMServer) -> None:
+    code = spec(code={"type": "string", "pattern": r"^[A-Z]{3}-\d{4}$"})
+    assert code.check({"code": "CLM-1004"}) is None and code.check({"code": "x CLM-1004"}) is not None
+    named = ToolSpec("t", "", {"type": "object", "patternProperties": {"^x_": {"type": "integer"}},
+                               "additionalProperties": False})
+    assert named.check({"x_a": 1}) is None
+    assert named.check({"x_a": "1"}) is not None and named.check({"y": 1}) is not None
+    # A subschema naming its dialect is checked by the same strict validator: 1.0 is no integer there either.
+    dialect = spec(n={"$schema": "http://json-schema.org/draft-07/schema#", "type": "integer"})
+    assert dialect.check({"n": 1.0}) is not None
+    assert _simulated_call({"properties": {"code": {"type": "string", "pattern": EVIL}}}, {"code": "aaa"},
+                           server.base_url).get("error") != "invalid_arguments"
+    assert server.requests  # a fitting argument reached the simulator
+
+
+def lookup(db: sqlite3.Connection, code: str) -> str:
+    """Look a code up."""
+    return code
+
+
+@pytest.mark.parametrize("parameters", [
+    {"type": "object", "properties": {"code": {"type": "string", "pattern": "(a)\\1"}}},  # a backreference
+    {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(?!x)"}}},  # a lookahead
+    {"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False},
+    {"type": "object", "properties": {"code": {"type": 5}}},
+])
+def test_a_schema_the_harness_cannot_check_is_refused_by_a_world_and_never_hangs(
+        tmp_path: Path, parameters: JSONObject) -> None:
+    assert schema_problem(parameters) is not None
+    assert ToolSpec("t", "", parameters).check({"code": SLOW}) is None  # from a simulated world: not enforced
+    world = World("registry", scenario="Registry", category="Business & Enterprise", domain="Registry",
+                  description="Registry.", directory=tmp_path, main_tables=())
+    with pytest.raises(ConfigError) as refused:
+        world.tool(schema=parameters)(lookup)
+    assert "registry" in str(refused.value) and "lookup" in str(refused.value) and world.tools == {}
+
+
+def test_a_schema_reference_reaches_nothing_outside_the_schema(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"const": "s3cret-file-content"}')
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    for reference in (secret.as_uri(), f"http://127.0.0.1:{port}/schema.json"):
+        problem = spec(code={"$ref": reference}).check({"code": 1})
+        assert "s3cret" not in str(problem)
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # no connection came
+    listener.close()
 
 
 def test_huge_arguments_come_back_clipped() -> None:
