@@ -20,21 +20,24 @@ class Table:
 
     def to_rich(self) -> rich.table.Table:
         """The table for a rich console. Cells, title and note are plain text, never markup: they carry names and
-        strings from world folders and results files (control characters are shown escaped)."""
+        strings from world folders and results files (control characters and line breaks are shown escaped)."""
         from rich.table import Table as RichTable
         from rich.text import Text
 
         from occubench.util.text import terminal
 
-        table = RichTable(title=Text(terminal(self.title), style="table.title"),
-                          caption=Text(terminal(self.note), style="table.caption") if self.note else None)
+        def text(value: str, style: str = "") -> Text:
+            return Text(terminal(value, newlines=False), style=style)
+
+        table = RichTable(title=text(self.title, "table.title"), caption=text(self.note, "table.caption")
+                          if self.note else None)
         for i, column in enumerate(self.columns):
             # Nothing is cut with "…" in a narrow terminal: the first column, which names the row (an environment,
             # a task), keeps its names on one line, and a word too long for its column folds onto the next.
             table.add_column(column, justify="left" if i < self.text_columns else "right", no_wrap=i == 0,
                              overflow="fold")
         for row in self.rows:
-            table.add_row(*(Text(terminal(cell)) for cell in row))
+            table.add_row(*map(text, row))
         return table
 
 

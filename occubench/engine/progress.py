@@ -24,7 +24,7 @@ class RunProgress:
                  earlier: Sequence[Result] = ()) -> None:
         self.total = total
         #: Prefixes each line: the run's name when several runs share the terminal.
-        self.prefix = f"{markup(label)} " if label else ""
+        self.prefix = f"{markup(label, newlines=False)} " if label else ""
         self.console = console
         self.done = 0
         self.passed = sum(r.passed for r in earlier)
@@ -61,9 +61,10 @@ class RunProgress:
             if self._progress:
                 self._progress.update(self._task, completed=self.done, tally=self._tally())
                 return
-            kind = markup(result.error.kind) if result.error else "?"
+            kind = markup(result.error.kind, newlines=False) if result.error else "?"
             outcome = "[green]PASS[/green]" if passed else "FAIL" if ok else f"[red]ERROR[/red] {kind}"
-            self.console.print(f"{self.prefix}[{self.done}/{self.total}] task {markup(result.task_id)}: {outcome} "
+            task = markup(result.task_id, newlines=False)
+            self.console.print(f"{self.prefix}[{self.done}/{self.total}] task {task}: {outcome} "
                                f"({result.step_count} steps, {result.duration_s:.1f} s)")
             if self.done % _TALLY_EVERY == 0 or self.done == self.total:
                 self.console.print(f"{self.prefix}— {self.done}/{self.total} done, {self._tally()}")

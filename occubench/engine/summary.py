@@ -191,7 +191,7 @@ def _usage_table(summary: Summary) -> Table:
         total.add(summary.usage[role])
         name, *cells = usage_row(role, summary.usage[role], summary.cost_by_role[role] if summary.priced else None,
                                  role in summary.unpriced_by_role)
-        table.add_row(markup(name), *cells)  # a role named in a results file
+        table.add_row(markup(name, newlines=False), *cells)  # a role named in a results file
     table.add_section()
     table.add_row(*usage_row("All", total, summary.cost_total if summary.priced else None,
                               bool(summary.unpriced_by_role)), style="bold")
@@ -199,7 +199,7 @@ def _usage_table(summary: Summary) -> Table:
 
 
 def print_summary(summary: Summary, console: Console, title: str) -> None:
-    table = Table(title=Text(terminal(title), style="table.title"))
+    table = Table(title=Text(terminal(title, newlines=False), style="table.title"))
     table.add_column("Category")
     table.add_column("Passed", justify="right")
     table.add_column("Evaluated", justify="right")
@@ -207,7 +207,7 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
     for category in sorted(summary.by_category):
         tally = summary.by_category[category]
         name = f"{category} ({CATEGORY_ABBREVIATIONS[category]})" if category in CATEGORY_ABBREVIATIONS else category
-        table.add_row(markup(name), str(tally.passed), str(tally.evaluated), _percent(tally))
+        table.add_row(markup(name, newlines=False), str(tally.passed), str(tally.evaluated), _percent(tally))
     table.add_section()
     table.add_row("All", str(summary.overall.passed), str(summary.overall.evaluated), _percent(summary.overall),
                   style="bold")
@@ -220,12 +220,13 @@ def print_summary(summary: Summary, console: Console, title: str) -> None:
                       f"{_share(summary.recovery.implicit_requeried, summary.recovery.implicit)} of silently degraded "
                       "calls followed by the same tool again within 3 calls")
     if summary.unpriced_models:
-        console.print(f"[yellow]* No price for model(s) {markup(', '.join(sorted(summary.unpriced_models)))} in the "
-                      "price file: their tokens are left out of the costs marked *.[/yellow]")
+        models = markup(", ".join(sorted(summary.unpriced_models)), newlines=False)
+        console.print(f"[yellow]* No price for model(s) {models} in the price file: their tokens are left out of the "
+                      "costs marked *.[/yellow]")
     for kind, results in summary.errors_by_kind.items():
         results.sort(key=lambda r: (isinstance(r.task_id, str), r.task_id if isinstance(r.task_id, int) else 0,
                                     str(r.task_id)))
-        ids = ", ".join(str(r.task_id) for r in results[:10]) + (f" and {len(results) - 10} more"
-                                                                  if len(results) > 10 else "")
-        console.print(f"[yellow]{len(results)} task(s) not scored, {markup(kind)} error ({markup(ids)}): "
+        ids = (markup(", ".join(str(r.task_id) for r in results[:10]), newlines=False)
+               + (f" and {len(results) - 10} more" if len(results) > 10 else ""))
+        console.print(f"[yellow]{len(results)} task(s) not scored, {markup(kind, newlines=False)} error ({ids}): "
                       f"{markup(ERROR_ADVICE.get(kind, ERROR_ADVICE['internal']))}[/yellow]")

@@ -87,7 +87,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
     console.print(table.to_rich())
     bad_worlds = {name: problems for name, problems in world_problems.items() if problems}
     for name, problems in bad_worlds.items():
-        console.print(f"[red]{markup(name)}: {markup('; '.join(problems))}[/red]")
+        console.print(f"[red]{markup(name, newlines=False)}: {markup('; '.join(problems), newlines=False)}[/red]")
     good = sum(result.ok for result in results)
     console.print(f"{good}/{len(results)} tasks valid (reference 100 %, do-nothing 0 %, wrong solution 0 %) in "
                   f"{len(world_problems)} environments")

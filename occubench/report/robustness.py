@@ -51,7 +51,8 @@ def with_guidance(text: str, tier: int) -> str:
 
 def warn(message: str, warnings: list[str] | None = None) -> None:
     """One warning line on stderr, also appended to ``warnings`` when given (so a report can show it)."""
-    print(f"warning: {terminal(message)}", file=sys.stderr)  # it may name a file or quote a results line
+    # One line, though it may name a file or quote a results line.
+    print(f"warning: {terminal(message, newlines=False)}", file=sys.stderr)
     if warnings is not None:
         warnings.append(message)
 

@@ -201,12 +201,13 @@ def paired_json(comparisons: list[PairedComparison]) -> list[dict[str, Any]]:
 
 
 def _md_cell(text: str) -> str:
+    """``text`` on one line of a table or a heading: names in it (models, runs, categories) are outside text."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def to_markdown(table: Table, level: int = 3) -> str:
     align = [":--" if i < table.text_columns else "--:" for i in range(len(table.columns))]
-    lines = [f"{'#' * level} {table.title}", "", "| " + " | ".join(map(_md_cell, table.columns)) + " |",
+    lines = [f"{'#' * level} {_md_cell(table.title)}", "", "| " + " | ".join(map(_md_cell, table.columns)) + " |",
              "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in table.rows]
     if table.note:
@@ -270,7 +271,7 @@ def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_doma
              to_markdown(modes_table(modes), 2), *([to_markdown(paired_table(paired), 2)] if paired else []),
              *(to_markdown(table, 2) for table in overview or [])]
     for stats in runs:
-        parts.append(f"## Run {stats.name}\n")
+        parts.append(f"## Run {_md_cell(stats.name)}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
         parts += [to_markdown(table) for table in (extra or {}).get(stats.name, [])]
     return "\n".join(parts)

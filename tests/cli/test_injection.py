@@ -22,6 +22,8 @@ from occubench.testing.responders import scripted_responder
 
 MARKUP = "[/bold][link=http://x]y[/link]"
 HOSTILE = "\x1b[2J\x1b]52;c;b3duZWQ=\x07\x1b]0;pwned\x07\x9b31m" + MARKUP
+#: A line break that would start a line of its own making in a table or a one-line message.
+FORGED = "\n[9/9] task forged: PASS"
 #: What must never be printed: ESC, BEL, any C1 control, and bytes that are not UTF-8 (a lone 0x9b).
 _UNSAFE = re.compile("[\x07\x1b\x80-\x9f\udc80-\udcff]")
 
@@ -92,14 +94,14 @@ def test_a_data_folders_strings_are_shown_inert_by_tasks_and_run(data_dir: Path,
 
 def _hostile_run(tmp_path: Path, world_dir: Path, name: str, model: str) -> Path:
     """A run folder of an attacker's making (no ``args.json``: its results are taken whole) whose results carry
-    hostile task ids, categories, domains, models, error kinds and messages."""
+    hostile task ids, categories, domains, models (which forge a line too), error kinds and messages."""
     shown("run", "--suite", "executable", "--worlds-dir", str(world_dir), "--agent", "reference",
           "--output-dir", str(tmp_path / "runs"), "--run-name", name)
     (tmp_path / "runs" / name / "args.json").unlink()
     path = tmp_path / "runs" / name / "results.jsonl"
     results = [json.loads(line) for line in path.read_text().splitlines()]
     for i, result in enumerate(results):
-        result.update(task_id=f"{HOSTILE}{i}", agent_model=model, category=HOSTILE, domain=HOSTILE)
+        result.update(task_id=f"{HOSTILE}{i}", agent_model=model + FORGED, category=HOSTILE, domain=HOSTILE)
     results[0].update(status="error", error={"kind": HOSTILE, "message": HOSTILE}, is_correct=None)
     path.write_text("".join(json.dumps(result) + "\n" for result in results))
     return path.parent
@@ -110,12 +112,13 @@ def test_a_run_folders_results_are_shown_inert_by_report_compare_and_robustness(
     first = str(_hostile_run(tmp_path, world_dir, "a", HOSTILE + "model-a"))
     second = str(_hostile_run(tmp_path, world_dir, "b", HOSTILE + "model-b"))
     assert MARKUP in shown("report", first, second)
+    assert FORGED not in shown("report", first, second) + shown("compare", first, second, "--by", "agent_model")
     assert json.loads(shown("report", first, second, "--format", "json"))
     assert MARKUP in shown("report", first, second, "--format", "csv")
     shown("report", first, second, "--html", str(tmp_path / "report.html"))
     assert MARKUP in shown("compare", first, second, "--by", "agent_model")
     assert json.loads(shown("compare", first, second, "--by", "agent_model", "--format", "json"))
-    assert MARKUP in shown("robustness", first, second)
+    assert MARKUP in shown("robustness", first, second) and FORGED not in shown("robustness", first, second)
 
 
 def _hostile_model(request: dict, index: int) -> str | dict:
