@@ -25,6 +25,8 @@ from occubench.core.verifier import Verdict
 from occubench.errors import ConfigError
 from occubench.util.aio import off_loop
 from occubench.util.text import markup
+from occubench.util.untrusted import folder_files as folder_files  # the listing a digest is made of
+from occubench.util.untrusted import read_chunks
 
 if TYPE_CHECKING:
     from rich.console import Console  # not at run time: sandbox workers import this module, and rich is heavy
@@ -72,22 +74,18 @@ class TaskSet:
 
 def content_digest(files: Mapping[str, Path]) -> str:
     """A hash of the files' contents under the given names (names relative to what they belong to, not where they
-    are on disk). An unreadable file is a :class:`ConfigError` naming it."""
+    are on disk), each read by :func:`~occubench.util.untrusted.read_chunks` (no link, a size limit, in chunks). A
+    file that breaks its rules or cannot be read is a :class:`ConfigError` naming it."""
     digest = hashlib.sha256()
     for name in sorted(files):
         try:
-            data = files[name].read_bytes()
+            size = files[name].lstat().st_size  # the framing of whole reads before: run identities stay
         except OSError as exc:
             raise ConfigError(f"{files[name]}: cannot read it ({exc.strerror})") from None
-        digest.update(f"{len(name)}:{name}{len(data)}:".encode())
-        digest.update(data)
+        digest.update(f"{len(name)}:{name}{size}:".encode())
+        for chunk in read_chunks(files[name]):
+            digest.update(chunk)
     return digest.hexdigest()[:16]
-
-
-def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
-    """Every file under ``folder`` by its relative path (after ``prefix``), bytecode caches left out."""
-    return {prefix + path.relative_to(folder).as_posix(): path for path in folder.rglob("*")
-            if path.is_file() and "__pycache__" not in path.parts}
 
 
 def task_set(tasks: Iterable[Task], identity: dict[str, Any], extra_ids: Iterable[Any] = ()) -> TaskSet:

@@ -20,6 +20,7 @@ from occubench.errors import ConfigError
 from occubench.executable.isolated import IsolatedWorld, builtin_isolated, load_isolated, provider_for
 from occubench.executable.world import World
 from occubench.sandbox.allowlist import check_source
+from occubench.util.untrusted import folder_files, read_file
 
 BUILTIN_SUITE = "executable"
 _WORLDS = Path(__file__).parent / "worlds"
@@ -53,8 +54,11 @@ def worlds_of(worlds_dir: str | Path | None, trust: bool = False) -> list[Isolat
         raise ConfigError(f"--worlds-dir: {root} holds no world folder (a subfolder with schema.sql, seed.sql and "
                           "__init__.py)")
     for folder in folders:
+        if folder.is_symlink():
+            raise ConfigError(f"{folder}: a symbolic link; a world folder is a folder of --worlds-dir itself")
+        files = folder_files(folder)  # the rules of what the harness reads: no link, regular files, sizes
         for name in ("schema.sql", "seed.sql"):
-            if not (folder / name).is_file():
+            if name not in files:
                 raise ConfigError(f"{folder}: no {name} (a world folder holds schema.sql, seed.sql and __init__.py)")
     return load_isolated(root, folders, provider_for(trust, f"--worlds-dir {root}"))
 
@@ -73,8 +77,8 @@ def load_world_folder(folder: Path, *, allow_list: bool = True) -> World:
     world code does once past the allow-list, load without it (:mod:`occubench.testing.unchecked`)."""
     path = folder / "__init__.py"
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        source = read_file(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read the world's code ({exc})") from None
     problems = check_source(source) if allow_list else []
     if problems:

@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from occubench.errors import ConfigError, DataNotFoundError
-from occubench.util.jsonl import read_json
+from occubench.util.untrusted import folder_files, read_chunks, read_file
 
 UPSTREAM_REPO = "GregxmHu/OccuBench"
 UPSTREAM_COMMIT = "d47bffb"
@@ -110,9 +110,9 @@ def build_manifest(directory: Path, paths: Iterable[str] | None = None) -> dict[
     """Map relative posix paths to sha256 hex: every file under `directory`, or just `paths` that exist."""
     directory = Path(directory)
     if paths is None:
-        names = [p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()]
+        names = list(folder_files(directory))
     else:
-        names = [name for name in paths if (directory / name).is_file()]
+        names = [name for name in paths if os.path.lexists(directory / name)]  # a link is refused, not missing
     return {name: _sha256(directory / name) for name in sorted(names)}
 
 
@@ -129,10 +129,13 @@ def verify_data(directory: Path) -> str:
             f"`occubench data download --dest {shlex.quote(str(directory))}`"
         )
     own = directory / _MANIFEST_NAME
-    if own.is_file():
-        manifest = read_json(own, "data manifest")
-        if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
-            raise ConfigError(f"{own}: expected a JSON object of file → sha256")
+    if os.path.lexists(own):
+        try:
+            manifest = json.loads(read_file(own))
+        except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested past the parser
+            raise ConfigError(f"{own}: not a JSON data manifest ({exc})") from None
+        if not isinstance(manifest, dict) or not all(isinstance(v, str) and _inside(k) for k, v in manifest.items()):
+            raise ConfigError(f"{own}: expected a JSON object of file → sha256, each file a path inside the folder")
         if problems := _problems(directory, manifest):
             raise ConfigError(f"{directory}: {problems} (checked against its own {_MANIFEST_NAME})")
         return f"its own {_MANIFEST_NAME}"
@@ -175,10 +178,15 @@ def download_data(dest: Path, url: str | None = None) -> Path:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
+    for chunk in read_chunks(path):  # no link, no file past the limit (a data folder may come from anyone)
+        digest.update(chunk)
     return digest.hexdigest()
+
+
+def _inside(name: str) -> bool:
+    """Whether a manifest's file name stays in its folder (a relative path with no ``..``)."""
+    path = PurePosixPath(name)
+    return bool(name) and not path.is_absolute() and ".." not in path.parts
 
 
 def _load_manifest() -> dict[str, str]:

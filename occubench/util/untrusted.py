@@ -1,0 +1,100 @@
+"""The one way the harness reads a folder it did not make: a world folder, a data folder, what synthesis wrote.
+
+Such a folder comes from anyone, and the harness lists and reads it (a run's identity is a hash of its files; a
+data folder is checked against its checksums). So it is read as data under four rules, each broken one a
+:class:`ConfigError` naming the file:
+
+- no symbolic link anywhere in it (a link could name any file the user can read: a key, ``/etc/shadow``);
+- regular files and folders only (a FIFO would block the read, a device never end it);
+- at most :data:`MAX_FILE_BYTES` per file, :data:`MAX_FOLDER_BYTES` and :data:`MAX_FILES` per folder;
+- files read in chunks, never whole (a sparse 8 GB file costs a stat, not 8 GB of memory).
+
+Files are opened with ``O_NOFOLLOW`` and checked on the open descriptor, so what is read is what was checked. A
+bytecode cache (``__pycache__``) is neither listed nor read: the worker compiles a world from its source.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from occubench.errors import ConfigError
+
+#: The largest file of a folder the harness reads (a world's seed SQL, a data file): the worker's own file limit.
+MAX_FILE_BYTES = 64 << 20
+#: All the files of one folder together, and how many there may be.
+MAX_FOLDER_BYTES, MAX_FILES = 1 << 30, 10_000
+_CHUNK = 1 << 20
+_CACHE = "__pycache__"
+
+
+def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
+    """Every file under ``folder`` by its path relative to it (after ``prefix``), sorted, bytecode caches left out;
+    a :class:`ConfigError` for a link, a file that is not regular, or a folder past the limits."""
+    found: dict[str, Path] = {}
+    total = 0
+    pending = [folder]
+    while pending:
+        directory = pending.pop()
+        for entry in _entries(directory):
+            path = Path(entry.path)
+            if entry.is_symlink():
+                raise ConfigError(f"{path}: a symbolic link; a world or data folder may hold none (it could name "
+                                  "any file of yours)")
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != _CACHE:
+                    pending.append(path)
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
+            total += _size(path, entry.stat(follow_symlinks=False).st_size)
+            found[prefix + path.relative_to(folder).as_posix()] = path
+            if len(found) > MAX_FILES or total > MAX_FOLDER_BYTES:
+                raise ConfigError(f"{folder}: more than {MAX_FILES:,} files or {MAX_FOLDER_BYTES >> 20:,} MB in all; "
+                                  "a world or data folder may hold no more")
+    return dict(sorted(found.items()))
+
+
+def _entries(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as entries:
+            return list(entries)
+    except OSError as exc:
+        raise ConfigError(f"{directory}: cannot list it ({exc.strerror})") from None
+
+
+def _size(path: Path, size: int) -> int:
+    if size > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: {size:,} bytes; a file of a world or data folder may have at most "
+                          f"{MAX_FILE_BYTES >> 20} MB")
+    return size
+
+
+def read_chunks(path: Path) -> Iterator[bytes]:
+    """The bytes of the regular file ``path``, in chunks, under the rules above (checked on the open file); a file
+    itself named as a link is refused too, a link among the folders above it is the caller's to rule out."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO does not block this
+    except OSError as exc:
+        if os.path.islink(path):  # ELOOP on Linux, EMLINK on some BSDs
+            raise ConfigError(f"{path}: a symbolic link; a world or data folder may hold none") from None
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    with open(fd, "rb", buffering=0, closefd=True) as handle:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
+        _size(path, status.st_size)
+        read = 0
+        try:
+            while chunk := handle.read(_CHUNK):
+                read = _size(path, read + len(chunk))  # a file that grew past the limit since its stat
+                yield chunk
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def read_file(path: Path) -> bytes:
+    """The whole content of a file under the rules above (at most :data:`MAX_FILE_BYTES`)."""
+    return b"".join(read_chunks(path))
