@@ -21,6 +21,7 @@ from occubench.errors import ConfigError, WorldError
 from occubench.executable.environment import ExecutableEnvironment, StateDiff, Verification, WorldEnvironment
 from occubench.executable.world import Call, Check, ExecTask, World
 from occubench.sandbox import INSTALL_HINT, Pool, Provider, Unconfined, Worker, WorkerFailed, detect, pool
+from occubench.sandbox.boundary import SCHEMAS, Boundary
 
 SERVICE = "occubench.executable.service"
 #: Seconds a world may take to load (its module and SQL) or its checks to run.
@@ -67,10 +68,12 @@ def _verify_in_worker(initial: object, final: object, answer: str) -> list[Check
 class IsolatedWorld:
     """A world loaded by a worker of ``pool``, which sees its folder as ``worker_folder``."""
 
-    def __init__(self, description: dict[str, Any], directory: Path, pool: Pool, worker_folder: str) -> None:
+    def __init__(self, reply: object, directory: Path, pool: Pool, worker_folder: str) -> None:
         self.directory, self.pool, self.worker_folder = directory, pool, worker_folder
-        #: What :func:`describe` said of the world.
-        self.described = description
+        #: What the harness accepts of this world's workers' replies.
+        self.boundary = Boundary(directory)
+        #: What :func:`describe` said of the world (``reply``), once the boundary accepted it.
+        self.described = description = self.boundary.world(reply)
         self.name: str = description["name"]
         self.scenario, self.category = description["scenario"], description["category"]
         self.domain, self.description = description["domain"], description["description"]
@@ -102,10 +105,10 @@ def builtin_isolated(root: Path, worlds: Sequence[World], provider: Provider) ->
 
 
 def load_isolated(root: Path, folders: Sequence[Path], provider: Provider,
-                  service: str = SERVICE) -> list[IsolatedWorld]:
+                  service: str | None = None) -> list[IsolatedWorld]:
     """The worlds of ``folders`` (subfolders of ``root``), loaded by workers of ``provider`` that see ``root`` and
-    serve ``service`` (:mod:`occubench.executable.service`, or a test's)."""
-    workers = pool(provider, service, [root])
+    serve ``service`` (:data:`SERVICE`, or a test's)."""
+    workers = pool(provider, service or SERVICE, [root])
     worlds = []
     try:
         worker = workers.lease()
@@ -121,10 +124,7 @@ def load_isolated(root: Path, folders: Sequence[Path], provider: Provider,
                 message = str(exc).replace(worker.path(0), str(root))
                 raise ConfigError(message if exc.kind == "refused" else
                                   f"{folder}: the world does not load: {message}") from None
-            try:
-                worlds.append(IsolatedWorld(description, folder, workers, inside))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ConfigError(f"{folder}: the worker described the world wrongly ({exc})") from None
+            worlds.append(IsolatedWorld(description, folder, workers, inside))
     finally:
         workers.release(worker)
     return worlds
@@ -141,38 +141,30 @@ class IsolatedEnvironment(WorldEnvironment):
             self._worker: Worker | None = world.pool.lease()
         except WorkerFailed as exc:
             raise WorldError(f"{world.name}: the worker did not start: {exc.kind}: {exc}") from None
-        self._instance = self._request("open", {"folder": world.worker_folder, "time_limit": time_limit},
-                                       LOAD_SECONDS, "opening an instance")
+        self._instance: int = self._request("open", {"folder": world.worker_folder, "time_limit": time_limit},
+                                            LOAD_SECONDS, "opening an instance")
 
     def _request(self, op: str, args: dict[str, Any], seconds: float | None, what: str) -> Any:
+        """The worker's reply to ``op``, once the world's boundary accepted it (a reset's or a close's is unused)."""
         if self._worker is None:
             raise WorldError(f"{self.world.name}: {what}: the instance is closed")
         try:
-            return self._worker.request(op, args, seconds)
+            reply = self._worker.request(op, args, seconds)
         except WorkerFailed as exc:
             raise WorldError(f"{self.world.name}: {what}: {exc.kind}: {exc}") from None
+        return self.world.boundary.reply(op, reply, what) if op in SCHEMAS else None
 
     def tools(self) -> list[ToolSpec]:
         return self._specs
 
     def _call(self, name: str, arguments: JSONObject) -> Any:
-        observation = self._request("call", {"instance": self._instance, "tool": name, "arguments": arguments},
-                                    self.seconds, f"tool {name}")
-        if not isinstance(observation, dict):
-            raise WorldError(f"{self.world.name}: tool {name}: the worker's reply is not an observation")
-        return observation
+        return self._request("call", {"instance": self._instance, "tool": name, "arguments": arguments},
+                             self.seconds, f"tool {name}")
 
     def verify(self, task_id: str, answer: str) -> Verification:
         reply = self._request("verify", {"instance": self._instance, "task": task_id, "answer": answer},
                               VERIFY_SECONDS, f"the checks of task {task_id}")
-        try:
-            checks = [Check(str(c["name"]), bool(c["passed"]), str(c.get("message", ""))) for c in reply["checks"]]
-            diff = reply["diff"]
-            assert isinstance(diff, dict)
-        except (KeyError, TypeError, AttributeError, AssertionError):
-            raise WorldError(f"{self.world.name}: the checks of task {task_id}: the worker's reply is malformed") \
-                from None
-        return Verification(checks, diff)
+        return Verification([Check(**check) for check in reply["checks"]], reply["diff"])
 
     def state_diff(self) -> StateDiff:
         return self._request("diff", {"instance": self._instance}, VERIFY_SECONDS, "the state diff")

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from occubench.core.tools import clip
 from occubench.errors import ConfigError
 from occubench.executable.environment import ExecutableEnvironment
 from occubench.executable.isolated import describe
 from occubench.executable.registry import load_world_folder
 from occubench.executable.world import World
+from occubench.sandbox.boundary import LONG, SHORT
 
 
 class WorldService:
@@ -47,7 +48,11 @@ class WorldService:
 
     def verify(self, args: dict[str, Any]) -> dict[str, Any]:
         verification = self.instance(args).verify(str(args["task"]), str(args["answer"]))
-        return {"checks": [asdict(check) for check in verification.checks], "diff": verification.diff}
+        # A world's checks hold what its code put in them: made the protocol's types and sizes here (half its caps:
+        # clip's marker adds a little), so that the harness's boundary refuses only what no honest worker sends.
+        return {"checks": [{"name": clip(str(check.name), SHORT // 2), "passed": bool(check.passed),
+                            "message": clip(str(check.message), LONG // 2)} for check in verification.checks],
+                "diff": verification.diff}
 
     def close(self, args: dict[str, Any]) -> None:
         instance = self.instances.pop(args["instance"], None)

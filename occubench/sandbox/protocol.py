@@ -11,6 +11,7 @@ where kind is ``refused`` (the request's world or arguments are at fault: a conf
 from __future__ import annotations
 
 import json
+import math
 import struct
 from typing import Any
 
@@ -42,10 +43,23 @@ def length(header: bytes) -> int:
 
 
 def decode(body: bytes) -> Any:
+    """The message's JSON value: strict JSON (NaN and infinities, which no side sends, are refused where Python's
+    parser would otherwise read them: ``NaN``, ``Infinity``, ``1e999``)."""
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_not_json, parse_float=_finite)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise ProtocolError(f"a message that is not JSON: {exc}") from None
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is past a float's range")
+    return value
 
 
 HEADER_SIZE = _HEADER.size

@@ -16,6 +16,7 @@ from typing import Any
 
 from occubench.executable.isolated import IsolatedWorld
 from occubench.executable.world import ExecTask
+from occubench.sandbox.boundary import path_name
 from occubench.util.jsonl import dumps_line, write_atomic
 
 #: The config's task file, scenario pool and config folder names, as the published data has them.
@@ -68,7 +69,7 @@ def twin_rubric(world: IsolatedWorld, task: ExecTask) -> str:
     """The twin task's verification plan, from the executable task's reference solution and answer: the changes
     its solution makes (the calls of tools that write) and what its answer says."""
     lines = [f"The agent must call `{call.tool}` with {json.dumps(call.arguments, ensure_ascii=False)}."
-             for call in task.reference if world.tools[call.tool].writes]
+             for call in task.reference if call.tool in world.tools and world.tools[call.tool].writes]
     if task.rubric:
         lines.append(task.rubric)
     lines.append(f"A correct final answer says what this one says: {task.answer}")
@@ -83,10 +84,11 @@ def task_lines(world: IsolatedWorld) -> list[dict[str, Any]]:
 
 
 def write_dataset(worlds: Sequence[IsolatedWorld], out: Path) -> int:
-    """The twins of ``worlds`` as an OccuBench data folder in ``out`` (configs, tasks, scenarios); how many tasks."""
+    """The twins of ``worlds`` as an OccuBench data folder in ``out`` (configs, tasks, scenarios); how many tasks.
+    Each config's file is named after its world, whose name must be a plain one (the boundary accepted no other)."""
     (out / CONFIG_DIR).mkdir(parents=True, exist_ok=True)
     for world in worlds:
-        write_atomic(out / CONFIG_DIR / f"{world.name}.json",
+        write_atomic(out / CONFIG_DIR / f"{path_name(world.name)}.json",
                      json.dumps(twin_config(world.described), ensure_ascii=False, indent=1).encode())
     tasks = [task for world in worlds for task in task_lines(world)]
     write_atomic(out / TASKS_FILE, b"".join(dumps_line(task) for task in tasks))

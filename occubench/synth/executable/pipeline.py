@@ -27,6 +27,7 @@ from occubench.errors import OccuBenchError
 from occubench.executable.isolated import provider_for
 from occubench.executable.validate import MIN_ROWS, MIN_TOOLS
 from occubench.sandbox import Limits, Provider, Worker, WorkerFailed
+from occubench.sandbox.boundary import path_name, probe_problem
 from occubench.synth.engine import Stage, StageFailed
 from occubench.synth.executable.config import ExecutableSynthConfig
 from occubench.synth.executable.parts import TaskPart, ToolPart, WorldParts, function_problems
@@ -223,7 +224,7 @@ class _Synthesis:
         if world_problems:
             self._drop(parts.name, Dropped("validate", "; ".join(world_problems)))
             return None
-        folder = Path(self.config.out) / parts.name
+        folder = Path(self.config.out) / path_name(parts.name)
         parts.write(folder)
         self._say(parts.name, f"written to {folder}: {len(parts.tables)} tables, {len(parts.seed)} rows, "
                               f"{len(parts.tools)} tools, {len(parts.tasks)} tasks")
@@ -260,14 +261,14 @@ class _Synthesis:
         ``result`` its whole reply."""
         with tempfile.TemporaryDirectory(prefix="occubench-synth-") as scratch:
             if parts is not None:
-                parts.write(Path(scratch) / parts.name)
+                parts.write(Path(scratch) / path_name(parts.name))
             worker = Worker(self.provider, PROBE, [Path(scratch)], LIMITS)  # one per execution: nothing carries over
             try:
                 if parts is not None:
                     job = {**job, "folder": f"{worker.path(0)}/{parts.name}"}
                 reply = worker.request("run", job, PROBE_SECONDS)
-                if not isinstance(reply, dict) or not isinstance(reply.get("problems", reply.get("world")), list):
-                    raise WorkerFailed("protocol", "the reply is not the probe's")
+                if (refused := probe_problem(job, reply, [task.id for task in parts.tasks] if parts else [])):
+                    raise WorkerFailed("protocol", f"the reply is refused: {refused}")
             except WorkerFailed as exc:
                 error = f"the code could not be run to the end: {exc.kind}: {exc}"
                 reply = {"problems": [error], "world": [error]}
