@@ -73,19 +73,19 @@ class Redactor:
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The credentials in ``environ`` (the process's environment by default): the values of variables named as
-    credentials (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``...), and the passwords and credential parameters of the
-    URLs any variable holds (``HTTPS_PROXY=http://user:pass@...``); none shorter than
+    credentials (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``...) and each line of them, and the passwords and
+    credential parameters of the URLs any variable holds (``HTTPS_PROXY=http://user:pass@...``); none shorter than
     :data:`MIN_ENVIRONMENT_SECRET`."""
     found: list[str] = []
     for name, value in (os.environ if environ is None else environ).items():
         if _SECRET_VARIABLE.search(name):
-            found.append(value)
+            found += [value, *value.splitlines()]  # a key of several lines (PEM) may be printed a line at a time
         elif "://" in value:
             try:
                 found += url_secrets(value)
             except ValueError:  # not a URL after all (an unclosed "[" reads as a bad IPv6 address)
                 continue
-    return [value for value in found if len(value) >= MIN_ENVIRONMENT_SECRET]
+    return list(dict.fromkeys(value for value in found if len(value) >= MIN_ENVIRONMENT_SECRET))
 
 
 def url_secrets(url: str | None) -> list[str]:

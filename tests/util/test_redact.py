@@ -66,16 +66,19 @@ def test_no_key_of_the_environment_reaches_a_file_the_terminal_or_a_model(tmp_pa
 
 
 def test_which_variables_of_the_environment_are_secrets() -> None:
-    found = environment_secrets({
+    environment = {
         "GITHUB_TOKEN": "ghp_0123456789", "AWS_SECRET_ACCESS_KEY": "aws/secret+value", "PGPASSWORD": "db-password",
         "AZURE_OPENAI_API_KEY_2": "azure-key-two", "HTTPS_PROXY": "http://me:proxy-password@proxy:3128",
         "DATABASE_URL": "postgres://db/x?token=query-token-1", "BROKEN_URL": "http://[::1/ not a url",
+        "SSH_PRIVATE_KEY": "-----BEGIN KEY-----\nbase64-line-of-key\n-----END KEY-----",
         "SHORT_KEY": "1234567",  # too short to be told from ordinary text
         "HF_TOKEN_PATH": "/root/.cache/token", "AWS_ACCESS_KEY_ID": "AKIAIDENTIFIER", "TOKENIZERS_PARALLELISM": "false",
         "HOME": "/home/someone",
-    })
+    }
+    found = environment_secrets(environment)
     assert sorted(found) == sorted(["ghp_0123456789", "aws/secret+value", "db-password", "azure-key-two",
-                                    "proxy-password", "query-token-1"])
+                                    "proxy-password", "query-token-1", *environment["SSH_PRIVATE_KEY"].splitlines(),
+                                    environment["SSH_PRIVATE_KEY"]])
 
 
 def test_a_secret_is_masked_in_a_request_body_as_json_writes_it() -> None:
