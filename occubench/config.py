@@ -328,8 +328,9 @@ class RunConfig(_RunRoles):
     # free one for a command, which is given its URL.
     serve_host: str = "127.0.0.1"
     serve_port: int | None = Field(None, ge=0, le=65535)
-    #: A file holding the bearer token every request must carry (default: ``$OCCUBENCH_SERVE_TOKEN``); required
-    #: for a host other than loopback. The token itself is never a setting, so never on disk.
+    #: A file holding the bearer token (default: ``$OCCUBENCH_SERVE_TOKEN``): every request must carry it off
+    #: loopback, where it is required; on loopback it guards the episode listing, each episode's URL being its own
+    #: credential. The token itself is never a setting, so never on disk.
     serve_token_file: str | None = None
     #: Other names clients reach a host other than loopback by, accepted in the Host header.
     serve_allowed_hosts: list[str] = Field(default_factory=list)
