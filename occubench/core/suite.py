@@ -25,8 +25,8 @@ from occubench.core.verifier import Verdict
 from occubench.errors import ConfigError
 from occubench.util.aio import off_loop
 from occubench.util.text import markup
+from occubench.util.untrusted import check_file, read_chunks
 from occubench.util.untrusted import folder_files as folder_files  # the listing a digest is made of
-from occubench.util.untrusted import read_chunks
 
 if TYPE_CHECKING:
     from rich.console import Console  # not at run time: sandbox workers import this module, and rich is heavy
@@ -78,10 +78,7 @@ def content_digest(files: Mapping[str, Path]) -> str:
     file that breaks its rules or cannot be read is a :class:`ConfigError` naming it."""
     digest = hashlib.sha256()
     for name in sorted(files):
-        try:
-            size = files[name].lstat().st_size  # the framing of whole reads before: run identities stay
-        except OSError as exc:
-            raise ConfigError(f"{files[name]}: cannot read it ({exc.strerror})") from None
+        size = check_file(files[name])  # framed by its size as whole reads were: run identities stay
         digest.update(f"{len(name)}:{name}{size}:".encode())
         for chunk in read_chunks(files[name]):
             digest.update(chunk)

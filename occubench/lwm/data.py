@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from occubench.errors import ConfigError, DataNotFoundError
-from occubench.util.untrusted import folder_files, read_chunks, read_file
+from occubench.util.untrusted import check_file, folder_files, read_chunks, read_file
 
 UPSTREAM_REPO = "GregxmHu/OccuBench"
 UPSTREAM_COMMIT = "d47bffb"
@@ -83,27 +83,31 @@ def resolve_data_paths(
 
 
 def ensure_data(paths: DataPaths, *, download: bool = False) -> DataPaths:
-    """Return `paths` if they all exist; otherwise download into the user cache or say how to get the data."""
-    missing = [p for p in dataclasses.astuple(paths) if not p.exists()]
-    if not missing:
-        return paths
+    """Return `paths` if they all exist; otherwise download into the user cache or say how to get the data. The two
+    data files must be regular files within the size limit, not links (:func:`~occubench.util.untrusted.check_file`):
+    they are read whole, line by line, before anything else of the folder."""
+    missing = [p for p in dataclasses.astuple(paths) if not os.path.lexists(p)]
     cache = user_cache_dir() / f"data-{UPSTREAM_COMMIT}"
-    if download:
+    if missing and download:
         download_data(cache)
         cached = resolve_data_paths(data_dir=cache)
         # Keep what the user supplied and found; fill only the gaps from the cache.
-        return DataPaths(*(
-            mine if mine.exists() else theirs
+        paths = DataPaths(*(
+            mine if os.path.lexists(mine) else theirs
             for mine, theirs in zip(dataclasses.astuple(paths), dataclasses.astuple(cached))
         ))
-    parents = {paths.eval_data.parent, paths.scenario_pool.parent, paths.config_dir.parent}
-    base = parents.pop() if len(parents) == 1 else Path("data")
-    raise DataNotFoundError(
-        f"benchmark data not found: {', '.join(str(p) for p in missing)}. "
-        f"Download it with `occubench data download --dest {shlex.quote(str(base))}`, "
-        f"point at an existing copy with `--data-dir DIR` or `OCCUBENCH_DATA=DIR`, "
-        f"or add `--download` to fetch it into {cache}"
-    )
+    elif missing:
+        parents = {paths.eval_data.parent, paths.scenario_pool.parent, paths.config_dir.parent}
+        base = parents.pop() if len(parents) == 1 else Path("data")
+        raise DataNotFoundError(
+            f"benchmark data not found: {', '.join(str(p) for p in missing)}. "
+            f"Download it with `occubench data download --dest {shlex.quote(str(base))}`, "
+            f"point at an existing copy with `--data-dir DIR` or `OCCUBENCH_DATA=DIR`, "
+            f"or add `--download` to fetch it into {cache}"
+        )
+    check_file(paths.eval_data)
+    check_file(paths.scenario_pool)
+    return paths
 
 
 def build_manifest(directory: Path, paths: Iterable[str] | None = None) -> dict[str, str]:

@@ -28,6 +28,7 @@ MAX_FILE_BYTES = 64 << 20
 MAX_FOLDER_BYTES, MAX_FILES = 1 << 30, 10_000
 _CHUNK = 1 << 20
 _CACHE = "__pycache__"
+_LINK = "a symbolic link; a world or data folder may hold none (it could name any file of yours)"
 
 
 def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
@@ -40,16 +41,11 @@ def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
         directory = pending.pop()
         for entry in _entries(directory):
             path = Path(entry.path)
-            if entry.is_symlink():
-                raise ConfigError(f"{path}: a symbolic link; a world or data folder may hold none (it could name "
-                                  "any file of yours)")
             if entry.is_dir(follow_symlinks=False):
                 if entry.name != _CACHE:
                     pending.append(path)
                 continue
-            if not entry.is_file(follow_symlinks=False):
-                raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
-            total += _size(path, entry.stat(follow_symlinks=False).st_size)
+            total += _checked(path, entry.stat(follow_symlinks=False))
             found[prefix + path.relative_to(folder).as_posix()] = path
             if len(found) > MAX_FILES or total > MAX_FOLDER_BYTES:
                 raise ConfigError(f"{folder}: more than {MAX_FILES:,} files or {MAX_FOLDER_BYTES >> 20:,} MB in all; "
@@ -65,7 +61,24 @@ def _entries(directory: Path) -> list[os.DirEntry[str]]:
         raise ConfigError(f"{directory}: cannot list it ({exc.strerror})") from None
 
 
-def _size(path: Path, size: int) -> int:
+def check_file(path: Path) -> int:
+    """The size of the file ``path`` names, a :class:`ConfigError` unless it is a regular file (not a link) within
+    the limit; looked at, not read."""
+    try:
+        return _checked(path, path.lstat())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def _checked(path: Path, status: os.stat_result) -> int:
+    if stat.S_ISLNK(status.st_mode):
+        raise ConfigError(f"{path}: {_LINK}")
+    if not stat.S_ISREG(status.st_mode):
+        raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
+    return _within(path, status.st_size)
+
+
+def _within(path: Path, size: int) -> int:
     if size > MAX_FILE_BYTES:
         raise ConfigError(f"{path}: {size:,} bytes; a file of a world or data folder may have at most "
                           f"{MAX_FILE_BYTES >> 20} MB")
@@ -78,18 +91,14 @@ def read_chunks(path: Path) -> Iterator[bytes]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO does not block this
     except OSError as exc:
-        if os.path.islink(path):  # ELOOP on Linux, EMLINK on some BSDs
-            raise ConfigError(f"{path}: a symbolic link; a world or data folder may hold none") from None
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+        reason = _LINK if os.path.islink(path) else f"cannot read it ({exc.strerror})"  # ELOOP, or EMLINK on BSDs
+        raise ConfigError(f"{path}: {reason}") from None
     with open(fd, "rb", buffering=0, closefd=True) as handle:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
-        _size(path, status.st_size)
+        _checked(path, os.fstat(fd))
         read = 0
         try:
             while chunk := handle.read(_CHUNK):
-                read = _size(path, read + len(chunk))  # a file that grew past the limit since its stat
+                read = _within(path, read + len(chunk))  # a file grown past the limit since its stat
                 yield chunk
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from occubench.cli import main
 from occubench.core.suite import content_digest, folder_files
 from occubench.errors import ConfigError
+from occubench.lwm.data import SAMPLE
+from occubench.testing import MockLLMServer
 
 SECRET = "s3cret-only-in-this-file-52be01"
 
@@ -74,3 +77,37 @@ def test_a_data_folder_with_a_link_or_a_path_outside_in_its_manifest_is_refused(
     assert main(["data", "verify", "--dir", str(data)]) == 2
     out, err = capsys.readouterr()
     assert "a symbolic link" in err and SECRET not in out + err
+
+
+def data_folder(root: Path) -> Path:
+    """The package's sample as an OccuBench data folder."""
+    shutil.copytree(SAMPLE / "worlds", root / "world_model_configs")
+    shutil.copy(SAMPLE / "tasks.jsonl", root / "eval_benchmark_solvable.jsonl")
+    shutil.copy(SAMPLE / "scenarios.jsonl", root / "task_scenario_all_pool.jsonl")
+    return root
+
+
+def test_a_run_on_a_data_folder_reads_no_linked_config_and_no_8_gb_task_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    configs = data_folder(tmp_path / "data") / "world_model_configs"
+    config = json.loads((configs / "env_fixture_pharmacy.json").read_text())
+    config["world_model_system_prompt"] += f" {SECRET}"
+    (tmp_path / "secret.json").write_text(json.dumps(config))
+    (configs / "env_fixture_pharmacy.json").unlink()
+    (configs / "env_fixture_pharmacy.json").symlink_to(tmp_path / "secret.json")
+    run = ["run", "--data-dir", str(tmp_path / "data"), "--world-model", "w", "--agent-model", "a",
+           "--output-dir", str(tmp_path / "runs"), "--run-name", "r"]
+    with MockLLMServer() as server:
+        assert main([*run, "--base-url", server.base_url]) == 2
+        out, err = capsys.readouterr()
+        assert "a symbolic link" in err and "Traceback" not in err
+        assert SECRET not in out + err + json.dumps(server.requests)  # the linked config reached no model
+        (configs / "env_fixture_pharmacy.json").unlink()
+        shutil.copy(SAMPLE / "worlds" / "env_fixture_pharmacy.json", configs)
+        with (tmp_path / "data" / "eval_benchmark_solvable.jsonl").open("r+b") as handle:
+            os.truncate(handle.fileno(), 8 << 30)
+        assert main([*run, "--base-url", server.base_url]) == 2
+        out, err = capsys.readouterr()
+        assert "8,589,934,592 bytes" in err and "Traceback" not in err and "MemoryError" not in err
+    assert all(SECRET not in path.read_text(errors="replace") for path in tmp_path.rglob("*")
+               if path.is_file() and path.stat().st_size < 1 << 20 and path.name != "secret.json")
