@@ -6,7 +6,8 @@ data folder is checked against its checksums). So it is read as data under four 
 
 - no symbolic link anywhere in it (a link could name any file the user can read: a key, ``/etc/shadow``);
 - regular files and folders only (a FIFO would block the read, a device never end it);
-- at most :data:`MAX_FILE_BYTES` per file, :data:`MAX_FOLDER_BYTES` and :data:`MAX_FILES` per folder;
+- at most :data:`MAX_FILE_BYTES` per file, :data:`MAX_FOLDER_BYTES` and :data:`MAX_FILES` files and folders
+  per folder;
 - files read in chunks, never whole (a sparse 8 GB file costs a stat, not 8 GB of memory).
 
 Files are opened with ``O_NOFOLLOW`` and checked on the open descriptor, so what is read is what was checked. A
@@ -24,7 +25,7 @@ from occubench.errors import ConfigError
 
 #: The largest file of a folder the harness reads (a world's seed SQL, a data file): the worker's own file limit.
 MAX_FILE_BYTES = 64 << 20
-#: All the files of one folder together, and how many there may be.
+#: All the files of one folder together, and how many files and folders it may hold.
 MAX_FOLDER_BYTES, MAX_FILES = 1 << 30, 10_000
 _CHUNK = 1 << 20
 _CACHE = "__pycache__"
@@ -35,21 +36,22 @@ def folder_files(folder: Path, prefix: str = "") -> dict[str, Path]:
     """Every file under ``folder`` by its path relative to it (after ``prefix``), sorted, bytecode caches left out;
     a :class:`ConfigError` for a link, a file that is not regular, or a folder past the limits."""
     found: dict[str, Path] = {}
-    total = 0
+    total = entries = 0
     pending = [folder]
     while pending:
         directory = pending.pop()
         for entry in _entries(directory):
             path = Path(entry.path)
+            entries += 1  # folders count too: a million empty ones would take as long to walk
             if entry.is_dir(follow_symlinks=False):
                 if entry.name != _CACHE:
                     pending.append(path)
-                continue
-            total += _checked(path, entry.stat(follow_symlinks=False))
-            found[prefix + path.relative_to(folder).as_posix()] = path
-            if len(found) > MAX_FILES or total > MAX_FOLDER_BYTES:
-                raise ConfigError(f"{folder}: more than {MAX_FILES:,} files or {MAX_FOLDER_BYTES >> 20:,} MB in all; "
-                                  "a world or data folder may hold no more")
+            else:
+                total += _checked(path, entry.stat(follow_symlinks=False))
+                found[prefix + path.relative_to(folder).as_posix()] = path
+            if entries > MAX_FILES or total > MAX_FOLDER_BYTES:
+                raise ConfigError(f"{folder}: more than {MAX_FILES:,} files and folders or {MAX_FOLDER_BYTES >> 20:,} "
+                                  "MB in all; a world or data folder may hold no more")
     return dict(sorted(found.items()))
 
 

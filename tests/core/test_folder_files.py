@@ -17,6 +17,7 @@ from occubench.core.suite import content_digest, folder_files
 from occubench.errors import ConfigError
 from occubench.lwm.data import SAMPLE
 from occubench.testing import MockLLMServer
+from occubench.util.untrusted import MAX_FILES
 
 SECRET = "s3cret-only-in-this-file-52be01"
 
@@ -111,3 +112,10 @@ def test_a_run_on_a_data_folder_reads_no_linked_config_and_no_8_gb_task_file(
         assert "8,589,934,592 bytes" in err and "Traceback" not in err and "MemoryError" not in err
     assert all(SECRET not in path.read_text(errors="replace") for path in tmp_path.rglob("*")
                if path.is_file() and path.stat().st_size < 1 << 20 and path.name != "secret.json")
+
+
+def test_a_folder_past_the_count_of_entries_is_refused(tmp_path: Path) -> None:
+    for number in range(MAX_FILES + 1):
+        (tmp_path / "w" / f"d{number}").mkdir(parents=True)  # empty folders count as much as files
+    with pytest.raises(ConfigError, match=f"more than {MAX_FILES:,} files and folders"):
+        folder_files(tmp_path / "w")
