@@ -27,6 +27,7 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from occubench.config import parse_command
@@ -57,17 +58,15 @@ class CommandAgent(OutsideAgent):
     A program that exits with status 0 without calling ``submit`` answers with what it printed on stdout."""
 
     def __init__(self, command: str, hub: EpisodeHub, *, max_steps: int, date: str, with_plan: bool = False,
-                 model: str | None = None, seconds: float | None = None) -> None:
+                 model: str | None = None, seconds: float | None = None, read_only: Sequence[Path] = ()) -> None:
         super().__init__(hub, max_steps=max_steps, date=date, with_plan=with_plan)
         self.argv = parse_command(command)
         if "{" not in self.argv[0] and shutil.which(self.argv[0]) is None:
             raise ConfigError(f"--agent command: no program {self.argv[0]!r} (not a file, nor on the PATH)")
         self.model, self.seconds = model or "", seconds or COMMAND_SECONDS
         provider = detect().provider
-        #: What the program's command line is run under: its own PID namespace, in a session of its own (no
-        #: terminal to write into), killed with occubench; the host's file system, devices and network as they are.
-        self.confine = [provider.binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc",
-                        "--die-with-parent", "--new-session", "--"] if isinstance(provider, Bubblewrap) else []
+        self.bwrap = provider.binary if isinstance(provider, Bubblewrap) else None
+        self.read_only = tuple(read_only)
 
     async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         episode = self.episode(task, env)
@@ -101,12 +100,23 @@ class CommandAgent(OutsideAgent):
         raise AgentError(f"the agent program exited with status {program.returncode} without an answer"
                          + (f"; its stderr ends: {one_line(stderr[-300:])}" if stderr.strip() else ""))
 
+    def confine(self) -> list[str]:
+        """What the program's command line is run under: its own PID namespace, in a session of its own (no
+        terminal to write into), killed with occubench; the host's file system, devices and network as they are, but
+        for ``read_only`` (the results folder: a program must not rewrite its own episodes' verdicts)."""
+        if self.bwrap is None:
+            return []
+        protected = [arg for folder in self.read_only if folder.is_dir()
+                     for arg in ("--ro-bind", str(folder.resolve()), str(folder.resolve()))]
+        return [self.bwrap, "--dev-bind", "/", "/", *protected, "--unshare-pid", "--proc", "/proc",
+                "--die-with-parent", "--new-session", "--"]
+
     async def _start(self, argv: list[str], outputs: tuple[_Output, _Output],
                      extra_env: dict[str, str]) -> asyncio.subprocess.Process:
         ends = [await output.open() for output in outputs]
         try:
             return await asyncio.create_subprocess_exec(
-                *self.confine, *argv, stdin=asyncio.subprocess.DEVNULL, stdout=ends[0], stderr=ends[1],
+                *self.confine(), *argv, stdin=asyncio.subprocess.DEVNULL, stdout=ends[0], stderr=ends[1],
                 env={**os.environ, **extra_env}, start_new_session=True)
         except OSError as exc:
             for output in outputs:
@@ -132,7 +142,7 @@ class CommandAgent(OutsideAgent):
             # Whether or not the program is still there, what it started goes (see the module's note).
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(program.pid, signal.SIGKILL)
-            if not self.confine:
+            if self.bwrap is None:
                 _kill_marked(f"\0OCCUBENCH_MCP_URL={url}\0".encode())
             await exited
 

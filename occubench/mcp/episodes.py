@@ -21,6 +21,8 @@ the idle timeout, a program that exits without an answer. That is an ``agent`` e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 
 from occubench.core.agent import AsyncAgent
@@ -69,7 +71,8 @@ def outside_agent(context: AgentContext) -> AsyncAgent:
     hub = EpisodeHub(config.serve_host, config.serve_port or 0, token, tuple(config.serve_allowed_hosts),
                      listing=False)
     return CommandAgent(config.agent.removeprefix("command:"), hub, max_steps=config.max_steps, date=context.date,
-                        with_plan=config.with_plan, model=config.agent_model, seconds=config.max_seconds_per_task)
+                        with_plan=config.with_plan, model=config.agent_model, seconds=config.max_seconds_per_task,
+                        read_only=(Path(config.output_dir),))
 
 
 __all__ = ["CommandAgent", "Episode", "EpisodeHub", "McpAgent", "outside_agent"]

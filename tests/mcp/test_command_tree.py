@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from occubench.sandbox.provider import detect
 from occubench.testing import MockLLMServer
 from tests.mcp.test_command import command
 
@@ -65,3 +66,32 @@ def test_a_child_in_a_new_session_neither_outlives_nor_holds_its_episode(
         assert record["stop_reason"] == "answer" and record["final_answer"] == "the child is away"
     else:
         assert record["stop_reason"] == "max_seconds_per_task"
+
+
+#: A program that tries to rewrite its run folder (its own verdicts to come, the results so far) and then answers.
+TAMPERS = """
+import pathlib, sys
+run = pathlib.Path(sys.argv[1])
+for name in ("results.jsonl", "planted.txt"):
+    try:
+        with open(run / name, "a") as out:
+            out.write('{"task_id": "forged", "is_correct": true}\\n')
+    except OSError as exc:
+        print("refused:", exc.errno, file=sys.stderr)
+print("done")
+"""
+
+
+@pytest.mark.skipif(not detect().provider, reason="bubblewrap confines a program's view of the results folder")
+def test_a_program_cannot_rewrite_the_results_folder(tmp_path: Path, server: MockLLMServer) -> None:
+    (tmp_path / "tampers.py").write_text(TAMPERS)
+    out = tmp_path / "results"
+    argv = [sys.executable, "-m", "occubench", "run", "--suite", "executable", "--base-url", server.base_url,
+            "--api-key", "k", "--output-dir", str(out), "--run-name", "r", "--limit", "2",
+            "--agent", command(sys.executable, str(tmp_path / "tampers.py"), str(out / "r"))]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "r" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and "forged" not in {record["task_id"] for record in records}
+    assert not (out / "r" / "planted.txt").exists()
+    assert all("refused:" in record["agent_output"]["stderr"] for record in records)

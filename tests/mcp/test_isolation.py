@@ -80,10 +80,10 @@ asyncio.run(main())
 """
 
 
-def test_a_program_cannot_list_or_play_another_running_episode(tmp_path: Path, server: MockLLMServer) -> None:
+def test_a_program_cannot_list_or_play_another_running_episode(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                             server: MockLLMServer) -> None:
     (tmp_path / "intruder.py").write_text(INTRUDER)
-    room = tmp_path / "room"
-    room.mkdir()
+    room = tmp_path_factory.mktemp("room")  # outside the results folder, which programs see read-only
     scan = "scan" if detect().provider is not None else "no-scan"  # unconfined, programs see each other's argv
     code, results = run(tmp_path, server, "two", "--limit", "2", "--max-concurrency", "2", "--agent",
                         command(sys.executable, str(tmp_path / "intruder.py"), "{mcp_url}", "{task_id}", str(room),
