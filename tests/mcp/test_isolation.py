@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -80,8 +81,8 @@ asyncio.run(main())
 """
 
 
-def test_a_program_cannot_list_or_play_another_running_episode(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-                                                             server: MockLLMServer) -> None:
+def test_a_program_cannot_list_or_play_another_running_episode(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, server: MockLLMServer) -> None:
     (tmp_path / "intruder.py").write_text(INTRUDER)
     room = tmp_path_factory.mktemp("room")  # outside the results folder, which programs see read-only
     scan = "scan" if detect().provider is not None else "no-scan"  # unconfined, programs see each other's argv
