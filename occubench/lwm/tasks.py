@@ -12,6 +12,18 @@ from occubench.util.jsonl import iter_jsonl
 _TASK_KEYS = ("task_id", "task_scenario_name", "agent_instruction", "env_name", "difficulty_level")
 
 
+def _check_texts(row: dict, where: str) -> None:
+    for key in ("agent_instruction", "env_name", "task_scenario_name"):
+        if not isinstance(row[key], str):
+            raise ConfigError(f"{where}: {key} must be a string, got {type(row[key]).__name__}")
+    name = row["env_name"]  # it names the world's config file: never a path out of the data folder
+    if name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise ConfigError(f"{where}: env_name must be a file name, not a path: {json.dumps(name)[:80]}")
+    for key in ("verification_plan", "solution_plan", "plan"):
+        if not isinstance(row.get(key), (str, type(None))):
+            raise ConfigError(f"{where}: {key} must be a string, got {type(row[key]).__name__}")
+
+
 def load_scenarios(pool_path: Path) -> dict[str, tuple[str, str]]:
     """Scenario name → (category, domain)."""
     scenarios: dict[str, tuple[str, str]] = {}
@@ -47,12 +59,7 @@ def load_tasks(eval_data: Path, scenario_pool: Path) -> list[Task]:
             difficulty = int(difficulty)
         if not isinstance(difficulty, int) or isinstance(difficulty, bool):
             raise ConfigError(f"{where}: difficulty_level must be an integer, got {json.dumps(difficulty)[:40]}")
-        for key in ("agent_instruction", "env_name", "task_scenario_name"):
-            if not isinstance(row[key], str):
-                raise ConfigError(f"{where}: {key} must be a string, got {type(row[key]).__name__}")
-        for key in ("verification_plan", "solution_plan", "plan"):
-            if not isinstance(row.get(key), (str, type(None))):
-                raise ConfigError(f"{where}: {key} must be a string, got {type(row[key]).__name__}")
+        _check_texts(row, where)
         category, domain = scenarios[scenario]
         tasks.append(Task(
             task_id=task_id, instruction=str(row["agent_instruction"]), scenario=scenario, category=category,

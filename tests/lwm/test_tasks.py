@@ -34,6 +34,9 @@ def test_small_data(small_data: Path) -> None:
     ('{"task_id": 9, "task_scenario_name": "Nope", "agent_instruction": "x", "env_name": "e", '
      '"difficulty_level": 1}', r":4: scenario 'Nope' is not in"),
     ("[1, 2]", r":4: expected a JSON object"),
+    *((f'{{"task_id": 9, "task_scenario_name": "Prescription Refill Review", "agent_instruction": "x", '
+       f'"env_name": "{name}", "difficulty_level": 1}}', r":4: env_name must be a file name, not a path")
+      for name in ("../../outside", "/etc/passwd", "..", "a\\\\b")),
 ])
 def test_bad_task_lines_name_file_and_line(small_data: Path, line: str, message: str) -> None:
     eval_data = small_data / "eval_benchmark_solvable.jsonl"
