@@ -7,9 +7,11 @@ with its file and line number rather than discarding anything. Every line is str
 tools returned (see :mod:`occubench.util.jsonsafe`).
 
 ``args.json`` says what belongs in the directory: the configuration hashes its results may carry and the ids of its
-task set. A line that is not the run's (appended from another run, or for a task outside its task set) is left out
-whenever the directory is read — by a resume, a report, a rescore — with one warning naming the file and line;
-nothing on disk is rewritten for it.
+task set. A line that is not the run's (appended from another run, for a task outside its task set, or longer or
+deeper than any run writes: :data:`~occubench.util.jsonl.MAX_LINE_BYTES`, :data:`~occubench.util.jsonl.MAX_LINE_DEPTH`)
+is left out whenever the directory is read — by a resume, a report, a rescore, the viewer — with one warning naming
+the file and line; nothing on disk is rewritten for it. Every file here is read and written without following a
+symbolic link planted in its place (:mod:`occubench.util.runfiles`).
 """
 
 from __future__ import annotations
@@ -19,17 +21,20 @@ import os
 import sys
 import threading
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from occubench.core.results import Result
 from occubench.core.task import Task
 from occubench.errors import ConfigError
 from occubench.llm.types import Usage
-from occubench.util.jsonl import dumps_line, json_digest, loads_line, write_atomic
+from occubench.util.jsonl import OutsizedLine, dumps_line, json_digest, loads_line, write_atomic
 from occubench.util.jsonsafe import json_safe
 from occubench.util.redact import Redactor
+from occubench.util.runfiles import open_file, read_file
+from occubench.util.text import terminal
 
 RESULTS_FILE = "results.jsonl"
 ARGS_FILE = "args.json"
@@ -39,44 +44,60 @@ DEBUG_LOG = "debug.log"
 CONTEXT_FILE = "context.jsonl"
 
 
+class _Line(NamedTuple):
+    """A non-blank line of a results file."""
+
+    number: int
+    raw: bytes
+    #: The JSON object it holds; None for a line left out unread, ``refused`` saying why.
+    record: dict[str, Any] | None
+    refused: str = ""
+
+
 def read_results(path: Path, *, repair: bool = False, quiet: bool = False) -> list[dict[str, Any]]:
     """Every line of a results file as the JSON object it holds, in order. A truncated last line is ignored (and
-    cut off when ``repair``), with a warning unless ``quiet`` (a reader following a run that is writing)."""
-    return [record for _, record in _numbered(path, repair, quiet)]
+    cut off when ``repair``), as are lines too long or too deep to read, with a warning unless ``quiet`` (a reader
+    following a run that is writing)."""
+    lines = _numbered(path, repair, quiet)
+    refused = [(line.number, line.refused) for line in lines if line.record is None]
+    if refused and not quiet:
+        print(f"warning: {terminal(_left_out(path, refused))}", file=sys.stderr)
+    return [line.record for line in lines if line.record is not None]
 
 
-def _numbered(path: Path, repair: bool, quiet: bool) -> list[tuple[int, dict[str, Any]]]:
-    """:func:`read_results` with each record's line number."""
-    if not path.exists():
+def _numbered(path: Path, repair: bool, quiet: bool) -> list[_Line]:
+    """The non-blank lines of a results file (see :func:`read_results`), read without following a link to it."""
+    data = read_file(path)
+    if data is None:
         return []
-    data = path.read_bytes()
-    records: list[tuple[int, dict[str, Any]]] = []
+    lines: list[_Line] = []
     offset = 0
-    for number, line in enumerate(data.splitlines(keepends=True), start=1):
-        start, offset = offset, offset + len(line)
-        if not line.strip():
+    for number, raw in enumerate(data.splitlines(keepends=True), start=1):
+        start, offset = offset, offset + len(raw)
+        if not raw.strip():
             continue
         try:
-            record = loads_line(line)
+            record = loads_line(raw)
             if not isinstance(record, dict):
                 raise ValueError("not a JSON object")
+        except OutsizedLine as exc:  # read by nobody, kept on disk: what a foreign line is
+            lines.append(_Line(number, raw, None, f"it is {exc}, which no run writes"))
+            continue
         except ValueError as exc:
-            if offset == len(data) and not line.endswith(b"\n"):
+            if offset == len(data) and not raw.endswith(b"\n"):
                 if not quiet:
-                    print(f"warning: {path}:{number}: ignoring a half-written last line (the run was interrupted); "
-                          "its task will run again", file=sys.stderr)
+                    print(f"warning: {terminal(str(path))}:{number}: ignoring a half-written last line (the run was "
+                          "interrupted); its task will run again", file=sys.stderr)
                 if repair:
-                    with path.open("r+b") as handle:
-                        handle.truncate(start)
+                    _truncate(path, start)
                 break
             raise ConfigError(f"{path}:{number}: not a valid result line ({exc}); fix or delete that line "
                               "and run again") from None
-        records.append((number, record))
+        lines.append(_Line(number, raw, record))
     else:
         if repair and data and not data.endswith(b"\n"):
-            with path.open("ab") as handle:
-                handle.write(b"\n")
-    return records
+            _append(path, b"\n")
+    return lines
 
 
 def load_results(path: Path, *, quiet: bool = False) -> list[Result]:
@@ -89,17 +110,18 @@ class RunRecords:
     """The results of a run directory that are the run's own, and the lines left out as foreign."""
 
     results: list[Result]
-    #: Line numbers of results that are not this run's (another configuration's, or a task outside its task set).
+    #: Line numbers of lines that are not this run's (another configuration's, a task outside its task set, or
+    #: one too long or too deep to read).
     left_out: list[int] = field(default_factory=list)
     #: The one warning about them, naming the file and the first line; None when nothing was left out.
     warning: str | None = None
 
 
 def read_args(run_dir: Path) -> dict[str, Any]:
-    """A run directory's ``args.json``, or nothing (none yet, or unreadable)."""
+    """A run directory's ``args.json``, or nothing (none yet, or not a JSON object); a symbolic link is refused."""
     try:
-        args = json.loads((run_dir / ARGS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        args = loads_line(read_file(run_dir / ARGS_FILE) or b"{}")
+    except ValueError:
         return {}
     return args if isinstance(args, dict) else {}
 
@@ -113,37 +135,39 @@ def run_records(run_dir: Path, *, repair: bool = False, quiet: bool = False) -> 
     """The results of ``run_dir`` whose configuration hash and task are the run's (as its ``args.json`` says; a
     directory without one is taken whole). See :func:`read_results` for ``repair`` and ``quiet``."""
     path = run_dir / RESULTS_FILE
-    own, left_out, reason = _own(_numbered(path, repair, quiet), read_args(run_dir))
-    warning = None
-    if left_out:
-        lines = ", ".join(map(str, left_out[:10])) + (", …" if len(left_out) > 10 else "")
-        warning = (f"{path}:{left_out[0]}: {len(left_out)} line(s) left out as not this run's (line {lines}; "
-                   f"first: {reason}); the file is left as it is")
-    return RunRecords([result for _, result in own], left_out, warning)
+    own, left_out = _own(_numbered(path, repair, quiet), read_args(run_dir))
+    return RunRecords([result for _, result in own], [number for number, _ in left_out],
+                      _left_out(path, left_out) if left_out else None)
 
 
-def _own(records: list[tuple[int, dict[str, Any]]], args: dict[str, Any],
-         ) -> tuple[list[tuple[int, Result]], list[int], str]:
-    """The run's own results by line number, the numbers of the lines that are not (another configuration's, or
-    a task outside the task set ``args`` names), and why the first of those is not."""
+def _left_out(path: Path, lines: list[tuple[int, str]]) -> str:
+    """The one warning about the lines left out, by number, each with why."""
+    numbers = ", ".join(str(number) for number, _ in lines[:10]) + (", …" if len(lines) > 10 else "")
+    return (f"{path}:{lines[0][0]}: {len(lines)} line(s) left out as not this run's (line {numbers}; first: "
+            f"{lines[0][1]}); the file is left as it is")
+
+
+def _own(lines: list[_Line], args: dict[str, Any]) -> tuple[list[tuple[int, Result]], list[tuple[int, str]]]:
+    """The run's own results by line number, and the numbers of the lines that are not (another configuration's,
+    a task outside the task set ``args`` names, or unread), each with why."""
     hashes = _members(args.get("config_hashes")) or _members([args.get("config_hash")]) or None
     ids = _members(args.get("task_ids"))
     own: list[tuple[int, Result]] = []
-    left_out: list[int] = []
-    reason = ""
-    for number, record in records:
-        result = Result.from_dict(record)
+    left_out: list[tuple[int, str]] = []
+    for line in lines:
+        if line.record is None:
+            left_out.append((line.number, line.refused))
+            continue
+        result = Result.from_dict(line.record)
         task = result.task_id if isinstance(result.task_id, (str, int)) else None
         if hashes is not None and result.config_hash not in hashes:
-            reason = reason or (f"config_hash {result.config_hash!r} is another run's (this run's is "
-                                f"{args.get('config_hash')!r})")
+            left_out.append((line.number, f"config_hash {result.config_hash!r} is another run's (this run's is "
+                                          f"{args.get('config_hash')!r})"))
         elif ids is not None and (task is None or task not in ids):
-            reason = reason or f"task {result.task_id!r} is not in this run's task set"
+            left_out.append((line.number, f"task {result.task_id!r} is not in this run's task set"))
         else:
-            own.append((number, result))
-            continue
-        left_out.append(number)
-    return own, left_out, reason
+            own.append((line.number, result))
+    return own, left_out
 
 
 def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:
@@ -152,12 +176,12 @@ def latest_by_task(results: Iterable[Result]) -> dict[tuple[Any, int], Result]:
 
 
 def read_context(run_dir: Path) -> dict[str, Any]:
-    """A run directory's context values by id; lines that do not read (a half-written last one) are skipped: they
-    only lose what a viewer would show."""
-    try:
-        data = (run_dir / CONTEXT_FILE).read_bytes()
-    except OSError:
-        return {}
+    """A run directory's context values by id; lines that do not read (a half-written last one, one too long or
+    too deep) are skipped: they only lose what a viewer would show. A symbolic link is refused."""
+    return _context(read_file(run_dir / CONTEXT_FILE) or b"")
+
+
+def _context(data: bytes) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for line in data.splitlines():
         try:
@@ -176,9 +200,17 @@ def _line(record: dict[str, Any], redactor: Redactor) -> bytes:
 
 def _append(path: Path, line: bytes) -> None:
     # One write of the whole line on an O_APPEND descriptor: concurrent writers never interleave.
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def _truncate(path: Path, size: int) -> None:
+    fd = open_file(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, size)
     finally:
         os.close(fd)
 
@@ -194,7 +226,12 @@ class ResultStore:
         self._superseded: set[tuple[Any, int]] = set()
 
     def load(self) -> list[Result]:
-        """The run's own results (see :func:`run_records`); the warning about lines left out is printed once."""
+        """The run's own results (see :func:`run_records`); the warning about lines left out is printed once. A
+        symbolic link (or a FIFO, a folder) in place of any file the run writes stops it here, before it starts;
+        each is opened without following one, should it be planted later."""
+        for name in (RESULTS_FILE, CONTEXT_FILE, ARGS_FILE, DEBUG_LOG):
+            with suppress(FileNotFoundError):
+                os.close(open_file(self.run_dir / name, os.O_RDONLY))
         records = run_records(self.run_dir, repair=self.path.exists())
         if records.warning and records.warning not in self._warned:
             self._warned.add(records.warning)
@@ -221,21 +258,22 @@ class ResultStore:
     def _replace(self, result: Result) -> None:
         """Write the file with the run's own records of ``result``'s pair replaced by it, atomically; every other
         line, a foreign one included, is kept as it was."""
-        records = _numbered(self.path, True, False)
-        replaced = {number: old for number, old in _own(records, self.previous_args())[0] if old.key == result.key}
+        lines = _numbered(self.path, True, False)
+        replaced = {number: old for number, old in _own(lines, self.previous_args())[0] if old.key == result.key}
         for old in replaced.values():
             for role, usage in [*old.usage.items(), *old.earlier_usage.items()]:
                 result.earlier_usage.setdefault(role, Usage()).add(usage)
-        kept = [record for number, record in records if number not in replaced]
-        write_atomic(self.path, b"".join([*(_line(record, self.redactor) for record in kept),
-                                          _line(result.to_dict(), self.redactor)]))
+        kept = [line.raw if line.raw.endswith(b"\n") else line.raw + b"\n" for line in lines
+                if line.number not in replaced]
+        write_atomic(self.path, b"".join([*kept, _line(result.to_dict(), self.redactor)]))
         self._superseded.discard(result.key)
 
     def _add_context(self, result: Result) -> None:
         path = self.run_dir / CONTEXT_FILE
         if self._context_ids is None:
-            self._context_ids = set(read_context(self.run_dir))
-            if path.exists() and not path.read_bytes().endswith(b"\n"):
+            data = read_file(path) or b""
+            self._context_ids = set(_context(data))
+            if data and not data.endswith(b"\n"):
                 _append(path, b"\n")  # after a half-written last line, so the next one starts on its own
         for kind, value in result.context_values.items():
             safe = self.redactor.value(json_safe(value))

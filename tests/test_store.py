@@ -56,6 +56,36 @@ def test_garbled_line_in_the_middle_names_file_and_line(tmp_path: Path) -> None:
     assert store.path.read_text().count("\n") == 3  # nothing was thrown away
 
 
+#: Lines no run writes: nested 50,000 deep (a recursive parser's stack) and 20 MB long (past MAX_LINE_BYTES).
+DEEP = b'{"task_id": "x", "extra": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n"
+LONG = b'{"task_id": "y", "extra": "' + b"a" * (20 << 20) + b'"}\n'
+
+
+def test_deep_and_long_lines_are_left_out_with_one_warning_and_kept_through_a_replace(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = _store(tmp_path)
+    store.append(Result(task_id=1, status="error"))
+    with store.path.open("ab") as handle:
+        handle.write(DEEP + LONG)
+    store.append(Result(task_id=2, status="ok"))
+    assert [r["task_id"] for r in read_results(store.path)] == [1, 2]
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and "results.jsonl:2: 2 line(s) left out" in err
+    assert "nested deeper than 256 levels" in err
+    store.supersede({(1, 0)})
+    assert [(r.task_id, r.status) for r in store.load()] == [(1, "error"), (2, "ok")]
+    store.append(Result(task_id=1, status="ok"))  # the file is written again, the error line replaced
+    lines = store.path.read_bytes().splitlines(keepends=True)
+    assert lines[:2] == [DEEP, LONG]  # byte for byte: left out, never rewritten
+    assert [(r.task_id, r.status) for r in store.load()] == [(2, "ok"), (1, "ok")]
+
+
+def test_context_lines_too_deep_or_long_are_skipped(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    (store.run_dir / CONTEXT_FILE).write_bytes(DEEP + b'{"id": "a", "value": "kept"}\n' + LONG)
+    assert read_context(store.run_dir) == {"a": "kept"}
+
+
 def test_a_retried_error_is_replaced_and_what_it_spent_kept(tmp_path: Path) -> None:
     store = _store(tmp_path)
     for result in (Result(task_id=1, status="error", usage={"agent": Usage(calls=3, prompt_tokens=300)}),

@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from occubench.errors import ConfigError
+
 
 def _command(args: argparse.Namespace) -> int:
     from occubench.engine.rollouts import export_rollouts
 
+    if Path(args.out).is_dir():
+        raise ConfigError(f"--out {args.out} is a folder: name the file to write in it")
     rows = export_rollouts(Path(args.run_dir), Path(args.out))
     print(f"{rows} row(s) written to {args.out}")
     return 0

@@ -14,14 +14,16 @@ The rollout pool's episodes give the same rows (:meth:`occubench.distributed.Rol
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from occubench.core.results import Result
 from occubench.errors import ConfigError
-from occubench.store import RESULTS_FILE, ResultStore, latest_by_task
+from occubench.store import RESULTS_FILE, latest_by_task, run_records
 from occubench.util.jsonl import dumps_line, write_atomic
+from occubench.util.text import terminal
 
 
 def rollout_rows(result: Result) -> Iterator[dict[str, Any]]:
@@ -78,7 +80,10 @@ def export_rollouts(run_dir: Path, out: Path) -> int:
     folder that is not a run is a :class:`ConfigError` naming it."""
     if not (run_dir / RESULTS_FILE).is_file():
         raise ConfigError(f"{run_dir}: not a run directory (no {RESULTS_FILE})")
-    results = latest_by_task(ResultStore(run_dir).load()).values()
+    records = run_records(run_dir)  # read only: the run may be going on
+    if records.warning:
+        print(f"warning: {terminal(records.warning)}", file=sys.stderr)
+    results = latest_by_task(records.results).values()
     rows = [row for result in results for row in rollout_rows(result)]
     write_atomic(out, _parquet(rows) if out.suffix == ".parquet" else b"".join(dumps_line(row) for row in rows))
     return len(rows)

@@ -148,11 +148,11 @@ class ViewState:
             records = run_records(run.path, quiet=True)
             run.results, run.left_out = list(latest_by_task(records.results).values()), len(records.left_out)
             run.error = None
+            run.context = read_context(run.path)
         except ConfigError as exc:
             run.error = str(exc)
         except OSError as exc:
             run.error = f"cannot read {run.path / RESULTS_FILE}: {exc.strerror}"
-        run.context = read_context(run.path)
         loaded = Run(run.name, run.path, run.results, run.left_out)
         run.stats = run_stats(loaded, self.prices)
         extra = suite_tables([loaded]).get(run.name, [])

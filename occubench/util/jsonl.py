@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from occubench.errors import ConfigError
+from occubench.util.runfiles import open_file
 
 
 def json_digest(value: Any) -> str:
@@ -21,13 +22,48 @@ def json_digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
-def loads_line(line: bytes | str) -> Any:
+#: A line longer than this is not read. Every string a run writes is cut at a megabyte (occubench.util.jsonsafe)
+#: and the model's context bounds an episode's observations well below it; a line parsed into Python objects takes
+#: many times its bytes in memory.
+MAX_LINE_BYTES = 16 << 20
+#: A line nested deeper than this is not read: a run writes nothing deeper than 64 levels (jsonsafe.MAX_DEPTH), and
+#: the standard parser and every walk of a value after it (json.dumps included) recurse once per level against
+#: the interpreter's limit of 1,000 frames.
+MAX_LINE_DEPTH = 256
+
+
+class OutsizedLine(ValueError):
+    """A line longer or deeper than a reader takes (:data:`MAX_LINE_BYTES`, :data:`MAX_LINE_DEPTH`)."""
+
+
+def loads_line(line: bytes) -> Any:
     """``json.loads`` of one line, through orjson (a tenth of the time) when it reads it; what orjson refuses (an
-    integer past 64 bits, a NaN) is read as the standard parser reads it."""
+    integer past 64 bits, a NaN) is read as the standard parser reads it. A line too long or too deep raises
+    :class:`OutsizedLine` (a ``ValueError``, as unreadable text is), never ``RecursionError``."""
+    if len(line) > MAX_LINE_BYTES:
+        raise OutsizedLine(f"longer than {MAX_LINE_BYTES >> 20} MB")
     try:
-        return orjson.loads(line)
+        value = orjson.loads(line)  # its own limit is 1,024 levels, past which it raises without recursing
     except orjson.JSONDecodeError:
-        return json.loads(line)
+        try:
+            value = json.loads(line)
+        except RecursionError:
+            raise OutsizedLine(f"nested deeper than {MAX_LINE_DEPTH} levels") from None
+    # Brackets counted, in strings too, bound the depth: most lines need no walk.
+    if line.count(b"[") + line.count(b"{") > MAX_LINE_DEPTH and _deeper(value, MAX_LINE_DEPTH):
+        raise OutsizedLine(f"nested deeper than {MAX_LINE_DEPTH} levels")
+    return value
+
+
+def _deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep, found level by level (no recursion)."""
+    level = [value] if isinstance(value, (list, dict)) else []
+    for _ in range(limit):
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (list, dict))]
+        if not level:
+            return False
+    return True
 
 
 def dumps_line(value: Any) -> bytes:
@@ -41,9 +77,10 @@ def dumps_line(value: Any) -> bytes:
 
 def read_json(path: Path, what: str) -> Any:
     """The JSON value of the file at ``path``; a file that is missing, unreadable, not UTF-8 or not JSON is a
-    :class:`ConfigError` naming it (and the line and column), ``what`` saying what the file was to be."""
+    :class:`ConfigError` naming it (and the line and column), ``what`` saying what the file was to be; so is one
+    past :func:`loads_line`'s bounds (a hand-made file nested 50,000 deep)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_line(path.read_text(encoding="utf-8").encode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{what} not found: {path}") from None
     except OSError as exc:
@@ -52,7 +89,7 @@ def read_json(path: Path, what: str) -> Any:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    except ValueError as exc:  # an integer longer than Python reads
+    except ValueError as exc:  # an integer longer than Python reads, a file too long or too deep
         raise ConfigError(f"{path}: invalid JSON: {exc}") from None
 
 
@@ -87,7 +124,19 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """``data`` (text as UTF-8) into ``path``, whole or not at all: an interrupted write leaves the old file (or
-    none). Writers in other threads or processes each use their own temporary file."""
+    none), and a failed one no temporary file. Writers in other threads or processes each use their own temporary
+    file, never through a symbolic link (:func:`occubench.util.runfiles.open_file`); a link at ``path`` itself is
+    replaced, never written through. A failure is a :class:`ConfigError` naming ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    os.replace(tmp, path)
+    try:
+        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except FileNotFoundError:
+        raise ConfigError(f"cannot write {path}: its folder {path.parent} does not exist") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        tmp.unlink(missing_ok=True)  # gone once replaced; left by a failure otherwise

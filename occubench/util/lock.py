@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from occubench.errors import ConfigError
+from occubench.util.runfiles import open_file
 
 LOCK_FILE = "run.lock"
 
@@ -36,9 +37,9 @@ class DirectoryLock:
     def acquire(self) -> DirectoryLock:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise ConfigError(f"cannot create the {self.what} directory {self.path.parent}: {exc.strerror}") from None
+        fd = open_file(self.path, os.O_RDWR | os.O_CREAT)  # a link planted here would have its target truncated
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

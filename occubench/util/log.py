@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import logging
+import os
 import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass
+from io import TextIOWrapper
 from pathlib import Path
 
 from occubench.util.redact import Redactor
+from occubench.util.runfiles import open_file
 from occubench.util.text import terminal
 
 #: The task the current thread works on; concurrent runs prefix debug lines with it.
 current_task: ContextVar[object] = ContextVar("current_task", default=None)
 
 _logger = logging.getLogger("occubench")
+
+
+class _LogFile(logging.FileHandler):
+    """``debug.log``, appended to without following a symbolic link planted in its place."""
+
+    def _open(self) -> TextIOWrapper:
+        fd = open_file(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
 
 class _Redacting(logging.Formatter):
@@ -55,7 +66,7 @@ def setup_logging(run_dir: Path, *, debug: bool, redactor: Redactor, tag_tasks: 
     _logger.setLevel(logging.DEBUG if debug else logging.WARNING)
     _logger.propagate = False
     if debug:
-        route.handlers.append(logging.FileHandler(run_dir / "debug.log", encoding="utf-8"))
+        route.handlers.append(_LogFile(run_dir / "debug.log", encoding="utf-8"))
     for handler in route.handlers:
         handler.setFormatter(_Redacting(redactor, tag_tasks))
         _logger.addHandler(handler)
