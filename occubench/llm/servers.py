@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from occubench.llm.parsing import loads
+from occubench.util.redact import redact_url
 
 #: ``owned_by`` of ``GET /models`` entries, by the server that writes it.
 _OWNERS = {"llamacpp": "llama.cpp", "me": "llama.cpp", "vllm": "vllm", "library": "ollama", "openai": "openai",
@@ -78,13 +79,14 @@ def detect(base_url: str | None, api_key: str | None) -> ServerProfile:
     if base_url is None or urlsplit(base_url).hostname == "api.openai.com":
         return replace(PROFILES["openai"], source="the endpoint's address")
     base = base_url.rstrip("/")
+    shown = redact_url(base)  # the profile's source is printed
     try:
         listing = _get(f"{base}/models", api_key)
         owners = {str(model.get("owned_by")) for model in listing.get("data", []) if isinstance(model, dict)}
     except (OSError, ValueError, AttributeError, TypeError):
-        return replace(PROFILES["generic"], source=f"{base}/models gave no model list")
+        return replace(PROFILES["generic"], source=f"{shown}/models gave no model list")
     name = next((_OWNERS[owner] for owner in sorted(owners) if owner in _OWNERS), "generic")
-    profile = replace(PROFILES[name], source=f"owned_by {', '.join(sorted(owners)) or '-'} in {base}/models")
+    profile = replace(PROFILES[name], source=f"owned_by {', '.join(sorted(owners)) or '-'} in {shown}/models")
     if name == "vllm":
         lengths = [m.get("max_model_len") for m in listing.get("data", []) if isinstance(m, dict)]
         context = next((n for n in lengths if isinstance(n, int) and n > 0), None)
@@ -106,7 +108,7 @@ def _llama_props(profile: ServerProfile, base: str, api_key: str | None) -> Serv
         return profile
     return replace(profile, slots=slots if isinstance(slots, int) and slots > 0 else profile.slots,
                    context=context if isinstance(context, int) and context > 0 else None,
-                   source=f"{profile.source} and {root}/props")
+                   source=f"{profile.source} and {redact_url(root)}/props")
 
 
 def profile_table() -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from occubench.cli import main
+from occubench.testing import MockLLMServer
 
 
 def _closed_port() -> int:
@@ -34,3 +35,17 @@ def test_an_unreachable_endpoint_is_named_by_the_preflight(host: str, cause: str
     [line] = shown.err.strip().splitlines()
     assert f"http://user:<redacted>@{host}/v1" in line and cause in line
     assert not (tmp_path / "out").exists()  # a failed preflight leaves nothing behind
+
+
+def test_credentials_in_the_url_reach_server_detection_and_no_byte_printed(small_data: Path, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # Detection reads /models itself (urllib), where credentials in the URL are no part of the host name.
+    with MockLLMServer(llama_cpp=True) as server:
+        url = server.base_url.replace("http://", "http://user:hunter22@")
+        status = main(["run", "--agent-model", "m", "--world-model", "m", "--limit", "1", "--base-url", url,
+                       "--api-key", "k", "--data-dir", str(small_data), "--output-dir", str(tmp_path / "out")])
+    shown = capsys.readouterr()
+    assert status == 0, shown.err
+    printed = "".join((shown.out + shown.err).split())  # as rich folded it
+    assert "Serverprofilellama.cpp(owned_bymeinhttp://user:<redacted>@" in printed
+    assert "hunter22" not in shown.out + shown.err
