@@ -75,6 +75,8 @@ def check_file(path: Path) -> int:
 def _checked(path: Path, status: os.stat_result) -> int:
     if stat.S_ISLNK(status.st_mode):
         raise ConfigError(f"{path}: {_LINK}")
+    if stat.S_ISDIR(status.st_mode):
+        raise ConfigError(f"{path}: is a directory, not a file")
     if not stat.S_ISREG(status.st_mode):
         raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
     return _within(path, status.st_size)

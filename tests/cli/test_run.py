@@ -536,7 +536,7 @@ def test_bad_input_is_named_exits_2_and_loses_nothing(small_data: Path, server: 
     cases = [
         (["--eval-data", str(_bad(tmp_path, "utf8.jsonl", [tasks[0], b"{\"task_id\": \"\xff\"}\n"]))],
          "utf8.jsonl:2: not UTF-8 text"),
-        (["--eval-data", str(small_data)], "is a directory, not a JSON Lines file"),
+        (["--eval-data", str(small_data)], "is a directory, not a file"),
         (["--eval-data", str(_bad(tmp_path, "obj.jsonl", [{**tasks[0], "agent_instruction": {"do": "x"}}]))],
          "obj.jsonl:1: agent_instruction must be a string, got dict"),
         (["--config-dir", str(tmp_path / "configs")],
