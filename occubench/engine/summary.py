@@ -106,7 +106,7 @@ class Summary:
 def load_prices(path: Path) -> dict[str, Price]:
     """``{"<model>": {"input": <USD per 1M prompt tokens>, "output": <USD per 1M completion tokens>,
     "cached_input": <USD per 1M cached prompt tokens, optional>}, ...}``."""
-    data = read_json(path, "price file")
+    data = read_json(path.resolve(), "price file")  # the user's own file: a link of theirs is followed
     if not isinstance(data, dict):
         raise ConfigError(f'{path}: expected a JSON object {{"<model>": {{"input": ..., "output": ...}}}}')
     prices: dict[str, Price] = {}

@@ -15,6 +15,7 @@ import orjson
 
 from occubench.errors import ConfigError
 from occubench.util.runfiles import open_file
+from occubench.util.untrusted import read_file
 
 
 def json_digest(value: Any) -> str:
@@ -78,13 +79,14 @@ def dumps_line(value: Any) -> bytes:
 def read_json(path: Path, what: str) -> Any:
     """The JSON value of the file at ``path``; a file that is missing, unreadable, not UTF-8 or not JSON is a
     :class:`ConfigError` naming it (and the line and column), ``what`` saying what the file was to be; so is one
-    past :func:`loads_line`'s bounds (a hand-made file nested 50,000 deep)."""
+    past :func:`loads_line`'s bounds (a hand-made file nested 50,000 deep), and one that is a link, not a regular
+    file or too large (read as a world or data folder's files are: :mod:`occubench.util.untrusted`)."""
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{what} not found: {path}")
     try:
-        return loads_line(path.read_text(encoding="utf-8").encode("utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{what} not found: {path}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+        data = read_file(path)
+        data.decode("utf-8")  # for the byte at fault, named below
+        return loads_line(data)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
     except json.JSONDecodeError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from occubench.errors import ConfigError
 from occubench.util.jsonl import read_json
+from occubench.util.untrusted import folder_files
 from occubench.workplace.model import Day, clock, minutes
 from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.templates import FAMILIES
@@ -95,7 +96,9 @@ def read_days(folder: Path) -> list[Day]:
         raise ConfigError(f"{folder}: {'not a directory' if folder.exists() else 'no such directory'}")
     days: list[Day] = []
     files: dict[str, Path] = {}
-    for path in sorted(folder.glob("*.json")):
+    for name, path in folder_files(folder).items():  # no links, regular files within limits: any folder's rules
+        if "/" in name or not name.endswith(".json"):
+            continue
         day = _read_day(path)
         if day.id in files:  # results are stored by day id: two days under one id would be one
             raise ConfigError(f"{path}: day id {day.id!r} is taken by {files[day.id]}")

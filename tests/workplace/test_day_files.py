@@ -134,3 +134,24 @@ def test_days_of_an_earlier_version_still_load_and_pass(tmp_path: Path, capsys: 
     code, _ = run(tmp_path / "days", tmp_path / "results", capsys)
     [record] = read_results(tmp_path / "results" / "r" / "results.jsonl")
     assert code == 0 and record["is_correct"] and record["category"] == "Commerce & Consumer"
+
+
+@pytest.mark.parametrize("plant", ["link", "sparse", "deep"])
+def test_a_day_folder_is_read_as_any_outside_folder(plant: str, days: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A link to a file of the user's (here a day of its own, which would run), an 8 GB sparse file or a file nested
+    100,000 deep among the day files: the run stops (exit 2) naming it, and writes nothing."""
+    day = json.loads(min(days.glob("*.json")).read_text())
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({**day, "id": "SECRET-VALUE"}))
+    planted = days / "zz_planted.json"
+    if plant == "link":
+        planted.symlink_to(secret)
+    elif plant == "sparse":
+        with planted.open("wb") as handle:
+            handle.truncate(8 << 30)
+    else:
+        planted.write_text("[" * 100_000 + "]" * 100_000)
+    code, err = run(days, tmp_path / "out", capsys)
+    assert code == 2 and "zz_planted.json" in err and "Traceback" not in err and "SECRET-VALUE" not in err
+    assert not (tmp_path / "out" / "r" / "results.jsonl").exists()
