@@ -11,13 +11,11 @@ import orjson
 
 from occubench.util.jsonsafe import json_safe
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 #: Deepest nesting read from a model. Real replies are a few levels deep. Python's parser, and every walk of the
 #: value after it (schema checks, json.dumps), recurse once per level against the interpreter's limit of 1,000
 #: frames, part of which the caller's stack already uses: 256 leaves them ample room. Deeper text is refused before
 #: it is parsed, as unreadable as any other garbage. (What is written is cut further, at 64: occubench.util.jsonsafe.)
 MAX_DEPTH = 256
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
@@ -26,11 +24,31 @@ def too_deep(text: str) -> bool:
     if text.count("[") + text.count("{") <= MAX_DEPTH:  # the usual case, settled without a scan
         return False
     depth = 0
-    for bracket in _BRACKET.findall(_STRING.sub("", text)):  # brackets inside strings do not nest
+    for bracket in _BRACKET.findall(_outside_strings(text)):  # brackets inside strings do not nest
         depth += 1 if bracket in "[{" else -1
         if depth > MAX_DEPTH:
             return True
     return False
+
+
+def _outside_strings(text: str) -> str:
+    """``text`` without its JSON strings, each from a quote to the next quote not escaped by a backslash. A string
+    left open keeps the rest of the text: no later quote could close one either. (Found with ``str.find``, in one
+    pass: a regular expression restarted at every escaped quote of an open string, quadratic in their number.)"""
+    kept: list[str] = []
+    position = 0
+    while (opening := text.find('"', position)) >= 0:
+        quote = opening
+        while True:
+            previous, quote = quote, text.find('"', quote + 1)
+            if quote < 0:
+                return "".join(kept) + text[position:]
+            between = text[previous + 1:quote]
+            if (len(between) - len(between.rstrip("\\"))) % 2 == 0:  # an even run of backslashes escapes itself
+                break
+        kept.append(text[position:opening])
+        position = quote + 1
+    return "".join(kept) + text[position:]
 
 
 def loads(text: str | bytes, **options: Any) -> Any:
@@ -63,6 +81,14 @@ def _int(text: str) -> int | str:
     return int(text) if len(text) <= 4_000 else text
 
 
+def _unfenced(body: str) -> str:
+    """``body`` (stripped) without a Markdown code fence around it: three backticks, perhaps then ``json``. String
+    methods, not a regular expression: that one took time quadratic in a run of spaces inside the body."""
+    if body.startswith("```"):
+        body = body[3:].removeprefix("json").lstrip()
+    return body[:-3].rstrip() if body.endswith("```") else body
+
+
 def extract_tagged_json(text: str | None, tag: str) -> dict[str, Any]:
     """Return the JSON object in the last ``<tag>`` block of ``text``, made strict JSON (see ``json_safe``).
 
@@ -77,7 +103,7 @@ def extract_tagged_json(text: str | None, tag: str) -> dict[str, Any]:
         raise ValueError(f"the reply has no {opening} tag")
     body = text[start + len(opening):]
     end = body.find(closing)
-    body = _FENCE.sub("", (body if end < 0 else body[:end]).strip())
+    body = _unfenced((body if end < 0 else body[:end]).strip())
     try:
         value = loads(body, parse_int=_int)
     except ValueError:  # invalid JSON, nested too deep, or an integer longer than Python will read

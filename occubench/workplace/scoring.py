@@ -3,6 +3,7 @@ does not count. A task's score is its passed weight over its total weight; a day
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,18 +25,50 @@ def _flat(text: str) -> str:
     return re.sub(r"(?<=\d),(?=\d{3})", "", str(text)).lower()
 
 
-def _token(value: str) -> str:
-    """A pattern for ``value`` as a whole token: "SKU-1,8" is not inside "SKU-1,80", nor "4" inside "14"; a number
-    may carry a unit ("1709k") but not more digits."""
-    flat = _flat(value)
-    before = r"(?<![0-9.])" if flat[:1].isdigit() else r"(?<![0-9a-z])"
-    after = r"(?![0-9]|\.[0-9])" if flat[-1:].isdigit() else r"(?![0-9a-z])"
-    return before + re.escape(flat) + after
+_DIGITS = frozenset("0123456789")
+_NUMBER = _DIGITS | {"."}
+_ALNUM = _DIGITS | frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def _whole(text: str, value: str) -> bool:
+    """Whether ``value`` is in ``text`` as a whole token: "SKU-1,8" is not inside "SKU-1,80", nor "4" inside "14"; a
+    number may carry a unit ("1709k") but not more digits.
+
+    Every occurrence is looked at, each in constant time, with overlapping ones stepped through by the value's
+    period, so the time is linear in both texts (a regular expression with lookarounds took their product)."""
+    glued = _NUMBER if value[:1].isdigit() else _ALNUM  # what may not come just before the value
+    ending = _DIGITS if value[-1:].isdigit() else _ALNUM  # nor just after it (nor, after a number, "." and a digit)
+    period = _period(value)
+    tail = value[len(value) - period:]
+    at = text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        after = text[end:end + 2]
+        decimals = ending is _DIGITS and after[:1] == "." and after[1:] in _DIGITS
+        if (at == 0 or text[at - 1] not in glued) and after[:1] not in ending and not decimals:
+            return True
+        # When the text goes on in the value's period, the next occurrence is one period on; otherwise search again
+        # (always for an empty value, which has no tail: it is at every position).
+        at = at + period if tail and text.startswith(tail, end) else text.find(value, at + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _period(value: str) -> int:
+    """The least p > 0 with ``value[i] == value[i + p]`` wherever both exist: its length less its longest border
+    (the prefix that is also a suffix), from the Knuth-Morris-Pratt failure function."""
+    borders = [0] * len(value)
+    for i in range(1, len(value)):
+        border = borders[i - 1]
+        while border and value[i] != value[border]:
+            border = borders[border - 1]
+        borders[i] = border + (value[i] == value[border])
+    return len(value) - borders[-1] if value else 1
 
 
 def _has(text: str, values: list[str]) -> bool:
     flat = _flat(text)
-    return all(re.search(_token(value), flat) for value in values)
+    return all(_whole(flat, _flat(value)) for value in values)
 
 
 def checkpoint_met(check: dict[str, Any], env: Workday, deadline: str) -> bool:
