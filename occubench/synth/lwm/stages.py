@@ -1,15 +1,14 @@
 """The stages that turn a scenario into simulated worlds and tasks: each a role's instructions, the JSON schema of
-its answer and the checks beyond it (a configuration must load as ``occubench run`` loads it; its tools must be
-valid JSON-Schema; its initial state must fill the state it describes; a plan must use the world's tools)."""
+its answer and the checks beyond it (a configuration must load as ``occubench run`` loads it; its tools' schemas
+must be ones the harness checks arguments against; its initial state must fill the state it describes; a plan must
+use the world's tools)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
+from occubench.core.tools import schema_problem
 from occubench.errors import ConfigError
 from occubench.lwm.config import WorldModelConfig
 from occubench.synth.engine import Stage
@@ -80,10 +79,9 @@ def check_environment(answer: dict[str, Any], inputs: dict[str, Any]) -> list[st
     for action in answer["action_set_definitions"]:
         if not _NAME.match(action["name"]):
             problems.append(f"tool name {action['name']!r} is not an identifier (letters, digits, underscores)")
-        try:
-            Draft202012Validator.check_schema(action["parameters"])
-        except SchemaError as exc:
-            problems.append(f"tool {action['name']!r}: parameters are not a valid JSON schema: {exc.message}")
+        # A schema the harness can enforce, or the world's tool calls would go unchecked (RE2 runs its patterns).
+        if problem := schema_problem(action["parameters"]):
+            problems.append(f"tool {action['name']!r}: parameters the harness cannot check: {problem}")
     described, initial = set(answer["state_description"]), set(answer["task_initial_state"])
     if lacking := ", ".join(sorted(described - initial)):
         problems.append(f"task_initial_state lacks the described state field(s) {lacking}")
