@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from occubench.util import moved
 from occubench.util.lazy import lazy_exports
 
 __version__ = "0.1.0"
@@ -52,7 +51,6 @@ __all__ = [
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-moved.install()
 
 if TYPE_CHECKING:
     from occubench.config import ModelRole, RunConfig

@@ -32,3 +32,10 @@ def test_commands_that_call_no_model_do_not_import_openai() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_import_occubench_installs_no_import_hook_and_old_module_names_are_gone() -> None:
+    code = ("import sys\nbefore = list(sys.meta_path)\nimport occubench\nassert sys.meta_path == before\n"
+            "try:\n    import occubench.faults\nexcept ModuleNotFoundError:\n    print('gone')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "gone"
