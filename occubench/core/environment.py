@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, TypeVar
 
 from occubench.core.tools import (
     JSONObject,
@@ -44,6 +44,8 @@ from occubench.util.jsonsafe import json_safe
 
 __all__ = ["AsyncEnvironment", "Environment", "JSONObject", "Wrapper"]
 
+
+E = TypeVar("E", bound="Environment")
 
 class Environment(ABC):
     """A world an agent acts in through tool calls (see the module docstring for the contract of :meth:`call`)."""
@@ -107,6 +109,11 @@ class Environment(ABC):
     def unwrapped(self) -> Environment:
         return self
 
+    def find(self, kind: type[E]) -> E | None:
+        """The first environment of type ``kind`` down the chain of wrappers from this one (a fault injector, say),
+        or None."""
+        return self if isinstance(self, kind) else None
+
     def __enter__(self) -> Environment:
         return self
 
@@ -152,7 +159,9 @@ def _failure(name: str, exc: Exception) -> JSONObject:
 
 
 class Wrapper(Environment):
-    """Delegates everything to the wrapped environment; subclasses override what they change."""
+    """Delegates everything to the wrapped environment; subclasses override what they change. A tool call has one
+    override point, :meth:`acall`: :meth:`call` runs it on the harness loop, so a synchronous caller and an episode
+    on the loop go through the same code."""
 
     def __init__(self, env: Environment) -> None:
         self.env = env
@@ -161,7 +170,7 @@ class Wrapper(Environment):
         return self.env.tools()
 
     def call(self, name: str, arguments: JSONObject) -> JSONObject:
-        return self.env.call(name, arguments)
+        return run_sync(self.acall(name, arguments))
 
     async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         return await self.env.acall(name, arguments)
@@ -179,3 +188,6 @@ class Wrapper(Environment):
     @property
     def unwrapped(self) -> Environment:
         return self.env.unwrapped
+
+    def find(self, kind: type[E]) -> E | None:
+        return self if isinstance(self, kind) else self.env.find(kind)

@@ -104,7 +104,7 @@ def _finish(env: Environment, result: Result) -> None:
     """Collect what the world and its wrappers know of the episode, then close the world."""
     try:
         result.env_info = env.info()
-        if (injector := FaultInjector.of(env)) is not None:
+        if (injector := env.find(FaultInjector)) is not None:
             result.fault_events, result.fault_windows = list(injector.events), injector.fired_windows()
     finally:
         env.close()

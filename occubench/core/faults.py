@@ -15,7 +15,6 @@ from typing import Any
 
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.results import FaultEvent, FaultWindow, Result
-from occubench.util.aio import run_sync
 
 FAULT_MODES = ("E0", "E1", "E2", "E3")
 INJECTION_MODES = ("prompt", "harness")
@@ -151,22 +150,10 @@ class FaultInjector(Wrapper):
         self.windows = fault_schedule(mode, count, duration, seed, task_id)
         self.reset_log()
 
-    @staticmethod
-    def of(env: Environment) -> FaultInjector | None:
-        """The fault injector among ``env``'s wrappers, if any."""
-        while isinstance(env, Wrapper):
-            if isinstance(env, FaultInjector):
-                return env
-            env = env.env
-        return None
-
     def reset_log(self) -> None:
         self.calls = 0
         self.events: list[FaultEvent] = []
         self._earlier: dict[str, list[JSONObject]] = {}
-
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
-        return run_sync(self.acall(name, arguments))
 
     async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         index = self.calls

@@ -258,7 +258,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         info.update(is_correct=verdict.is_correct, feedback=verdict.feedback,
                     votes=[asdict(vote) for vote in verdict.votes], verdict_details=verdict.details,
                     env_info=world.info())
-        if (injector := FaultInjector.of(world)) is not None:
+        if (injector := world.find(FaultInjector)) is not None:
             info["fault_events"] = [asdict(event) for event in injector.events]
         return verdict.reward
 

@@ -82,7 +82,7 @@ def _scorer(episodes: Episodes) -> Scorer:
         try:
             trajectory = trajectory_of(state.messages, world.tools(), episodes.config.max_steps)
             found = await untunnelled(episode.suite.averify(episode.task, trajectory, world))
-            injector = FaultInjector.of(world)
+            injector = world.find(FaultInjector)
             metadata = json_safe({
                 "is_correct": found.is_correct, "votes": [asdict(vote) for vote in found.votes],
                 "verdict_details": found.details, "stop_reason": trajectory.stop_reason,

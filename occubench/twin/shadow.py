@@ -9,7 +9,7 @@ from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.executable.environment import WorldEnvironment
 from occubench.llm import Model
 from occubench.twin.agreement import acompare
-from occubench.util.aio import off_loop, run_sync
+from occubench.util.aio import off_loop
 from occubench.util.jsonsafe import dumps
 
 
@@ -23,9 +23,6 @@ class Shadow(Wrapper):
         self.calls: list[dict[str, Any]] = []
         self._writing = {spec.name for spec in real.tools() if spec.writes}
         self._changed = False  # whether a call of the episode changed the real state
-
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
-        return run_sync(self.acall(name, arguments))
 
     async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         simulated = await self.env.acall(name, arguments)
@@ -47,12 +44,3 @@ class Shadow(Wrapper):
             self.env.close()
         finally:
             self.real.close()
-
-    @staticmethod
-    def of(env: Environment) -> Shadow:
-        """The :class:`Shadow` in ``env``'s chain of wrappers."""
-        while not isinstance(env, Shadow):
-            if not isinstance(env, Wrapper):
-                raise TypeError(f"{type(env).__name__} holds no twin world")
-            env = env.env
-        return env

@@ -54,7 +54,9 @@ class TwinSuite(Suite):
         return run_sync(self.averify(task, trajectory, env))
 
     async def averify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
-        shadow = Shadow.of(env)
+        shadow = env.find(Shadow)
+        if shadow is None:
+            raise TypeError(f"{type(env).__name__} holds no twin world")
         executable = await off_loop(ExecutableSuite.checked, task, trajectory, shadow.real)
         verdict = await self.simulated.averify(task, trajectory, shadow.env)
         calls = shadow.calls

@@ -1,6 +1,9 @@
-"""Wrappers compose around any environment and delegate what they do not change."""
+"""Wrappers compose around any environment and delegate what they do not change; a tool call has one override
+point (acall), taken by synchronous callers and by episodes on the event loop alike."""
 
 from __future__ import annotations
+
+import asyncio
 
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.tools import ToolSpec
@@ -28,9 +31,13 @@ class Counter(Environment):
 
 
 class Doubling(Wrapper):
-    def call(self, name: str, arguments: JSONObject) -> JSONObject:
-        observation = self.env.call(name, arguments)
+    async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
+        observation = await self.env.acall(name, arguments)
         return {"value": observation["value"] * 2} if "value" in observation else observation
+
+
+class Marker(Wrapper):
+    pass
 
 
 def test_wrappers_compose_and_delegate() -> None:
@@ -52,3 +59,12 @@ def test_the_contract_runs_once_in_the_innermost_environment() -> None:
     assert env.call("bump", {"extra": 1})["error"] == "invalid_arguments"  # rejected inside, before the world
     assert env.call("nope", {})["error"] == "unknown_tool"
     assert base.value == 0
+
+
+def test_one_override_serves_synchronous_and_async_callers_and_find_walks_the_chain() -> None:
+    base = Counter()
+    env = Marker(Doubling(base))
+    assert env.call("bump", {}) == {"value": 2}
+    assert asyncio.run(env.acall("bump", {})) == {"value": 4}
+    assert env.find(Doubling) is env.env and env.find(Marker) is env and env.find(Counter) is base
+    assert Doubling(base).find(Marker) is None
