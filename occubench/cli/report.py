@@ -59,7 +59,7 @@ def _report(args: argparse.Namespace) -> int:
     notes: list[str] = []  # the loading warnings, for the report to show as well
     runs = _load_reported_runs(args.run_dirs, notes)
     prices = load_prices(Path(args.prices)) if args.prices else None
-    stats = [report.run_stats(run, prices, resamples=args.resamples, seed=args.seed) for run in runs]
+    stats = [report.run_stats(run, prices) for run in runs]
     modes = robustness_table({run.name: run.results for run in runs})
     for message in robustness_warnings(modes):
         warn(message)
@@ -112,8 +112,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--by-domain", action="store_true",
                         help="include completion by domain in json and csv (markdown always has it)")
     report.add_argument("--resamples", type=int_range(1, MAX_RESAMPLES), default=2000,
-                        help=f"bootstrap resamples, at most {MAX_RESAMPLES:,} (default: 2000)")
-    report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+                        help=f"resamples of the paired bootstrap, at most {MAX_RESAMPLES:,} (default: 2000)")
+    report.add_argument("--seed", type=int, default=0, help="paired bootstrap seed (default: 0)")
     report.set_defaults(func=_report)
 
     compare = sub.add_parser("compare", help="do groups of runs (say, two simulators) rank agents alike and agree "

@@ -164,7 +164,7 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
 <header>
 <h1>{html.escape(title)}</h1>
 <p>{len(runs)} run(s), {len(records)} result(s). Completion = passed / evaluated; errors are counted apart and not
-scored. Confidence intervals: percentile bootstrap over tasks.</p>
+scored. Completion intervals: Wilson score (on the effective sample size when tasks are repeated).</p>
 <nav>{'<a href="#warnings">Warnings</a>' if warnings else ""}<a href="#leaderboard">Leaderboard</a>
 <a href="#modes">Modes</a>{'<a href="#paired">Paired</a>' if paired else ""}
 <a href="#charts">Charts</a><a href="#runs">Runs</a>{'<a href="#fidelity">Fidelity</a>' if fidelity else ""}

@@ -55,8 +55,9 @@ PAGE = f"""<!DOCTYPE html>
 <body>
 <header>
 <h1>OccuBench live viewer</h1>
-<p>Completion = passed / evaluated; errors are counted apart and not scored. Confidence intervals: percentile
-bootstrap over tasks. The page follows the run directories as they are written.</p>
+<p>Completion = passed / evaluated; errors are counted apart and not scored. Completion intervals: Wilson
+score (on the effective sample size when tasks are repeated). The page follows the run directories as they are
+written.</p>
 <p id="status">Loading…</p>
 <nav><a href="#leaderboard">Leaderboard</a><a href="#modes">Modes</a><a href="#runs">Runs</a>
 <a href="#trajectories">Trajectories</a></nav>

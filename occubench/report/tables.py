@@ -43,7 +43,7 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
     summary = [["Agent", stats.agent_model], ["World model", stats.world_model], ["Suite", stats.suite],
                ["Mode", stats.env_mode],
                ["Completion", percent(c.rate)],
-               [f"{100 * c.level:.0f}% CI (bootstrap over tasks)", ci_text(c.low, c.high)],
+               [f"{100 * c.level:.0f}% CI (Wilson)", ci_text(c.low, c.high)],
                ["Passed / evaluated", f"{c.passed}/{c.evaluated}"],
                ["Errors (not scored)", str(stats.errors)]]
     if stats.errors:  # the kind says what to do about them (see occubench.engine.summary.ERROR_ADVICE)

@@ -15,16 +15,14 @@ decide (``by: "judge_error"``) is counted apart, neither agreeing nor disagreein
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 from occubench.core.results import Result
 from occubench.core.tables import Table, percent
-from occubench.report.stats import Interval, bootstrap_ratio
+from occubench.report.stats import Interval, bootstrap_ratio, wilson_interval
 from occubench.report.tables import ci_text
 from occubench.twin.agreement import KINDS
 
@@ -133,20 +131,6 @@ def twin_calls(results: Iterable[Result]) -> list[TwinCall]:
                 simulated=call.get("simulated"), real=call.get("real"), agree=call.get("agree") is True,
                 by=str(call.get("by", "")), kind=call.get("kind"), reason=str(call.get("reason", ""))))
     return calls
-
-
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
-    """Wilson score interval of successes / n; (None, None) when n is 0. Unlike the normal approximation it stays
-    within 0–1 and is not degenerate at 0 or n successes."""
-    if not n:
-        return None, None
-    z = NormalDist().inv_cdf((1 + level) / 2)
-    p = successes / n
-    scale = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / scale
-    half = z / scale * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # Clamped: at 0 or n successes rounding can put the bound a hair outside 0–1.
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def agreement_rate(calls: Iterable[TwinCall], level: float = 0.95) -> AgreementRate:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from occubench.cli import main
+from occubench.report.stats import wilson_interval
 from tests.report.conftest import HEALTH, TRANSPORT, result, write_run
 
 USAGE = {"agent": {"prompt_tokens": 1000, "completion_tokens": 100, "calls": 2}}
@@ -24,7 +25,7 @@ def _runs(root: Path) -> list[str]:
         result(2, False, category=HEALTH, difficulty_level=2, domain="Pharmacy", usage=USAGE),
         result(3, True, category=TRANSPORT, difficulty_level=2, domain="Warehousing", usage=USAGE),
         result(4, None, category=TRANSPORT, difficulty_level=3, domain="Warehousing", usage=USAGE)])
-    # B, E0: both pass, 100 % with the degenerate interval 100.0–100.0 %. A, E1: 1 of 3, 33.3 %.
+    # B, E0: both pass, 100 %, with Wilson's interval for 2 of 2 (not a degenerate 100–100 %). A, E1: 1 of 3, 33.3 %.
     b0 = write_run(root, "B__sim__E0", [result(1, True, agent_model="B"), result(2, True, agent_model="B")])
     a1 = write_run(root, "A__sim__E1", [result(1, True, env_mode="E1"), result(2, False, env_mode="E1"),
                                         result(3, False, env_mode="E1")])
@@ -38,7 +39,9 @@ def test_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Best first: B 100 %, then A E0 66.7 %, then A E1 33.3 %.
     assert leaderboard.index("B__sim__E0") < leaderboard.index("A__sim__E0") < leaderboard.index("A__sim__E1")
     # No suite in these files, but a simulator: the OccuBench benchmark's results.
-    assert "| 1 | B__sim__E0 | occubench | B | sim | E0 | 100.0% | 100.0–100.0% | 2 | 2 | 0 |" in out
+    low = wilson_interval(2, 2)[0]
+    assert low is not None and low < 0.5
+    assert f"| 1 | B__sim__E0 | occubench | B | sim | E0 | 100.0% | {100 * low:.1f}–100.0% | 2 | 2 | 0 |" in out
     assert "| occubench | A | sim | 66.7% | 33.3% | - | - | - |" in out  # the E0–E3 table; no R without E2 and E3
     assert "| Suite | occubench |" in out  # each run's summary
     assert "| Completion | 66.7% |" in out and "| Passed / evaluated | 2/3 |" in out

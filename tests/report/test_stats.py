@@ -1,7 +1,9 @@
-"""Completion with a bootstrap CI, breakdowns, judge unanimity, pass@k and pass^k, and trial-aware loading."""
+"""Completion with a Wilson CI, breakdowns, judge unanimity, pass@k and pass^k, and trial-aware loading."""
 
 from __future__ import annotations
 
+import math
+import random
 from pathlib import Path
 
 import pytest
@@ -17,37 +19,93 @@ from occubench.report import (
     trial_counts,
     unanimity,
 )
+from occubench.report.stats import effective_size, wilson_interval
 from tests.report.conftest import HEALTH, TECH, TRANSPORT, result, typed, write_run
+
+
+def wilson(successes: float, n: float, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson's score interval written out from its definition: the p whose score test |p̂ − p| / sqrt(p(1 − p)/n)
+    equals z, i.e. the roots of (1 + z²/n) p² − (2p̂ + z²/n) p + p̂² = 0."""
+    phat, a = successes / n, 1 + z * z / n
+    b, c = -(2 * phat + z * z / n), phat * phat
+    root = math.sqrt(b * b - 4 * a * c)
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
 
 
 def test_ci_contains_the_rate_and_narrows_with_more_tasks() -> None:
     # 7 of 10 tasks pass, plus an error line that is counted apart: rate 7/10.
     records = [typed(i, i < 7) for i in range(10)] + [typed(10, None)]
-    ci = completion_ci(records, seed=0)
+    ci = completion_ci(records)
     assert (ci.passed, ci.evaluated, ci.rate) == (7, 10, 0.7)
-    assert 0.0 <= ci.low < 0.7 < ci.high <= 1.0
-    assert completion_ci(records, seed=0) == ci  # seeded: the same interval every time
+    assert (ci.low, ci.high) == pytest.approx(wilson(7, 10))
     # The same 70 % over 100 tasks is known far better: its interval lies strictly inside the 10-task one.
-    many = completion_ci([typed(i, i % 10 < 7) for i in range(100)], seed=0)
+    many = completion_ci([typed(i, i % 10 < 7) for i in range(100)])
+    assert ci.low is not None and ci.high is not None and many.low is not None and many.high is not None
     assert ci.low < many.low < 0.7 < many.high < ci.high
 
 
-def test_ci_is_degenerate_when_all_or_none_pass() -> None:
-    assert completion_ci([typed(i, True) for i in range(5)]).low == 1.0
-    assert completion_ci([typed(i, True) for i in range(5)]).high == 1.0
+def test_ci_says_something_at_the_edges() -> None:
+    # 30 of 30: a bootstrap gave 100.0–100.0 %; Wilson's lower bound is about 88.6 %.
+    all_pass = completion_ci([typed(i, True) for i in range(30)])
+    assert all_pass.low == pytest.approx(wilson(30, 30)[0])
+    assert all_pass.low == pytest.approx(0.886, abs=5e-4) and all_pass.high == 1.0
     none = completion_ci([typed(i, False) for i in range(5)] + [typed(9, None)])
-    assert (none.low, none.high, none.rate, none.evaluated) == (0.0, 0.0, 0.0, 5)
+    assert (none.rate, none.evaluated, none.low) == (0.0, 5, 0.0)
+    assert none.high == pytest.approx(wilson(0, 5)[1])
+    # 2 of 3: a bootstrap gave 0–100 %; the interval is wide but says something.
+    few = completion_ci([typed(i, i < 2) for i in range(3)])
+    assert few.low is not None and few.high is not None
+    assert 0.0 < few.low < 2 / 3 < few.high < 1.0
     empty = completion_ci([typed(1, None)])
     assert (empty.rate, empty.low, empty.high) == (None, None, None)
 
 
-def test_ci_resamples_tasks_not_trials() -> None:
-    # Task 0 passes both trials and task 1 fails both: any resample of tasks is all-pass, all-fail or half, so
-    # every bootstrap rate is 0, 0.5 or 1 and the interval spans from 0 to 1. Resampling the four trials
-    # independently would have produced 0.25 and 0.75 as well.
-    records = [typed(t, t == 0, trial=k) for t in (0, 1) for k in (0, 1)]
-    ci = completion_ci(records, resamples=500, seed=3)
-    assert (ci.rate, ci.low, ci.high) == (0.5, 0.0, 1.0)
+def coverage(samples: list[list[tuple[int, int]]], truth: float) -> float:
+    hits = 0
+    for tasks in samples:
+        size = effective_size(tasks)
+        low, high = wilson_interval(sum(x for x, _ in tasks) / sum(n for _, n in tasks) * size, size)
+        assert low is not None and high is not None
+        hits += low <= truth <= high
+    return hits / len(samples)
+
+
+@pytest.mark.parametrize("p", [0.02, 0.5, 0.98])
+def test_one_trial_per_task_covers_95_percent(p: float) -> None:
+    rng = random.Random(44)
+    samples = [[(int(rng.random() < p), 1) for _ in range(30)] for _ in range(2000)]
+    assert all(effective_size(tasks) == 30 for tasks in samples[:50])  # one trial per task: Wilson over tasks
+    # Wilson's interval is a little conservative next to 0 and 1 (its exact coverage at p = 0.02 or 0.98 and n = 30
+    # is 97.8 %, from the binomial sum), hence the margin above.
+    assert 0.92 <= coverage(samples, p) <= 0.99
+
+
+@pytest.mark.parametrize("a, b", [(0.5, 0.5), (2.0, 2.0), (4.0, 1.0), (0.2, 0.8)])
+def test_repeated_correlated_trials_cover_about_95_percent(a: float, b: float) -> None:
+    # Each task has its own pass chance drawn from Beta(a, b) and 3 trials at that chance: a task's trials are
+    # correlated (Beta(0.5, 0.5) makes them agree half the time more than chance would), and treating the 90 trials
+    # as independent would give too narrow an interval.
+    rng = random.Random(44)
+    samples = []
+    for _ in range(2000):
+        chances = [rng.betavariate(a, b) for _ in range(30)]
+        samples.append([(sum(rng.random() < q for _ in range(3)), 3) for q in chances])
+    assert coverage(samples, a / (a + b)) >= 0.93
+
+
+def test_repeated_trials_count_for_less_when_they_agree() -> None:
+    # 10 tasks, 3 trials each: tasks 0–5 pass all three, 6–9 fail all three. The trials are copies of each
+    # other: the interval is Wilson's over the 10 tasks, not over 30 independent trials.
+    copies = [typed(t, t < 6, trial=k) for t in range(10) for k in range(3)]
+    ci = completion_ci(copies)
+    assert (ci.passed, ci.evaluated) == (18, 30)
+    assert (ci.low, ci.high) == pytest.approx(wilson(6, 10))
+    # Every trial passed: no spread to estimate the correlation from, so the cautious count (tasks) is taken.
+    assert completion_ci([typed(t, True, trial=k) for t in range(10) for k in range(3)]).low == pytest.approx(
+        wilson(10, 10)[0])
+    # Every task passes 2 of 3: the trials disagree within tasks only, and count in full.
+    spread = [typed(t, k < 2, trial=k) for t in range(10) for k in range(3)]
+    assert (completion_ci(spread).low, completion_ci(spread).high) == pytest.approx(wilson(20, 30))
 
 
 @pytest.mark.parametrize("n, c, k, hat, at", [
