@@ -28,6 +28,14 @@ class Count(Tally):
     errors: int = 0
 
 
+@dataclass
+class Group(Count):
+    """One value of a :func:`breakdown`: its count and completion interval (:func:`completion_ci`)."""
+
+    low: float | None = None
+    high: float | None = None
+
+
 @dataclass(frozen=True)
 class Interval:
     """A rate and its confidence interval (``low``/``high`` are 0–1)."""
@@ -129,19 +137,18 @@ def _natural(key: str) -> tuple[int, int, str]:
     return (0, int(key), "") if key.isdigit() else (1, 0, key)
 
 
-def breakdown(results: Iterable[Result], field: str) -> dict[str, Count]:
-    """Completion per value of ``field`` (``category``, ``domain``, ``difficulty_level``...), in natural order;
-    a missing value is ``?``."""
-    counts: dict[str, Count] = defaultdict(Count)
+def breakdown(results: Iterable[Result], field: str) -> dict[str, Group]:
+    """Completion per value of ``field`` (``category``, ``domain``, ``difficulty_level``...), in natural order, with
+    the same interval as the run's completion; a missing value is ``?``."""
+    groups: dict[str, list[Result]] = defaultdict(list)
     for result in results:
         value = getattr(result, field)
-        count = counts["?" if value in (None, "") else str(value)]
-        if not result.ok:
-            count.errors += 1
-            continue
-        count.evaluated += 1
-        count.passed += result.passed
-    return {key: counts[key] for key in sorted(counts, key=_natural)}
+        groups["?" if value in (None, "") else str(value)].append(result)
+    counts = {}
+    for key in sorted(groups, key=_natural):
+        ci = completion_ci(groups[key])
+        counts[key] = Group(ci.passed, ci.evaluated, sum(not r.ok for r in groups[key]), ci.low, ci.high)
+    return counts
 
 
 @dataclass(frozen=True)
@@ -236,9 +243,9 @@ class RunStats:
     trials: int
     completion: Interval
     errors: int
-    by_category: dict[str, Count]
-    by_difficulty: dict[str, Count]
-    by_domain: dict[str, Count]
+    by_category: dict[str, Group]
+    by_difficulty: dict[str, Group]
+    by_domain: dict[str, Group]
     unanimity: Unanimity
     #: pass@k and pass^k for k = 1..trials when tasks were repeated, else empty.
     pass_k: list[PassK]

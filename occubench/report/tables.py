@@ -22,7 +22,7 @@ from occubench.report.compare import PairAgreement
 from occubench.report.paired import PairedComparison
 from occubench.report.robustness import RobustnessRow, robustness_warnings
 from occubench.report.runs import Run
-from occubench.report.stats import Count, RunStats
+from occubench.report.stats import Group, RunStats
 
 
 def ci_text(low: float | None, high: float | None) -> str:
@@ -33,8 +33,12 @@ def category_label(category: str) -> str:
     return CATEGORY_ABBREVIATIONS.get(category, category)
 
 
-def _count_rows(counts: dict[str, Count], label: Callable[[str], str] = str) -> list[list[str]]:
-    return [[label(key), str(c.passed), str(c.evaluated), str(c.errors), percent(c.rate)] for key, c in counts.items()]
+COUNT_COLUMNS = ["Passed", "Evaluated", "Errors", "Completion", "95% CI"]
+
+
+def _count_rows(counts: dict[str, Group], label: Callable[[str], str] = str) -> list[list[str]]:
+    return [[label(key), str(c.passed), str(c.evaluated), str(c.errors), percent(c.rate), ci_text(c.low, c.high)]
+            for key, c in counts.items()]
 
 
 def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
@@ -56,9 +60,9 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
     if stats.left_out:
         summary.append(["Lines left out (not this run's)", str(stats.left_out)])
     tables = [Table(f"{stats.name}: summary", ["", "Value"], summary, text_columns=2),
-              Table(f"{stats.name}: by category", ["Category", "Passed", "Evaluated", "Errors", "Completion"],
+              Table(f"{stats.name}: by category", ["Category", *COUNT_COLUMNS],
                     _count_rows(stats.by_category, category_label)),
-              Table(f"{stats.name}: by difficulty", ["Difficulty", "Passed", "Evaluated", "Errors", "Completion"],
+              Table(f"{stats.name}: by difficulty", ["Difficulty", *COUNT_COLUMNS],
                     _count_rows(stats.by_difficulty))]
     if by_domain:
         tables.append(domain_table(stats))
@@ -74,7 +78,7 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
 
 
 def domain_table(stats: RunStats) -> Table:
-    return Table(f"{stats.name}: by domain", ["Domain", "Passed", "Evaluated", "Errors", "Completion"],
+    return Table(f"{stats.name}: by domain", ["Domain", *COUNT_COLUMNS],
                  _count_rows(stats.by_domain))
 
 
@@ -277,9 +281,10 @@ def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_doma
     return "\n".join(parts)
 
 
-def _counts_json(counts: dict[str, Count], category: bool = False) -> dict[str, dict[str, Any]]:
+def _counts_json(counts: dict[str, Group], category: bool = False) -> dict[str, dict[str, Any]]:
     return {key: {**({"abbreviation": category_label(key)} if category else {}), "passed": c.passed,
-                  "evaluated": c.evaluated, "errors": c.errors, "rate": c.rate} for key, c in counts.items()}
+                  "evaluated": c.evaluated, "errors": c.errors, "rate": c.rate, "ci_low": c.low, "ci_high": c.high}
+            for key, c in counts.items()}
 
 
 def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
@@ -328,8 +333,8 @@ CSV_COLUMNS = ["run", "suite", "agent_model", "world_model", "env_mode", "breakd
 
 
 def report_csv(runs: list[RunStats], *, by_domain: bool = True) -> str:
-    """One row per run and breakdown value; the run's ``overall`` row also carries its CI, judge unanimity, tokens
-    and cost (empty elsewhere)."""
+    """One row per run and breakdown value, each with its CI; the run's ``overall`` row also carries judge
+    unanimity, tokens and cost (empty elsewhere)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -345,6 +350,6 @@ def report_csv(runs: list[RunStats], *, by_domain: bool = True) -> str:
         groups = [("category", s.by_category), ("difficulty", s.by_difficulty)]
         for name, counts in groups + ([("domain", s.by_domain)] if by_domain else []):
             for key, count in counts.items():
-                writer.writerow(head + [name, key, count.passed, count.evaluated, count.errors, count.rate]
-                                + [None] * 7)
+                writer.writerow(head + [name, key, count.passed, count.evaluated, count.errors, count.rate,
+                                        count.low, count.high] + [None] * 5)
     return out.getvalue()

@@ -46,8 +46,12 @@ def test_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "| Suite | occubench |" in out  # each run's summary
     assert "| Completion | 66.7% |" in out and "| Passed / evaluated | 2/3 |" in out
     assert "| Errors (not scored) | 1 |" in out and "| Judge unanimity | 100.0% (3/3 with 2+ parsable votes) |" in out
-    assert "| Hlth | 1 | 2 | 0 | 50.0% |" in out and "| Trans | 1 | 1 | 1 | 100.0% |" in out
-    assert "| 2 | 1 | 2 | 0 | 50.0% |" in out and "| 3 | 0 | 0 | 1 | - |" in out
+    # Breakdowns carry the same interval as the run's completion: Wilson's for 1 of 2 and 1 of 1, none for 0 of 0.
+    half, one = wilson_interval(1, 2), wilson_interval(1, 1)[0]
+    assert half[0] is not None and half[1] is not None and one is not None
+    assert f"| Hlth | 1 | 2 | 0 | 50.0% | {100 * half[0]:.1f}–{100 * half[1]:.1f}% |" in out
+    assert f"| Trans | 1 | 1 | 1 | 100.0% | {100 * one:.1f}–100.0% |" in out
+    assert "| 2 | 1 | 2 | 0 | 50.0% |" in out and "| 3 | 0 | 0 | 1 | - | - |" in out
     assert "| Warehousing | 1 | 1 | 1 | 100.0% |" in out  # by domain
     assert "| agent | 8 | 4,000 | 0 | 400 | 0 |" in out  # tokens count error lines too: they were spent
 
@@ -68,9 +72,12 @@ def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     completion = a0["completion"]
     assert (completion["passed"], completion["evaluated"], a0["errors"]) == (2, 3, 1)
     assert completion["ci_low"] <= completion["rate"] <= completion["ci_high"]
+    low, high = wilson_interval(1, 2)  # breakdowns carry the same interval as the run's completion
     assert a0["by_category"][HEALTH] == {"abbreviation": "Hlth", "passed": 1, "evaluated": 2, "errors": 0,
-                                         "rate": 0.5}
-    assert a0["by_difficulty"]["3"]["rate"] is None and a0["unanimity"]["share"] == 1.0
+                                         "rate": 0.5, "ci_low": low, "ci_high": high}
+    level3 = a0["by_difficulty"]["3"]
+    assert (level3["rate"], level3["ci_low"], level3["ci_high"]) == (None, None, None)
+    assert a0["unanimity"]["share"] == 1.0
     assert "by_domain" not in a0 and a0["cost_usd"] is None
     assert data["robustness"][0]["rates"]["E1"] == pytest.approx(1 / 3)
     assert main(["report", *_runs(tmp_path / "again"), "--format", "json", "--by-domain"]) == 0
@@ -87,7 +94,9 @@ def test_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert float(a0["ci_low"]) <= float(a0["rate"]) <= float(a0["ci_high"])
     assert (a0["prompt_tokens"], a0["completion_tokens"]) == ("4000", "400")
     category = {(r["run"], r["key"]): r for r in rows if r["breakdown"] == "category"}
-    assert category[("A__sim__E0", TRANSPORT)]["errors"] == "1"
+    transport = category[("A__sim__E0", TRANSPORT)]
+    assert transport["errors"] == "1"
+    assert (float(transport["ci_low"]), float(transport["ci_high"])) == pytest.approx(wilson_interval(1, 1))
     assert {r["key"] for r in rows if r["breakdown"] == "domain" and r["run"] == "A__sim__E0"} == {
         "Pharmacy", "Warehousing"}
 

@@ -165,6 +165,8 @@ def test_breakdowns_count_errors_apart() -> None:
     assert (by_category[HEALTH].passed, by_category[HEALTH].evaluated, by_category[HEALTH].errors) == (1, 2, 0)
     assert (by_category[TRANSPORT].passed, by_category[TRANSPORT].evaluated,
             by_category[TRANSPORT].errors) == (1, 1, 1)
+    # The same interval as the run's completion, over the category's own results.
+    assert (by_category[HEALTH].low, by_category[HEALTH].high) == pytest.approx(wilson(1, 2))
     by_difficulty = breakdown(records, "difficulty_level")
     assert list(by_difficulty) == ["1", "2", "3", "10"]  # numeric order, not text order
     assert by_difficulty["2"].rate == 0.0 and by_difficulty["2"].errors == 1
