@@ -15,6 +15,7 @@ import string
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -100,6 +101,13 @@ _S = TypeVar("_S", bound="Settings")
 
 
 _M = TypeVar("_M", bound=BaseModel)
+#: The entry-point group executors are registered under (:func:`occubench.engine.registry.load_executor`).
+EXECUTORS = "occubench.executors"
+
+
+def executor_names() -> list[str]:
+    """The names ``--executor`` accepts: every executor registered under :data:`EXECUTORS`."""
+    return sorted(point.name for point in entry_points(group=EXECUTORS))
 
 
 def validated(cls: type[_M], values: Mapping[str, Any], source: str | None = None) -> _M:
@@ -316,8 +324,9 @@ class RunConfig(_RunRoles):
     output_dir: str = "./results"
     run_name: str | None = None
     force: bool = False
-    #: Where episodes run: "local" (this process's threads) or "ray" (a Ray cluster; not part of the config hash).
-    executor: Literal["local", "ray"] = "local"
+    #: Where episodes run: an executor registered under :data:`EXECUTORS`, "local" (this process's threads) and "ray"
+    #: (a Ray cluster) built in (not part of the config hash).
+    executor: str = "local"
     #: The Ray cluster to join (``ray.init(address=...)``); None starts a local Ray instance for the run.
     ray_address: str | None = None
     #: Ray worker processes, each running its share of ``max_concurrency`` episodes at once; default: the cluster's
@@ -384,6 +393,14 @@ class RunConfig(_RunRoles):
             raise ValueError("expected llm, reference, noop, mcp (outside agents over MCP), command:'PROGRAM "
                              "{mcp_url} ...' (a program per episode) or module:Callable (your own agent), "
                              f"got {value!r}")
+        return value
+
+    @field_validator("executor")
+    @classmethod
+    def _executor(cls, value: str) -> str:
+        if value not in (known := executor_names()):
+            raise ValueError(f"unknown executor {value!r}; installed: "
+                             f"{', '.join(known) or 'none (install occubench: pip install -e .)'}")
         return value
 
     @field_validator("run_name")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 
-from occubench.config import ROLES
+from occubench.config import ROLES, executor_names
 from occubench.core.faults import FAULT_MODES, INJECTION_MODES
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.util.redact import Redactor, environment_secrets
@@ -177,9 +177,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
-    run.add_argument("--executor", choices=("local", "ray"),
-                     help="local: episodes run in this process's threads (default); ray: as Ray tasks on a cluster "
-                     "(pip install 'occubench[ray]'), this process writing the results")
+    run.add_argument("--executor", metavar="NAME",
+                     help="where episodes run, one of the executors installed (entry-point group "
+                     f"occubench.executors): {', '.join(executor_names())}. local: in this process (default); ray: "
+                     "as Ray tasks on a cluster (pip install 'occubench[ray]'), this process writing the results")
     run.add_argument("--ray-address", metavar="ADDR",
                      help="with --executor ray: the cluster to join (default: a local Ray instance for the run)")
     run.add_argument("--ray-workers", type=positive_int, metavar="N",

@@ -210,6 +210,8 @@ def worker_config(config: RunConfig, date: str, settings: dict[str, Any]) -> Run
 class RayExecutor:
     """The ``ray`` executor (``--executor ray``): see the module docstring."""
 
+    in_process = False
+
     def __init__(self, config: RunConfig) -> None:
         self.config = config
 

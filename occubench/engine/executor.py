@@ -2,9 +2,10 @@
 run's store, in this process, as soon as it is final — so resume, the lock, error retry, progress and
 ``--max-cost`` are the run's, whichever executor ran the episodes.
 
-``--executor NAME`` picks one among those registered under the entry-point group ``occubench.executors``:
-``local`` (this process's event loop, :class:`AsyncExecutor`) and ``ray`` (a Ray cluster,
-:class:`occubench.distributed.executor.RayExecutor`). A third party adds one the same way.
+``--executor NAME`` picks one among those registered under the entry-point group ``occubench.executors``
+(:func:`occubench.engine.registry.load_executor`): ``local`` (this process's event loop, :class:`AsyncExecutor`)
+and ``ray`` (a Ray cluster, :class:`occubench.distributed.executor.RayExecutor`). A third party adds one the same
+way: a class built from the run's config, with :meth:`Executor.run` and :attr:`Executor.in_process`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from occubench.core.agent import Agent
 from occubench.core.episode import EnvWrapper, Episodes
 from occubench.core.results import Result
 from occubench.core.suite import Suite
 from occubench.core.task import Task
-from occubench.errors import ConfigError
 from occubench.llm.ledger import TaskLimits
 from occubench.store import ResultStore
 from occubench.util.aio import run_sync, set_blocking_threads
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from occubench.config import RunConfig
     from occubench.engine.factory import EpisodeFactory
 
-GROUP = "occubench.executors"
 #: Episodes started at once before the executor lets the loop run: a thousand are opened over a few ticks, so their
 #: connections open gradually rather than as one burst the server's listen queue drops.
 RAMP = 64
@@ -53,6 +51,12 @@ class Job:
 
 
 class Executor(Protocol):
+    #: Whether the episodes run in this process, which can then serve them from its own state: a run that rescores
+    #: (reading the source run directory) or has an outside agent (served over MCP from here) needs one that does.
+    in_process: ClassVar[bool]
+
+    def __init__(self, config: RunConfig) -> None: ...
+
     def run(self, job: Job, todo: list[tuple[Task, int]], store: ResultStore, *, on_result: OnResult | None = None,
             may_start: MayStart | None = None) -> int:
         """Evaluate the (task, trial) pairs of ``todo``, appending each result to ``store`` as it is final; returns
@@ -64,6 +68,8 @@ class AsyncExecutor:
     """Episodes as tasks of this process's event loop, ``max_concurrency`` in flight at once: an episode waiting on
     a model costs a suspended coroutine, not a thread. Blocking world code runs in a pool of as many threads."""
 
+    in_process = True
+
     def __init__(self, config: RunConfig) -> None:
         self.max_concurrency = config.max_concurrency
 
@@ -71,16 +77,6 @@ class AsyncExecutor:
             may_start: MayStart | None = None) -> int:
         return run_episodes(job.episodes(), todo, store, max_concurrency=self.max_concurrency, on_result=on_result,
                             may_start=may_start)
-
-
-def executor_named(name: str, config: RunConfig) -> Executor:
-    """The executor registered as ``name``, for ``config``'s run."""
-    found = {point.name: point for point in entry_points(group=GROUP)}
-    if name not in found:
-        raise ConfigError(f"--executor: unknown executor {name!r}; installed: {', '.join(sorted(found)) or 'none'} "
-                          "(install occubench with pip install -e . rather than running it from a source folder)")
-    executor: Executor = found[name].load()(config)
-    return executor
 
 
 def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,

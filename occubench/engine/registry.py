@@ -1,5 +1,5 @@
-"""Suites and agents by name: the ``occubench.suites`` entry points, ``package.module:attribute`` and
-``path/to/file.py:attribute`` specs.
+"""Suites, executors and agents by name: the ``occubench.suites`` and ``occubench.executors`` entry points,
+``package.module:attribute`` and ``path/to/file.py:attribute`` specs.
 
 An agent is anything with ``run(task, env, trajectory)`` (:class:`occubench.core.agent.Agent`); ``--agent
 package.module:attribute`` names one, or a factory that takes an :class:`AgentContext` and returns one. A suite is
@@ -20,6 +20,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from occubench.config import EXECUTORS, executor_names
 from occubench.core.suite import SuiteDefinition
 from occubench.errors import ConfigError
 
@@ -102,6 +103,25 @@ def load_suite(name: str) -> SuiteDefinition:
         raise ConfigError(f"--suite: unknown suite {name!r}; installed: {', '.join(sorted(suites))} "
                           "(or give package.module:attribute)")
     return suites[name]
+
+
+def load_executor(name: str) -> type[Any]:
+    """The class registered as ``name`` under ``occubench.executors`` (an :class:`occubench.engine.executor.Executor`,
+    not imported here: its module depends on this one); one whose module needs a package not installed is named with
+    the extra of its distribution that provides it, when there is one."""
+    found = {point.name: point for point in entry_points(group=EXECUTORS)}
+    if name not in found:
+        raise ConfigError(f"--executor: unknown executor {name!r}; installed: {', '.join(executor_names()) or 'none'}")
+    point = found[name]
+    try:
+        executor: type[Any] = point.load()
+    except ImportError as exc:
+        dist, hint = point.dist, ""
+        if dist is not None and name in (dist.metadata.get_all("Provides-Extra") or []):
+            hint = f": pip install '{dist.name}[{name}]'"
+        raise ConfigError(f"--executor {name} needs {exc.name or 'a module not installed'} ({point.value}: {exc})"
+                          f"{hint}") from None
+    return executor
 
 
 @dataclass(frozen=True)

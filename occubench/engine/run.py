@@ -10,7 +10,6 @@ in a directory.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import threading
 from collections.abc import Callable
@@ -25,11 +24,12 @@ from occubench.config import RunConfig, is_outside
 from occubench.core.results import Result
 from occubench.core.suite import SuitePlan
 from occubench.core.tables import Table
-from occubench.engine.executor import Executor, Job, executor_named
+from occubench.engine.executor import Executor, Job
 from occubench.engine.factory import EpisodeFactory, today
 from occubench.engine.identity import check_same_config
 from occubench.engine.models import RunGroup, preflight, with_server_profile
 from occubench.engine.progress import RunProgress
+from occubench.engine.registry import load_executor
 from occubench.engine.rescore import SavedEpisodes
 from occubench.engine.summary import Price, Summary, load_prices, summarize
 from occubench.errors import ConfigError
@@ -98,13 +98,14 @@ def _check(config: RunConfig) -> None:
         raise ConfigError("--replay needs --cache PATH: the cache to replay from")
     if config.max_cost is not None and config.prices is None:
         raise ConfigError("--max-cost needs --prices FILE: the prices to count the cost with")
-    if config.executor == "ray" and config.rescore:
-        raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop --executor ray")
-    if config.executor == "ray" and is_outside(config.agent):
+    # An executor that does not say its episodes run in this process is taken not to.
+    in_process = getattr(load_executor(config.executor), "in_process", False)
+    if not in_process and config.rescore:
+        raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop "
+                          f"--executor {config.executor}")
+    if not in_process and is_outside(config.agent):
         raise ConfigError(f"--agent {config.agent.partition(':')[0]}: its episodes are served from this process, "
-                          "so it runs in one: drop --executor ray")
-    if config.executor == "ray" and importlib.util.find_spec("ray") is None:
-        raise ConfigError("--executor ray needs Ray: pip install 'occubench[ray]'")
+                          f"so it runs in one: drop --executor {config.executor}")
 
 
 class _Run:
@@ -137,7 +138,7 @@ class _Run:
         self.called = {role: model for role, model in self.models.items()
                        if not self.rescored or role == "verifier"}
         self.preflown = config.skip_preflight or config.replay or not self.called
-        self.executor: Executor = executor_named(config.executor, config)
+        self.executor: Executor = load_executor(config.executor)(config)
 
     def _cache(self) -> ResponseCache | None:
         config = self.config
