@@ -21,32 +21,29 @@ _EXPORTS = {name: module for module, names in {
     "occubench.config": ("RunConfig", "ModelRole"),
     "occubench.core.agent": ("Agent", "AsyncAgent", "ToolCallingAgent", "ScriptedAgent"),
     "occubench.core.environment": ("AsyncEnvironment", "Environment", "Wrapper"),
-    "occubench.core.episode": ("aevaluate_task", "evaluate_task"),
     "occubench.core.results": ("Result", "ErrorInfo"),
     "occubench.core.suite": ("Suite", "SuiteDefinition", "SuitePlan"),
     "occubench.core.task": ("Task",),
     "occubench.core.tools": ("ToolError", "ToolSpec"),
     "occubench.core.trajectory": ("Step", "ToolCall", "Trajectory"),
     "occubench.core.verifier": ("RubricVerifier", "Verdict", "Vote"),
-    "occubench.engine.executor": ("Executor", "run_tasks"),
-    "occubench.engine.factory": ("EpisodeFactory",),
+    "occubench.engine.executor": ("Executor",),
     "occubench.engine.matrix": ("run_matrix", "MatrixOutcome"),
     "occubench.engine.registry": ("AgentContext",),
     "occubench.engine.run": ("run", "RunSummary"),
     "occubench.errors": ("ConfigError", "LLMError", "LLMRequestError", "LLMUnavailableError", "OccuBenchError",
                          "VerifierError", "WorldError"),
     "occubench.llm": ("LLMClient", "Model", "RetryPolicy", "Usage", "create_client"),
-    "occubench.store": ("ResultStore", "load_results", "read_results"),
+    "occubench.store": ("load_results",),
 }.items() for name in names}
 
 __all__ = [
-    "Agent", "AgentContext", "AsyncAgent", "AsyncEnvironment", "ConfigError", "Environment", "EpisodeFactory",
-    "ErrorInfo", "Executor", "LLMClient", "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome",
-    "Model", "ModelRole", "OccuBenchError", "Result", "ResultStore", "RetryPolicy", "RubricVerifier", "RunConfig",
-    "RunSummary", "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall",
-    "ToolCallingAgent", "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict", "VerifierError", "Vote",
-    "WorldError", "Wrapper", "aevaluate_task", "create_client", "evaluate_task", "load_results", "read_results",
-    "run", "run_matrix", "run_tasks",
+    "Agent", "AgentContext", "AsyncAgent", "AsyncEnvironment", "ConfigError", "Environment", "ErrorInfo",
+    "Executor", "LLMClient", "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome", "Model",
+    "ModelRole", "OccuBenchError", "Result", "RetryPolicy", "RubricVerifier", "RunConfig", "RunSummary",
+    "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall", "ToolCallingAgent",
+    "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict", "VerifierError", "Vote", "WorldError", "Wrapper",
+    "create_client", "load_results", "run", "run_matrix",
 ]
 
 
@@ -56,15 +53,13 @@ if TYPE_CHECKING:
     from occubench.config import ModelRole, RunConfig
     from occubench.core.agent import Agent, AsyncAgent, ScriptedAgent, ToolCallingAgent
     from occubench.core.environment import AsyncEnvironment, Environment, Wrapper
-    from occubench.core.episode import aevaluate_task, evaluate_task
     from occubench.core.results import ErrorInfo, Result
     from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
     from occubench.core.task import Task
     from occubench.core.tools import ToolError, ToolSpec
     from occubench.core.trajectory import Step, ToolCall, Trajectory
     from occubench.core.verifier import RubricVerifier, Verdict, Vote
-    from occubench.engine.executor import Executor, run_tasks
-    from occubench.engine.factory import EpisodeFactory
+    from occubench.engine.executor import Executor
     from occubench.engine.matrix import MatrixOutcome, run_matrix
     from occubench.engine.registry import AgentContext
     from occubench.engine.run import RunSummary, run
@@ -78,4 +73,4 @@ if TYPE_CHECKING:
         WorldError,
     )
     from occubench.llm import LLMClient, Model, RetryPolicy, Usage, create_client
-    from occubench.store import ResultStore, load_results, read_results
+    from occubench.store import load_results

@@ -48,7 +48,7 @@ class Suite(ABC):
         """Every task of the suite, in a stable order."""
 
     @abstractmethod
-    def make_env(self, task: Task) -> Environment:
+    def world(self, task: Task) -> Environment:
         """A fresh, isolated environment for one episode of ``task``."""
 
     @abstractmethod

@@ -16,12 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from occubench.core.agent import Agent
-from occubench.core.episode import EnvWrapper, Episodes
+from occubench.core.episode import Episodes
 from occubench.core.results import Result
-from occubench.core.suite import Suite
 from occubench.core.task import Task
-from occubench.llm.ledger import TaskLimits
 from occubench.store import ResultStore
 from occubench.util.aio import run_sync, set_blocking_threads
 
@@ -79,20 +76,12 @@ class AsyncExecutor:
                             may_start=may_start)
 
 
-def run_tasks(suite: Suite, agent: Agent, tasks: list[tuple[Task, int]], store: ResultStore, *,
-              run_fields: dict[str, Any], max_concurrency: int = 32, wrap: EnvWrapper | None = None,
-              on_result: OnResult | None = None, limits: TaskLimits | None = None,
-              may_start: MayStart | None = None) -> int:
-    """Evaluate (task, trial) pairs concurrently, appending each result to ``store`` as soon as it is final. A
-    pair is started only while ``may_start()`` holds (a run-wide budget); returns how many were not started."""
-    return run_episodes(Episodes(suite, agent, run_fields, wrap, limits), tasks, store,
-                        max_concurrency=max_concurrency, on_result=on_result, may_start=may_start)
-
-
 def run_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store: ResultStore, *,
                  max_concurrency: int = 32, on_result: OnResult | None = None,
                  may_start: MayStart | None = None) -> int:
-    """:func:`run_tasks` on the harness loop, for episodes already assembled."""
+    """Evaluate (task, trial) pairs concurrently on the harness loop, appending each result to ``store`` as soon as
+    it is final. A pair is started only while ``may_start()`` holds (a run-wide budget); returns how many were not
+    started."""
     set_blocking_threads(max_concurrency)
     return run_sync(arun_episodes(episodes, tasks, store, max_concurrency=max_concurrency, on_result=on_result,
                                   may_start=may_start))

@@ -18,7 +18,7 @@ from rich.console import Console
 from occubench.config import Endpoint, RunConfig, is_outside
 from occubench.core.agent import NOOP, Agent, ToolCallingAgent
 from occubench.core.environment import Environment
-from occubench.core.episode import EnvWrapper, Episodes, open_world
+from occubench.core.episode import Episodes, StepLimit, WrapWorld
 from occubench.core.faults import FaultInjector, fault_prompt
 from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
 from occubench.core.task import Task
@@ -157,22 +157,23 @@ class EpisodeFactory:
         """The suite of ``phase`` (default: the first) with its models and the simulator's fault rules."""
         return (phase or self.plan).make(dict(models), self.fault_rules)
 
-    def wrapper(self, seed: int | None = None) -> EnvWrapper | None:
+    def wrapper(self, seed: int | None = None) -> WrapWorld:
         """What wraps each fresh world: harness-mode faults, the same for every episode of a task (seeded by the
-        task and ``seed``, the config's by default); None when the world is left as it is."""
-        if not self.harness:
-            return None
+        task and ``seed``, the config's by default), then the engine's hold on ``--max-steps``."""
         config = self.config
         fault_seed = config.seed if seed is None else seed
+        harness = self.harness
 
         def wrap(env: Environment, task: Task) -> Environment:
-            return FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, fault_seed,
-                                 task.task_id)
+            if harness:
+                env = FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, fault_seed,
+                                    task.task_id)
+            return StepLimit(env, config.max_steps)
         return wrap
 
     def world(self, suite: Suite, task: Task, seed: int | None = None) -> Environment:
         """A fresh world for one episode of ``task``, wrapped as a run wraps it."""
-        return open_world(suite, task, self.wrapper(seed))
+        return self.wrapper(seed)(suite.world(task), task)
 
     def episodes(self, models: Mapping[str, Model], agent: Agent, run_fields: dict[str, Any],
                  phase: SuitePlan | None = None) -> Episodes:

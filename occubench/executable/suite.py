@@ -39,7 +39,7 @@ class ExecutableSuite(Suite):
     def tasks(self) -> list[Task]:
         return self._tasks
 
-    def make_env(self, task: Task) -> Environment:
+    def world(self, task: Task) -> Environment:
         return open_environment(self.worlds[task.env_name])
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:

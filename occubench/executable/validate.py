@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from occubench.core.agent import NOOP, ScriptedAgent
-from occubench.core.episode import evaluate_task
+from occubench.core.episode import Episodes
 from occubench.core.task import Task
 from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.suite import ExecutableSuite, exec_task
@@ -61,7 +61,7 @@ def validate(worlds: Sequence[World | IsolatedWorld]) -> tuple[dict[str, list[st
     results = []
     for task in suite.tasks():
         spec = exec_task(task)
-        outcome = {name: evaluate_task(suite, agent, task, {}) for name, agent in
+        outcome = {name: Episodes(suite, agent, {}).evaluate(task) for name, agent in
                    (("reference", REFERENCE), ("noop", NOOP), ("wrong", WRONG))}
         problems = [f"{name}: {result.error.message}" for name, result in outcome.items() if result.error]
         if len(spec.reference) < MIN_CALLS:

@@ -15,7 +15,8 @@ world.
   tool's parameters, an action that is neither a call nor an answer; ``info["malformed"]``).
 - The answer ends the episode (``terminated``): the suite's verifier judges the trajectory and the reward is its
   verdict, 1.0 or 0.0 (a workplace day: its score in [0, 1]); ``info`` then holds ``is_correct``, ``feedback``,
-  ``votes``, ``verdict_details``, ``stop_reason``, ``env_info`` and, with harness faults, ``fault_events``. After
+  ``votes``, ``verdict_details``, ``stop_reason``, ``env_info`` and, with harness faults, ``fault_events`` and
+  ``fault_windows`` (the record a run writes, built by the same code). After
   ``max_steps`` turns without an answer the episode is ``truncated`` and judged on what was done, as the harness
   judges an agent stopped by ``--max-steps`` (the reward is the verdict, less the penalty if that last call was
   malformed). Use ``max_steps`` rather than Gymnasium's ``max_episode_steps``, whose cut is never judged.
@@ -36,7 +37,7 @@ import datetime
 import json
 import string
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -47,7 +48,7 @@ from rich.console import Console
 from occubench.config import RunConfig
 from occubench.core.agent import make_call, system_prompt
 from occubench.core.environment import Environment
-from occubench.core.faults import FaultInjector
+from occubench.core.episode import WorldReport, episode_result
 from occubench.core.task import Task
 from occubench.core.tools import json_arguments, tool_error
 from occubench.core.trajectory import Step, ToolCall, Trajectory
@@ -63,6 +64,8 @@ from occubench.util.redact import Redactor
 MAX_OBSERVATION = 1 << 24
 #: Longest action in the action space (a model's output); longer ones are still taken.
 MAX_ACTION = 1 << 18
+#: What ``info`` holds of the episode's record when it ends.
+JUDGED = ("is_correct", "feedback", "votes", "verdict_details", "env_info", "fault_events", "fault_windows")
 ACTION_FORMAT = ('an action is a tool call {"name": "<tool>", "arguments": {...}} or the final answer '
                  '{"answer": "<text>"}, as an object or its JSON text')
 
@@ -254,12 +257,11 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         return spec.check(json_arguments(record.arguments)) is not None
 
     def _judge(self, world: Environment, info: dict[str, Any]) -> float:
+        """The verdict, recorded as a run records an episode's end (:func:`episode_result`), into ``info``."""
         verdict = self.suite.verify(self.task, self.trajectory, world)
-        info.update(is_correct=verdict.is_correct, feedback=verdict.feedback,
-                    votes=[asdict(vote) for vote in verdict.votes], verdict_details=verdict.details,
-                    env_info=world.info())
-        if (injector := world.find(FaultInjector)) is not None:
-            info["fault_events"] = [asdict(event) for event in injector.events]
+        result = episode_result(self.task, self.trajectory, {}, verdict=verdict, world=WorldReport.of(world))
+        record = result.to_dict()
+        info.update({key: record[key] for key in JUDGED})
         return verdict.reward
 
     def render(self) -> str | None:

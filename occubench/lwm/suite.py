@@ -17,21 +17,21 @@ from occubench.util.aio import run_sync
 
 class OccuBenchSuite(Suite):
     worlds_block = False  # a simulated world is a prompt and a history
-    def __init__(self, tasks: list[Task], registry: WorldModelRegistry, world: Model, verifier: RubricVerifier,
+    def __init__(self, tasks: list[Task], registry: WorldModelRegistry, world_model: Model, verifier: RubricVerifier,
                  *, fault_rules: str | None = None, context: int | None = None) -> None:
         self._tasks = tasks
         self.context = context  # the world model's context window, in tokens
         self.registry = registry
-        self.world = world
+        self.world_model = world_model
         self.verifier = verifier
         self.fault_rules = fault_rules
 
     def tasks(self) -> list[Task]:
         return self._tasks
 
-    def make_env(self, task: Task) -> Environment:
-        return LWMEnvironment(self.registry.get(task.env_name), self.world.client, self.world.name,
-                              params=self.world.params, fault_rules=self.fault_rules, context=self.context)
+    def world(self, task: Task) -> Environment:
+        return LWMEnvironment(self.registry.get(task.env_name), self.world_model.client, self.world_model.name,
+                              params=self.world_model.params, fault_rules=self.fault_rules, context=self.context)
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
         return run_sync(self.averify(task, trajectory, env))

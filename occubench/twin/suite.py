@@ -42,10 +42,10 @@ class TwinSuite(Suite):
     def tasks(self) -> list[Task]:
         return self.simulated.tasks()
 
-    def make_env(self, task: Task) -> Environment:
+    def world(self, task: Task) -> Environment:
         real = open_environment(self.worlds[task.env_name])
         try:
-            return Shadow(self.simulated.make_env(task), real, self.judge)
+            return Shadow(self.simulated.world(task), real, self.judge)
         except BaseException:
             real.close()
             raise

@@ -134,7 +134,7 @@ class WorkplaceSuite(Suite):
     def tasks(self) -> list[Task]:
         return self._tasks
 
-    def make_env(self, task: Task) -> Environment:
+    def world(self, task: Task) -> Environment:
         day = self.days[task.env_name]
         return WorkplaceEnvironment(day, LLMColleague(self.npc) if self.npc else None, guidance=self.guidance)
 

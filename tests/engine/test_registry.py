@@ -38,7 +38,7 @@ class CounterSuite(Suite):
                      category="Science & Research", domain="Arithmetic", difficulty=1, env_name="counter",
                      metadata={"target": n}) for n in (3, 5)]
 
-    def make_env(self, task):
+    def world(self, task):
         return Counter()
 
     def verify(self, task, trajectory, env):

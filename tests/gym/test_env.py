@@ -18,9 +18,9 @@ from gymnasium.error import ResetNeeded  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import occubench.gym  # noqa: E402
-from occubench.config import RunConfig  # noqa: E402
+from occubench import RunConfig, run  # noqa: E402
 from occubench.core.agent import NOOP, system_prompt  # noqa: E402
-from occubench.core.episode import evaluate_task  # noqa: E402
+from occubench.core.episode import Episodes  # noqa: E402
 from occubench.core.faults import fault_schedule  # noqa: E402
 from occubench.engine.models import build_models  # noqa: E402
 from occubench.engine.registry import installed_suites  # noqa: E402
@@ -104,7 +104,7 @@ def test_reset_gives_the_instruction_tools_and_system_prompt() -> None:
     instruction, info = env.reset(seed=0)
     assert instruction == env.task.instruction and info["task_id"] == TASK and info["max_steps"] == 50
     assert info["system_prompt"] == system_prompt(env.task, "2025-11-10", True) == env.trajectory.system_prompt
-    assert info["tools"] == [spec.schema() for spec in env.suite.make_env(env.task).tools()]
+    assert info["tools"] == [spec.schema() for spec in env.suite.world(env.task).tools()]
     env.close()
 
 
@@ -127,7 +127,7 @@ def test_the_trajectory_is_the_one_the_harness_records(executable: OccuBenchEnv)
     executable.reset()
     calls, answer = REFERENCE.script(executable.task)
     steps = _play(executable, calls, answer)
-    harness = evaluate_task(executable.suite, REFERENCE, executable.task, {})
+    harness = Episodes(executable.suite, REFERENCE, {}).evaluate(executable.task)
     assert executable.trajectory.tool_calls == harness.tool_calls
     assert executable.trajectory.final_answer == harness.final_answer
     assert [json.loads(step[0]) for step in steps[:-1]] == [call.observation for call in harness.tool_calls]
@@ -244,6 +244,20 @@ def test_harness_faults_follow_the_schedule_of_the_episode_seed() -> None:
     env.close()
     with pytest.raises(ConfigError, match="harness"):
         OccuBenchEnv("executable", TASK, env_mode="E1", fault_mode="prompt")
+
+
+def test_a_gymnasium_episode_records_the_fault_windows_of_the_native_run(tmp_path: Path) -> None:
+    faults: dict[str, Any] = {"env_mode": "E2", "fault_count": 2, "fault_duration": 1, "seed": 7}
+    summary = run(RunConfig(suite="executable", agent="reference", task_ids=[TASK], output_dir=str(tmp_path),
+                            **faults))
+    native = summary.results[0]
+    env = OccuBenchEnv("executable", TASK, **faults)
+    env.reset()
+    *_, (_, _, terminated, _, info) = _play(env, *REFERENCE.script(env.task))
+    env.close()
+    assert terminated and native.fault_windows and [window.fired for window in native.fault_windows] == [1, 1]
+    assert info["fault_windows"] == [vars(window) for window in native.fault_windows]
+    assert info["fault_events"] == [vars(event) for event in native.fault_events]
 
 
 # -- LLM-simulated worlds through the mock server -----------------------------------------------------------------

@@ -56,7 +56,7 @@ def test_each_turn_keeps_the_tokens_the_server_sent(server: MockLLMServer, env: 
     assert first["messages"] == [{"role": "system", "content": env.trajectory.system_prompt},
                                  {"role": "user", "content": env.task.instruction}]
     assert first["tools"] == last["tools"] and [t["function"]["name"] for t in first["tools"]] == \
-        [spec.name for spec in env.suite.make_env(env.task).tools()]
+        [spec.name for spec in env.suite.world(env.task).tools()]
     sent = [m for m in last["messages"] if m["role"] in ("assistant", "tool")]
     assert [m["role"] for m in sent] == ["assistant", "tool", "assistant", "tool"]
     assert [m["tool_call_id"] for m in sent[1::2]] == [m["tool_calls"][0]["id"] for m in sent[::2]]

@@ -3,9 +3,11 @@ none of its heavy dependencies."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +24,17 @@ def test_every_exported_name_resolves(package: str) -> None:
         assert getattr(module, name) is getattr(importlib.import_module(module._EXPORTS[name]), name)
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         module.nothing_here  # noqa: B018 - the attribute access is the test
+
+
+def test_the_type_checkers_imports_of_occubench_are_its_table() -> None:
+    """The one table (``_EXPORTS``) is what ``__all__`` lists and what the TYPE_CHECKING block imports for type
+    checkers: a name added to one and not the others fails here."""
+    import occubench
+    tree = ast.parse(Path(occubench.__file__).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    imported = {alias.name: node.module for node in ast.walk(block) if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert imported == occubench._EXPORTS
 
 
 def test_commands_that_call_no_model_do_not_import_openai() -> None:
