@@ -118,7 +118,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     agent = parser.add_argument_group("agent")
     agent.add_argument("--with-plan", action="store_true", help="give the agent the task's solution plan, if any")
-    agent.add_argument("--max-steps", type=positive_int, help="agent turns per task, and tool calls the engine lets any agent make (default: 50)")
+    agent.add_argument("--max-steps", type=positive_int,
+                       help="agent turns per task, and tool calls the engine lets any agent make (default: 50)")
     agent.add_argument("--history-window", type=positive_int, metavar="K",
                        help="the agent sees only its last K turns after the system prompt and the task (default: all); "
                        "train and evaluate with the same window")

@@ -3,7 +3,6 @@
 The OccuBench README's fields stay top-level and unchanged. What a world reports about the episode (its
 ``Environment.info()``) lives in ``env_info`` and what a suite's verifier adds (code checks, a state diff, a
 judge's label, a workplace day's scores) in ``verdict_details``, so no world or suite can overwrite a core field.
-Files written before these sections existed still load: their flattened keys are moved into the sections.
 """
 
 from __future__ import annotations
@@ -21,13 +20,6 @@ RESULT_FIELDS = (
     "env_mode", "fault_count", "fault_duration", "with_plan", "is_correct", "feedback", "step_count", "trajectory",
     "status", "votes", "usage", "duration_s", "error", "trial",
 )
-
-#: Keys earlier versions flattened into the record, and the section they belong to now.
-_LEGACY_SECTIONS = {
-    **dict.fromkeys(("checks", "state_diff", "judge_label", "judge_feedback", "judge_error", "day_score", "n_tasks",
-                     "task_scores", "day_feedback"), "verdict_details"),
-    **dict.fromkeys(("finished_at", "day_notes"), "env_info"),
-}
 
 @dataclass
 class ErrorInfo:
@@ -161,10 +153,6 @@ class Result:
         """A record from a results file of any version (the original OccuBench harness's included). Values of the
         wrong type are replaced by defaults rather than failing the whole file."""
         data = dict(data)
-        sections: dict[str, dict[str, Any]] = {"env_info": {}, "verdict_details": {}}
-        for key, section in _LEGACY_SECTIONS.items():
-            if key in data:
-                sections[section][key] = data.pop(key)
         known = {f.name for f in fields(cls)}
         extra = {k: data.pop(k) for k in list(data) if k not in known}
         task_id = data.get("task_id")
@@ -176,8 +164,6 @@ class Result:
             value = _read_field(f.name, data[f.name])
             if value is not _INVALID:
                 setattr(result, f.name, value)
-        result.env_info = {**sections["env_info"], **result.env_info}
-        result.verdict_details = {**sections["verdict_details"], **result.verdict_details}
         result.extra = extra
         return result
 

@@ -37,12 +37,6 @@ if TYPE_CHECKING:
 
 #: What plays ``--agent mcp`` and ``--agent command:...``: episodes served over MCP.
 OUTSIDE_AGENTS = "occubench.mcp.episodes:outside_agent"
-#: The settings of a run's identity besides the result fields, included only when set (so that run directories
-#: made before each existed keep their hash): limits stop episodes as --max-steps does, and the window is what
-#: the agent sees.
-_IF_SET = ("max_tokens_per_task", "max_seconds_per_task", "history_window", "context_window")
-
-
 @dataclass
 class EpisodeFactory:
     """What a run's episodes are made of, from its config alone: the suite and its plan, the model of each role the
@@ -105,14 +99,17 @@ class EpisodeFactory:
             "with_plan": config.with_plan, "verifier_model": self.roles.get("verifier"),
             "npc_model": self.roles.get("npc"), "suite": self.definition.name,
             "fault_mode": self.injection, "seed": config.seed if self.harness else None}
+        # Settings that only some runs have join the identity when they are set: a run without them keeps the
+        # identity it had before each was added.
+        when_set = {"rescore_of": rescored.config_hash if rescored else None,
+                    "max_tokens_per_task": config.max_tokens_per_task,
+                    "max_seconds_per_task": config.max_seconds_per_task, "history_window": config.history_window,
+                    "context_window": config.context_window, "guidance": config.guidance or None,
+                    "agent_command": config.agent if config.agent.startswith("command:") else None,
+                    "reflection_model": self.roles.get("reflection")}
         meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
                    **{f"{role}_params": config.role_params(role) for role in self.roles},
-                   **({"rescore_of": rescored.config_hash} if rescored else {}),
-                   **{key: value for key in _IF_SET if (value := getattr(config, key)) is not None},
-                   **({"guidance": config.guidance} if config.guidance else {}),
-                   **({"agent_command": config.agent} if config.agent.startswith("command:") else {}),
-                   **({"reflection_model": self.roles["reflection"]} if "reflection" in self.roles else {}),
-                   **self.identity}
+                   **{key: value for key, value in when_set.items() if value is not None}, **self.identity}
         return {**run_fields, "config_hash": config_hash(meaning)}, meaning
 
     def folder_name(self, rescored: SavedEpisodes | None = None) -> str:

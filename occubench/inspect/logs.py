@@ -42,8 +42,10 @@ def read_log(path: Path) -> list[Result]:
         raise ConfigError(f"{path}: a log of the Inspect task {log.eval.task!r}, not of an occubench task")
     roles = {_ROLES[name]: str((config[0] if isinstance(config, list) else config).model)
              for name, config in (log.eval.model_roles or {}).items() if name in _ROLES}
-    if settings["suite"] == "occubench":  # the judge is the world model unless a grader was given
-        roles.setdefault("verifier", roles.get("world", ""))
+    fallbacks = settings.get("fallbacks")
+    for role, fallback in (fallbacks.items() if isinstance(fallbacks, dict) else ()):
+        if fallback in roles:  # a role played by another's model when no Inspect role was given for it
+            roles.setdefault(role, roles[fallback])
     run: dict[str, Any] = {"agent_model": log.eval.model, "world_model": roles.get("world"),
                            "verifier_model": roles.get("verifier"), "npc_model": roles.get("npc"),
                            "suite": settings["suite"], "fault_mode": settings.get("fault_mode")}

@@ -55,7 +55,9 @@ def _task(suite: str, arguments: dict[str, Any], roles: dict[str, Role], score: 
     recorded = config.model_dump(include=set(_RECORDED))
     return Task(dataset=MemoryDataset(samples, name=f"occubench-{suite}"), solver=world_agent(episodes),
                 scorer=score(episodes), epochs=Epochs(epochs, reducers),
-                metadata={"suite": suite, "fault_mode": episodes.injection, **recorded})
+                metadata={"suite": suite, "fault_mode": episodes.injection, **recorded,
+                          # which of the suite's roles stands in for another: the log's reader needs no suite's name
+                          "fallbacks": {role: r.fallback for role, r in roles.items() if r.fallback}})
 
 
 def _names(value: str | list[str] | None) -> list[str] | None:
