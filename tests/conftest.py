@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from occubench.executable.registry import builtin_worlds
 from occubench.lwm.data import SAMPLE
 from occubench.testing import MockLLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
+#: The built-in executable worlds and their tasks, counted from the registry: a world added needs no test changed.
+BUILTIN_WORLDS = builtin_worlds()
+BUILTIN_TASKS = sum(len(world.tasks) for world in BUILTIN_WORLDS)
 
 def write_small_data(root: Path, copies: int = 1) -> Path:
     """The OccuBench-format sample shipped with the package (3 tasks over two simulated worlds), its tasks repeated

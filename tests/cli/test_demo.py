@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from occubench.store import RESULTS_FILE, read_results
+from tests.conftest import BUILTIN_TASKS
 
 
 def test_the_demo_evaluates_both_kinds_of_world_offline_and_writes_the_report(tmp_path: Path) -> None:
@@ -18,7 +19,7 @@ def test_the_demo_evaluates_both_kinds_of_world_offline_and_writes_the_report(tm
     folders = sorted(p for p in (tmp_path / "results").iterdir() if p.is_dir())
     assert [p.name.rsplit("__", 1)[0] for p in folders] == ["mock-agent__mock-world__E0", "reference__executable__E0"]
     records = {p.name: read_results(p / RESULTS_FILE) for p in folders}
-    assert [len(r) for r in records.values()] == [3, 30]
+    assert [len(r) for r in records.values()] == [3, BUILTIN_TASKS]
     assert all(r["status"] == "ok" for rs in records.values() for r in rs)
     assert all(r["is_correct"] for r in records[folders[1].name])  # the reference solutions pass every check
     assert "Leaderboard" in done.stdout and all(p.name in done.stdout for p in folders)

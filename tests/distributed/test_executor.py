@@ -17,6 +17,7 @@ from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_context, read_results
 from occubench.testing import MockLLMServer
 from tests.conftest import run_folder, write_small_data
+from tests.conftest import BUILTIN_TASKS
 
 ray = pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
 
@@ -34,7 +35,7 @@ def test_the_executable_suite_gives_the_local_verdicts(tmp_path: Path) -> None:
                     "--output-dir", str(tmp_path / executor), "--executor", executor]) == 0
         runs[executor] = {path.name: _verdicts(path) for path in (tmp_path / executor).iterdir()}
     assert runs["ray"] == runs["local"]
-    assert len(runs["ray"]) == 2 and all(len(verdicts) == 30 for verdicts in runs["ray"].values())
+    assert len(runs["ray"]) == 2 and all(len(verdicts) == BUILTIN_TASKS for verdicts in runs["ray"].values())
 
 
 def test_day_two_of_a_learning_run_is_told_day_one_s_feedback_in_the_workers(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer, make_scripted_responder
 from tests.conftest import run_folder
+from tests.conftest import BUILTIN_TASKS
 
 QUIET = Console(quiet=True)
 
@@ -31,8 +32,8 @@ def _strict(text: str) -> Any:
 def test_python_config_and_toml_file_give_the_same_results(tmp_path: Path) -> None:
     summary = run(RunConfig(suite="executable", agent="reference", output_dir=str(tmp_path), run_name="py"),
                   console=QUIET)
-    assert (summary.passed, summary.evaluated, summary.errors) == (30, 30, 0)
-    assert summary.run_dir == tmp_path / "py" and len(summary.results) == 30
+    assert (summary.passed, summary.evaluated, summary.errors) == (BUILTIN_TASKS, BUILTIN_TASKS, 0)
+    assert summary.run_dir == tmp_path / "py" and len(summary.results) == BUILTIN_TASKS
     toml = tmp_path / "run.toml"
     toml.write_text(f'suite = "executable"\nagent = "reference"\noutput-dir = "{tmp_path}"\nrun_name = "ignored"\n')
     assert cli(["run", "--config", str(toml), "--run-name", "toml"]) == 0  # the flag wins over the file

@@ -13,6 +13,7 @@ from occubench.cli import main as cli
 from occubench.llm.servers import PROFILES, detect, profile_table
 from occubench.store import ARGS_FILE, RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer
+from tests.conftest import BUILTIN_TASKS
 
 README = Path(__file__).resolve().parents[2] / "docs" / "guides" / "endpoints.md"
 
@@ -58,7 +59,7 @@ def test_the_readme_llama_cpp_recipe_scores_every_task(tmp_path: Path, capsys: p
     assert "Server profile llama.cpp" in err and "--max-concurrency 1" in err
     [run_dir] = (tmp_path / "results").iterdir()
     records = read_results(run_dir / RESULTS_FILE)
-    assert len(records) == 30 and {r["status"] for r in records} == {"ok"}
+    assert len(records) == BUILTIN_TASKS and {r["status"] for r in records} == {"ok"}
     assert server.stats.max_in_flight == 1  # one slot, one request at a time: nothing queued against a task's time
     assert re.search(r'"max_concurrency": 1\b', (run_dir / ARGS_FILE).read_text())
 

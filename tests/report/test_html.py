@@ -62,7 +62,7 @@ def _evil_run(root: Path) -> Path:
         result(1, True, final_answer=EVIL_ANSWER, domain=EVIL_DOMAIN, steps=steps, env_mode="E1",
                fault_events=[{"call_index": 1, "tool": "get_prescription", "kind": "explicit", "fault": "http_500",
                               "detail": "HTTP 500"}],
-               checks=[{"name": "refill recorded", "passed": True, "message": "1 row"}]),
+               verdict_details={"checks": [{"name": "refill recorded", "passed": True, "message": "1 row"}]}),
         result(2, False, category=TECH, env_mode="E1"),
         result(3, None, env_mode="E1")])
 

@@ -14,15 +14,16 @@ from occubench.executable.registry import _WORLDS, load_world
 from occubench.lwm.config import WorldModelConfig
 from occubench.testing import MockLLMServer
 from occubench.twin.derive import CONFIG_DIR, TASKS_FILE, twin_config
+from tests.conftest import BUILTIN_TASKS, BUILTIN_WORLDS
 
 
 def test_derive_writes_the_same_published_format_files_every_time(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["twin", "derive", "--out", str(tmp_path / "a")]) == 0
-    assert "10 twin world(s), 30 task(s)" in capsys.readouterr().out
+    assert f"{len(BUILTIN_WORLDS)} twin world(s), {BUILTIN_TASKS} task(s)" in capsys.readouterr().out
     assert main(["twin", "derive", "--out", str(tmp_path / "b")]) == 0
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == 12 and all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+    assert len(files) == len(BUILTIN_WORLDS) + 2 and all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
                                     for f in files)
     for path in (tmp_path / "a" / CONFIG_DIR).iterdir():
         config = WorldModelConfig.from_dict(json.loads(path.read_text()), str(path))

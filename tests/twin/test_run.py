@@ -15,6 +15,7 @@ from occubench.testing import MockLLMServer
 from occubench.testing.responders import make_scripted_responder
 from occubench.twin.agreement import normalized
 from occubench.twin.fidelity import fidelity
+from tests.conftest import BUILTIN_TASKS, BUILTIN_WORLDS
 
 
 def twin_run(tmp_path: Path, share: float, *args: str) -> tuple[int, list[Result]]:
@@ -29,7 +30,7 @@ def twin_run(tmp_path: Path, share: float, *args: str) -> tuple[int, list[Result
 def test_call_agreement_over_every_built_in_worlds_reference_trajectories(
         share: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, results = twin_run(tmp_path, share, "--agent", "reference")
-    assert code == 0 and len(results) == 30 and all(result.ok for result in results)
+    assert code == 0 and len(results) == BUILTIN_TASKS and all(result.ok for result in results)
     calls = [call for result in results for call in result.env_info["twin_calls"]]
     decided = [call for call in calls if call["agree"] is not None]
     assert len(decided) == len(calls) > 60
@@ -49,7 +50,7 @@ def test_call_agreement_over_every_built_in_worlds_reference_trajectories(
         assert executable is True and result.verdict_details["flipped"] == (result.is_correct != executable)
     figures = fidelity(results)
     assert figures.calls.decided == len(decided) and figures.calls.rate == pytest.approx(rate)
-    assert len(figures.by_world) == 10
+    assert len(figures.by_world) == len(BUILTIN_WORLDS)
     assert main(["report", str(tmp_path / "twin")]) == 0
     assert "agreement" in capsys.readouterr().out.lower()
 
@@ -75,10 +76,10 @@ class SilentReference:
 
 def test_verdict_flips_are_counted_against_the_executable_verdict_with_an_interval(tmp_path: Path) -> None:
     code, results = twin_run(tmp_path, 0.0, "--agent", f"{__file__}:SilentReference")
-    assert code == 0 and len(results) == 30
+    assert code == 0 and len(results) == BUILTIN_TASKS
     flipped = [r for r in results if r.verdict_details["flipped"]]
     assert flipped and all(r.is_correct and not r.verdict_details["executable"]["is_correct"] for r in flipped)
     flips = fidelity(results).flips
-    assert flips.flipped == len(flipped) and flips.episodes == 30
+    assert flips.flipped == len(flipped) and flips.episodes == BUILTIN_TASKS
     assert flips.all_agreed == len(flipped)  # a perfect simulator: the judges differ, not the worlds' answers
     assert flips.low is not None and flips.high is not None and flips.low <= flips.rate <= flips.high

@@ -40,15 +40,14 @@ def test_a_record_is_written_as_it_always_was_and_reads_back(record: DayRecord, 
 
 
 def _legacy(task_id: str, **details: Any) -> Result:
-    """A line of a file written before sections (its scores at the top level, without categories); ``details`` in
-    the section, as later files have them."""
+    """A line of a file written before tasks had categories and day twos had arms; ``details`` added to it."""
     rows = [{k: v for k, v in asdict(score).items() if k != "category"} for score in SCORES]
-    return Result.from_dict({"task_id": task_id, "day_score": 0.5, "n_tasks": len(rows), "task_scores": rows,
-                             "day_feedback": "f", "verdict_details": details})
+    return Result.from_dict({"task_id": task_id, "verdict_details": {
+        "day_score": 0.5, "n_tasks": len(rows), "task_scores": rows, "day_feedback": "f", **details}})
 
 
 def test_older_files_read_as_the_report_always_took_them() -> None:
-    # Scores at the top level of the line, tasks without a category, a day two without a phase: its id ends in -day2.
+    # Tasks without a category, a day two without a phase: its id ends in -day2.
     first, second = DayRecord.from_result(_legacy("s4-d001")), DayRecord.from_result(_legacy("s4-d001-day2"))
     assert first == replace(DAY_ONE, task_scores=tuple(replace(s, category=DEFAULT_CATEGORY) for s in SCORES),
                             day_feedback="f")
