@@ -4,7 +4,9 @@ tunnel's host), the headers that matter and the JSON body; the same proxy, or no
 environment; an error answer is the same error (status, message, code, param). The SDK is asked with
 ``tool_choice="auto"`` beside the tools, as our client always sends it, and nothing else is added on either side
 (our client has no extra headers). Proxied endpoints are names under ``.test``: a request through a proxy never
-looks its host up, so nothing leaves 127.0.0.1. Skipped without the SDK (the ``openai`` extra)."""
+looks its host up, so nothing leaves 127.0.0.1. Left out: a base URL with a query string, from which each client
+builds a broken path of its own (``/v1/?q=1chat/completions``, ``/v1/?q=1/chat/completions``). Skipped without the
+SDK (the ``openai`` extra)."""
 
 from __future__ import annotations
 
