@@ -1,6 +1,7 @@
 """The LLM layer: one client for every OpenAI-compatible endpoint, with retries, concurrency limits, a response
 cache and usage accounting, and the one loop that asks a model again while its output cannot be parsed. Names load
-on first use: the data types need no SDK, the client imports openai."""
+on first use. The ``openai`` SDK is optional (the ``openai`` extra): the client's requests go without it, and only
+a client the user built with the SDK, or an endpoint whose URL carries credentials, uses it."""
 
 from __future__ import annotations
 

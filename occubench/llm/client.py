@@ -64,6 +64,7 @@ from occubench.llm.transport import (
     StatusError,
     Transport,
     endpoint_url,
+    openai_sdk,
 )
 from occubench.llm.types import Completion, Message, Reply, Usage
 from occubench.util.aio import close_at_exit, run_sync
@@ -111,6 +112,10 @@ class LLMClient:
         # printed (it inherits the environment), and judges, world models and colleagues read trajectories.
         self._redactor = Redactor([given.api_key if given else api_key, *url_secrets(self._base_url),
                                    *environment_secrets()])
+        # Credentials in the URL go as basic auth, which the SDK's own transport sends: a missing SDK is said now,
+        # not at the first request.
+        self._sdk = openai_sdk(f"the endpoint {self.shown_url} (credentials in its URL)") \
+            if given is None and urlsplit(self._base_url).password else None
         self.timeout_s = timeout_s
         self.max_in_flight = max_in_flight
         # One transport per event loop: a connection pool belongs to the loop that opened it. A client the user
@@ -133,12 +138,10 @@ class LLMClient:
         if (transport := self._transports.get(loop)) is None:
             if self._given is not None:
                 transport = SDKTransport(self._given)
-            elif urlsplit(self._base_url).password:  # basic auth, which the SDK's own transport sends
-                import openai
-
+            elif self._sdk is not None:
                 # The SDK's own retries are off: one retry policy, here, with a time budget the SDK does not offer.
-                transport = SDKTransport(openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url,
-                                                            timeout=self.timeout_s, max_retries=0))
+                transport = SDKTransport(self._sdk.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url,
+                                                               timeout=self.timeout_s, max_retries=0))
             else:
                 transport = LeanTransport(self._base_url, self._api_key, self.max_in_flight)
             if self._given is None:

@@ -51,7 +51,7 @@ class LWMEnvironment(AsyncEnvironment):
                  params: dict[str, Any] | None = None, fault_rules: str | None = None, max_reasks: int = 2,
                  context: int | None = None) -> None:
         self.config = config
-        from occubench.llm.client import as_llm_client  # the openai SDK loads once a world is simulated
+        from occubench.llm.client import as_llm_client  # the client loads only once a world is simulated
 
         self.model = Model(as_llm_client(client), world_model, dict(params or {}), role="world")
         self.system_prompt = config.system_prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL

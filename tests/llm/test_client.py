@@ -16,6 +16,7 @@ from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailable
 from occubench.llm import LLMClient, RetryPolicy, as_llm_client
 from occubench.llm.retry import connection_cause
 from occubench.testing import MockLLMServer
+from tests.llm.rawserver import closed_port
 
 FAST = RetryPolicy(budget_s=5.0, base_delay_s=0.01, max_delay_s=0.05)
 HELLO = [{"role": "user", "content": "hello"}]
@@ -139,20 +140,14 @@ def test_timeouts_are_retried_then_reported() -> None:
     assert server.stats.requests >= 2
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:  # bound then closed: nothing listens there
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_a_probe_names_a_refused_connection_without_retrying() -> None:
-    client = LLMClient("k", f"http://user:hunter22@127.0.0.1:{_closed_port()}/v1")
+    client = LLMClient("k", f"http://user:hunter22@127.0.0.1:{closed_port()}/v1")
     with pytest.raises(LLMUnavailableError, match="connection refused") as raised:
         client.probe("m", budget_s=600)
     assert "hunter22" not in str(raised.value) and "<redacted>" in str(raised.value)
     # During a run the same failure may be a restarting server: retried within the budget, its cause named.
     with pytest.raises(LLMUnavailableError, match="cannot connect: connection refused"):
-        LLMClient("k", f"http://127.0.0.1:{_closed_port()}/v1", retry=RetryPolicy(budget_s=0.3, base_delay_s=0.01,
+        LLMClient("k", f"http://127.0.0.1:{closed_port()}/v1", retry=RetryPolicy(budget_s=0.3, base_delay_s=0.01,
                                                                                   max_delay_s=0.05)).chat("m", HELLO)
 
 

@@ -6,22 +6,16 @@ tests/llm/test_client.py shows)."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 
 from occubench.cli import main
 from occubench.testing import MockLLMServer
+from tests.llm.rawserver import closed_port
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:  # bound then closed: nothing listens there
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.mark.parametrize(("host", "cause"), [(f"127.0.0.1:{_closed_port()}", "connection refused"),
+@pytest.mark.parametrize(("host", "cause"), [(f"127.0.0.1:{closed_port()}", "connection refused"),
                                              # RFC 2606: never resolves, and the resolver says so locally
                                              ("endpoint.invalid", "unknown host")])
 def test_an_unreachable_endpoint_is_named_by_the_preflight(host: str, cause: str, small_data: Path, tmp_path: Path,

@@ -14,6 +14,7 @@ from occubench.llm.servers import PROFILES, detect, profile_table
 from occubench.store import ARGS_FILE, RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer
 from tests.conftest import BUILTIN_TASKS
+from tests.llm.rawserver import closed_port
 
 README = Path(__file__).resolve().parents[2] / "docs" / "guides" / "endpoints.md"
 
@@ -35,15 +36,7 @@ def test_servers_are_told_apart_by_what_they_say_of_themselves() -> None:
         assert detect(other.base_url, None).name == "generic"
     assert detect(None, "k").name == "openai"
     # Nothing listening: of no known kind, and the run goes on.
-    assert detect(f"http://127.0.0.1:{_closed_port()}/v1", None).name == "generic"
-
-
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    assert detect(f"http://127.0.0.1:{closed_port()}/v1", None).name == "generic"
 
 
 def test_the_readme_llama_cpp_recipe_scores_every_task(tmp_path: Path, capsys: pytest.CaptureFixture[str],
