@@ -16,8 +16,7 @@ import pytest
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_context, read_results
 from occubench.testing import MockLLMServer
-from tests.conftest import run_folder, write_small_data
-from tests.conftest import BUILTIN_TASKS
+from tests.conftest import BUILTIN_TASKS, run_folder, write_small_data
 
 ray = pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
 

@@ -17,8 +17,7 @@ from occubench import RunConfig, run
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_results
 from occubench.testing import MockLLMServer, make_scripted_responder
-from tests.conftest import run_folder
-from tests.conftest import BUILTIN_TASKS
+from tests.conftest import BUILTIN_TASKS, run_folder
 
 QUIET = Console(quiet=True)
 

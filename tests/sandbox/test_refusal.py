@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.corpus import ATTACKS, BASE, Attack, make_corpus_world
 from tests.conftest import BUILTIN_TASKS
+from tests.sandbox.corpus import ATTACKS, BASE, Attack, make_corpus_world
 
 WITHOUT_SANDBOX = {**os.environ, "OCCUBENCH_SANDBOX": "none"}
 

@@ -23,8 +23,8 @@ def test_derive_writes_the_same_published_format_files_every_time(tmp_path: Path
     assert f"{len(BUILTIN_WORLDS)} twin world(s), {BUILTIN_TASKS} task(s)" in capsys.readouterr().out
     assert main(["twin", "derive", "--out", str(tmp_path / "b")]) == 0
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == len(BUILTIN_WORLDS) + 2 and all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
-                                    for f in files)
+    assert len(files) == len(BUILTIN_WORLDS) + 2  # a config per world, the tasks and the scenarios
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
     for path in (tmp_path / "a" / CONFIG_DIR).iterdir():
         config = WorldModelConfig.from_dict(json.loads(path.read_text()), str(path))
         world = load_world(config.name)
