@@ -4,8 +4,8 @@ scenarios, through one agent loop, one verifier stack and one results format.
     import occubench
     summary = occubench.run(occubench.RunConfig(suite="executable", agent="reference"))
 
-Names are imported on first use, so ``import occubench`` stays cheap (the openai SDK loads only when a model is
-called).
+Names are imported on first use, so ``import occubench`` stays cheap (matplotlib, aiohttp and the world kinds load
+only when used).
 """
 
 from __future__ import annotations

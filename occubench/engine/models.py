@@ -112,7 +112,7 @@ def build_models(settings: Settings, roles: Iterable[ModelRole], cache: Cache | 
     """The model of each of ``roles``; roles on the same endpoint and key share one client, its connections and its
     limiter — and with the runs that pass the same ``clients``, which holds the clients by endpoint. ``limiter``
     gives each endpoint's client a limiter shared beyond this process (a Ray cluster's) instead of its own."""
-    from occubench import llm  # the openai SDK loads only for runs that call models
+    from occubench import llm  # the HTTP client loads only for runs that call models
 
     roles = list(roles)
     clients = {} if clients is None else clients

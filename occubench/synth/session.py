@@ -50,7 +50,7 @@ def open_session(config: SynthConfig, roles: dict[str, str], console: Console) -
 
 @contextmanager
 def _open(config: SynthConfig, roles: dict[str, str], console: Console, redactor: Redactor) -> Iterator[Session]:
-    from occubench.engine.models import build_models, preflight  # the openai SDK loads only here
+    from occubench.engine.models import build_models, preflight  # the LLM layer loads only here
 
     if not config.synth_model:
         raise ConfigError("--synth-model is required: the model that writes every stage")

@@ -1,5 +1,5 @@
 """Package namespaces whose names load on first use, so importing a package does not import every dependency
-(the openai SDK alone costs about a second)."""
+(matplotlib or an HTTP client cost a good part of a second each)."""
 
 from __future__ import annotations
 
