@@ -210,6 +210,7 @@ def test_the_block_environment_carries_no_key_or_endpoint(tmp_path: Path, monkey
 
 # --- the runnable blocks of the docs ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _runnable_files(), ids=lambda path: str(path.relative_to(REPO)))
 def test_runnable_blocks(path: Path, tmp_path: Path) -> None:
     where = path.relative_to(REPO)
@@ -267,6 +268,7 @@ def _commands(parser: argparse.ArgumentParser, prefix: str) -> dict[str, argpars
     return found
 
 
+@pytest.mark.slow
 def test_the_site_builds_strict(tmp_path: Path) -> None:
     for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
         if importlib.util.find_spec(module.split(".")[0]) is None:

@@ -17,8 +17,9 @@ from pydantic import ValidationError
 
 from occubench.core.agent import system_prompt
 from occubench.core.environment import Environment
+from occubench.core.episode import StepLimit
 from occubench.core.tools import ToolSpec
-from occubench.errors import ConfigError
+from occubench.errors import ConfigError, TaskLimitReached
 from occubench.inspect._bridge import untunnelled
 from occubench.inspect._episodes import Episodes
 
@@ -28,7 +29,12 @@ def inspect_tool(world: Environment, spec: ToolSpec) -> ToolDef:
     tool's result. Calls run one at a time, in the order the model made them, as they change the world."""
 
     async def execute(**arguments: Any) -> str:
-        return json.dumps(await untunnelled(world.acall(spec.name, arguments)), ensure_ascii=False)
+        try:
+            return json.dumps(await untunnelled(world.acall(spec.name, arguments)), ensure_ascii=False)
+        except TaskLimitReached as exc:  # the engine's --max-steps: ends the sample as Inspect's limits end one
+            limit = world.find(StepLimit)
+            calls = limit.max_calls if limit else 0
+            raise LimitExceededError("custom", value=calls, limit=calls, message=str(exc)) from None
 
     # Inspect wants a description for every parameter; the name stands in where the world gives none.
     properties = spec.parameters.get("properties") or {}

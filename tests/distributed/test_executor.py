@@ -19,6 +19,7 @@ from occubench.testing import MockLLMServer
 from tests.conftest import BUILTIN_TASKS, run_folder, write_small_data
 
 ray = pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
+pytestmark = pytest.mark.slow  # each test process starts a Ray cluster
 
 
 def _verdicts(run_dir: Path) -> dict[tuple[str, int], tuple]:

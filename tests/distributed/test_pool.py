@@ -20,6 +20,8 @@ pytest.importorskip("gymnasium")
 from occubench.distributed import Rollout, RolloutPool  # after the skips: it imports ray
 from occubench.gym import EndpointPolicy
 
+pytestmark = pytest.mark.slow  # each test process starts a Ray cluster
+
 
 def reference_policy(observation: str, info: dict[str, Any]) -> dict[str, Any]:
     """Each task's reference solution, one call per step, then its answer."""

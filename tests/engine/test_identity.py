@@ -16,6 +16,10 @@ from occubench.testing import MockLLMServer
 from tests.conftest import run_folder, write_small_data
 
 
+def _said(capsys: pytest.CaptureFixture[str]) -> str:
+    """What the run printed on stderr, its lines joined: the terminal wraps them where a long path ends."""
+    return " ".join(capsys.readouterr().err.split())
+
 def _run(server: MockLLMServer, data: Path, out: Path, *extra: str) -> int:
     return cli(["run", "--agent-model", "a", "--world-model", "w", "--base-url", server.base_url, "--api-key", "k",
                 "--data-dir", str(data), "--output-dir", str(out), *extra])
@@ -39,7 +43,7 @@ def test_two_task_sets_never_share_a_folder_and_the_same_content_elsewhere_does(
     capsys.readouterr()
     sent = server.stats.requests
     assert _run(server, moved, out) == 0
-    assert "3 already done, 0 to run" in capsys.readouterr().err and server.stats.requests == sent
+    assert "3 already done, 0 to run" in _said(capsys) and server.stats.requests == sent
     # Changing one world config changes the identity too.
     config = moved / "world_model_configs" / "env_fixture_pharmacy.json"
     config.write_text(config.read_text().replace("You simulate", "You imitate"))
@@ -119,7 +123,7 @@ def test_a_folder_written_before_runs_had_an_identity_resumes(server: MockLLMSer
     results_path.write_text("".join(json.dumps({**r, "config_hash": "0123456789abcdef"}) + "\n" for r in records))
     capsys.readouterr()
     assert _run(server, small_data, out, "--run-name", "old") == 0
-    assert "2 already done, 1 to run" in capsys.readouterr().err
+    assert "2 already done, 1 to run" in _said(capsys)
     assert _ids(out / "old") == [1, 2, 3]
     assert cli(["report", str(out / "old")]) == 0
     assert "left out" not in capsys.readouterr().err
@@ -161,7 +165,7 @@ def test_foreign_lines_are_left_out_with_one_warning_and_counted(server: MockLLM
     # A resume keeps its own verdicts, sends nothing, and rewrites nothing.
     sent = server.stats.requests
     assert _run(server, small_data, out) == 0
-    assert "3 already done, 0 to run" in capsys.readouterr().err and server.stats.requests == sent
+    assert "3 already done, 0 to run" in _said(capsys) and server.stats.requests == sent
     assert (run_dir / RESULTS_FILE).read_bytes() == on_disk
 
     assert cli(["rescore", str(run_dir), "--verifier-model", "j", "--base-url", server.base_url, "--api-key", "k",

@@ -205,6 +205,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_inspect_eval_from_the_command_line_then_inspect_view_and_occubench_report(
         tmp_path: Path, server: MockLLMServer, capsys: pytest.CaptureFixture[str]) -> None:
     """As a user runs it: the entry point registers the task, the log opens in ``inspect view``, and ``occubench

@@ -44,6 +44,7 @@ def test_the_episode_s_time_limit_cuts_an_open_request_and_stops_the_episode() -
         assert time.monotonic() - started < 30  # far below the 60 s request timeout
 
 
+@pytest.mark.slow
 def test_a_trickling_server_ends_a_run_s_tasks_as_errors_and_the_process_exits(small_data: Path,
                                                                                tmp_path: Path) -> None:
     # Limit 2 s, request timeout 5 s: the agent's first request is cut by the task's limit (the episode stops and

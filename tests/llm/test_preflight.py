@@ -15,11 +15,13 @@ from occubench.testing import MockLLMServer
 from tests.llm.rawserver import closed_port
 
 
-@pytest.mark.parametrize(("host", "cause"), [(f"127.0.0.1:{closed_port()}", "connection refused"),
+# The closed port is found when the test runs: a parameter made at collection would differ between test workers.
+@pytest.mark.parametrize(("host", "cause"), [("127.0.0.1:{closed}", "connection refused"),
                                              # RFC 2606: never resolves, and the resolver says so locally
                                              ("endpoint.invalid", "unknown host")])
 def test_an_unreachable_endpoint_is_named_by_the_preflight(host: str, cause: str, small_data: Path, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    host = host.format(closed=closed_port())
     url = f"http://user:hunter22@{host}/v1"
     status = main(["run", "--agent-model", "m", "--world-model", "m", "--limit", "1", "--base-url", url,
                    "--api-key", "k", "--data-dir", str(small_data), "--output-dir", str(tmp_path / "out")])

@@ -67,6 +67,7 @@ def test_a_flag_given_wins_over_the_profile(tmp_path: Path, capsys: pytest.Captu
     assert {r["max_tokens"] for r in server.requests if r.get("tools") and len(r["messages"]) > 1} == {300}
 
 
+@pytest.mark.slow
 def test_a_server_refusing_tools_fails_the_named_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # tool_choice "auto" refused (the run's own way of asking): the check says which and what to pass.
     with MockLLMServer(llama_cpp=True) as server:

@@ -44,6 +44,7 @@ def run(tmp_path: Path, server: MockLLMServer, name: str, *args: str,
     return code, {result.key: result for result in ResultStore(tmp_path / name).load()}
 
 
+@pytest.mark.slow
 def test_the_example_agent_as_a_command_reaches_the_native_loops_verdicts(
         tmp_path: Path, server: MockLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # the program's own model: the same mock

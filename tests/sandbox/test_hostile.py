@@ -112,6 +112,7 @@ def _run(scene: Scene, tmp_path: Path, server: MockLLMServer) -> list[dict]:
     return [json.loads(line) for line in results.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_run_records_the_attack_as_an_environment_error_or_refuses_the_world(
         scene: Scene, tmp_path: Path, sandbox: Provider) -> None:
     with MockLLMServer() as server:
@@ -140,6 +141,7 @@ def test_a_clean_outside_world_loads_validates_and_runs_in_the_sandbox(tmp_path:
 
 
 # validate plays nine episodes one after another: an attack that holds each until the kill is shown by the run test.
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "attack"), [(command, attack) for command in ("suites", "tasks", "validate")
                                                  for attack in sorted(ATTACKS)
                                                  if command != "validate" or attack not in SLOW])
@@ -194,6 +196,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["container_escape_shell", "read_environ", "memory_bomb", "busy_loop"])
 def test_an_outside_agents_episode_in_a_hostile_world_lets_nothing_out(attack: str, tmp_path: Path,
                                                                        key_in_environment: None,
