@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from occubench.executable.registry import builtin_worlds
-from occubench.lwm.data import SAMPLE
+from occubench.simulated.data import SAMPLE
 from occubench.testing import MockLLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"

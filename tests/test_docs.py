@@ -258,7 +258,7 @@ def test_the_readme_is_at_most_200_lines() -> None:
 # --- the site ----------------------------------------------------------------------------------------------------
 
 def _commands(parser: argparse.ArgumentParser, prefix: str) -> dict[str, argparse.ArgumentParser]:
-    """Every command's full name (``occubench synth lwm``) and its parser, walked here independently of the hook."""
+    """Every command's full name (``occubench synth simulated``) and its parser, walked independently of the hook."""
     found = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

@@ -1,7 +1,7 @@
 """MkDocs hook: the CLI reference page, rendered from ``occubench.cli.build_parser()`` at every build.
 
 ``docs/reference/cli.md`` holds a short introduction and the marker below; this hook replaces the marker with one
-section per command (nested subcommands included: ``occubench workplace generate``, ``occubench synth lwm``, ...):
+section per command (nested subcommands included: ``occubench workplace generate``, ``occubench synth simulated``, ...):
 its help, its description, a synopsis and a table of its options per argument group. The rendered text is never
 written to the repository, so the page cannot drift from the parsers: a new flag, a changed help text or default
 is on the site with the next build.

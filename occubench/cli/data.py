@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def _download(args: argparse.Namespace) -> int:
-    from occubench.lwm import data
+    from occubench.simulated import data
 
     dest = data.download_data(Path(args.dest), url=args.url)
     print(f"OccuBench data ready in {dest}")
@@ -15,7 +15,7 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from occubench.lwm import data
+    from occubench.simulated import data
 
     manifest = data.verify_data(Path(args.dir))
     print(f"{args.dir}: every file matches {manifest}")

@@ -34,7 +34,7 @@ def _command(args: argparse.Namespace) -> int:
 def demo(output_dir: str) -> int:
     from occubench import report
     from occubench.engine.run import run
-    from occubench.lwm.data import SAMPLE  # the data module's downloader loads only for this command
+    from occubench.simulated.data import SAMPLE  # the data module's downloader loads only for this command
     from occubench.testing import MockLLMServer
 
     sample = {"eval_data": str(SAMPLE / "tasks.jsonl"), "scenario_pool": str(SAMPLE / "scenarios.jsonl"),

@@ -1,4 +1,4 @@
-"""``occubench synth lwm`` and ``occubench synth executable``: flags → the track's settings → its ``synthesize``,
+"""``occubench synth simulated`` and ``occubench synth executable``: flags → the track's settings → its ``synthesize``,
 then the report."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from occubench.cli.run import (
     positive_int,
 )
 
-#: ``occubench synth lwm``'s calibration thresholds (``--<name>-threshold``), each a pass rate.
-_LWM_THRESHOLDS = (
+#: ``occubench synth simulated``'s calibration thresholds (``--<name>-threshold``), each a pass rate.
+_SIMULATED_THRESHOLDS = (
     ("solvable", "solvable when the best agent's pass rate with the plan is at least this (default: 0.67)"),
     ("trivial", "trivial, and dropped, when the weakest agent's pass rate without the plan is at least this "
      "(default: 1.0)"),
@@ -27,11 +27,11 @@ _LWM_THRESHOLDS = (
 )
 
 
-def _lwm(args: argparse.Namespace) -> int:
-    from occubench.synth.lwm.config import LWMSynthConfig
-    from occubench.synth.lwm.pipeline import synthesize
+def _simulated(args: argparse.Namespace) -> int:
+    from occubench.synth.simulated.config import SimulatedSynthConfig
+    from occubench.synth.simulated.pipeline import synthesize
 
-    config = config_from_args(args, LWMSynthConfig)
+    config = config_from_args(args, SimulatedSynthConfig)
     try:
         report = synthesize(config)
     except KeyboardInterrupt:
@@ -84,9 +84,9 @@ def _add_synth_arguments(parser: argparse.ArgumentParser, roles: tuple[str, ...]
     return models
 
 
-def _add_lwm_parser(tracks: argparse._SubParsersAction) -> None:
+def _add_simulated_parser(tracks: argparse._SubParsersAction) -> None:
     parser = tracks.add_parser(
-        "lwm", help="LLM-simulated worlds and tasks, calibrated for solvability, in the OccuBench data layout",
+        "simulated", help="LLM-simulated worlds and tasks, calibrated for solvability, in the OccuBench data layout",
         description="From scenarios: sub-topics, a reference document, per sub-topic an environment configuration "
         "and a task with its solution plan and rubric; each task run with and without its plan to prove it "
         "solvable and measure its difficulty, unsolvable ones repaired, trivial ones dropped.")
@@ -114,7 +114,7 @@ def _add_lwm_parser(tracks: argparse._SubParsersAction) -> None:
     calibration = parser.add_argument_group("calibration and repair")
     calibration.add_argument("--runs", type=positive_int, help="runs per task and agent, with the plan and again "
                              "without it (default: 3)")
-    for name, text in _LWM_THRESHOLDS:
+    for name, text in _SIMULATED_THRESHOLDS:
         calibration.add_argument(f"--{name}-threshold", type=float, help=text)
     calibration.add_argument("--repair-rounds", type=non_negative_int, help="repairs of an unsolvable task before it "
                              "is dropped (default: 2)")
@@ -128,7 +128,7 @@ def _add_lwm_parser(tracks: argparse._SubParsersAction) -> None:
     add_trust_argument(twin)
     calibration.add_argument("--num-votes", type=positive_int, help="judge votes per calibration run (default: 3)")
     calibration.add_argument("--date", help="date in the agent's prompt, YYYY-MM-DD (default: today)")
-    parser.set_defaults(func=_lwm)
+    parser.set_defaults(func=_simulated)
 
 
 def _add_executable_parser(tracks: argparse._SubParsersAction) -> None:
@@ -154,8 +154,8 @@ def _add_executable_parser(tracks: argparse._SubParsersAction) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    synth = sub.add_parser("synth", help="make new worlds and tasks from scenarios: lwm (LLM-simulated, calibrated "
-                           "for solvability) or executable (SQLite, every stage executed)")
+    synth = sub.add_parser("synth", help="make new worlds and tasks from scenarios: simulated (LLM-simulated, "
+                           "calibrated for solvability) or executable (SQLite, every stage executed)")
     tracks = synth.add_subparsers(dest="synth_command", required=True, metavar="TRACK")
-    _add_lwm_parser(tracks)
+    _add_simulated_parser(tracks)
     _add_executable_parser(tracks)

@@ -1,5 +1,5 @@
 """Making worlds: LLM-simulated worlds and tasks calibrated for solvability, and executable worlds whose every stage
-is executed and corrected — one engine (:mod:`occubench.synth.engine`), two tracks (``lwm``, ``executable``)."""
+is executed and corrected — one engine (:mod:`occubench.synth.engine`), two tracks (``simulated``, ``executable``)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from occubench.testing import synth_executable, synth_lwm
+from occubench.testing import synth_executable, synth_simulated
 from occubench.testing.synth import Handler, stage_of, synth_reply
 from occubench.testing.twin import agreement_reply, canonical, twin_answer, twin_world
 
@@ -25,7 +25,7 @@ Responder = Callable[[dict, int], "str | dict"]
 """(request JSON body, choice index) -> assistant content, or ``{"content": ..., "tool_calls": [...]}``."""
 
 _MALFORMED_REPLY = "Sorry, I cannot format that."
-_SYNTH_STAGES: dict[str, Handler] = {**synth_lwm.STAGES, **synth_executable.STAGES}
+_SYNTH_STAGES: dict[str, Handler] = {**synth_simulated.STAGES, **synth_executable.STAGES}
 
 
 def _text(content: Any) -> str:
@@ -85,7 +85,7 @@ def _world_reply(messages: list[dict]) -> str:
     return _observed({"tool": name, "status": "ok", "result_id": int(digest, 16) % 10000})
 
 
-#: What the world model is told when earlier calls were left out of its prompt (see occubench.lwm.environment).
+#: What the world model is told when earlier calls were left out of its prompt (see occubench.simulated.environment).
 _LEFT_OUT = "earlier call(s) and their observations left out"
 
 

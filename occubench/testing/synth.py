@@ -2,7 +2,7 @@
 
 A synthesis request is recognised by its system prompt's first line, ``Stage: <name>`` (see
 :mod:`occubench.synth.engine`); its inputs are the JSON of the first user message. Each track's module
-(:mod:`~occubench.testing.synth_lwm`, :mod:`~occubench.testing.synth_executable`) maps stage names to a handler
+(:mod:`~occubench.testing.synth_simulated`, :mod:`~occubench.testing.synth_executable`) maps stage names to a handler
 ``(inputs, script) -> answer object``; this module, which they build on, wraps the answer in ``<output>`` tags.
 
 ``script`` (``make_scripted_responder(synth=...)``, ``--synth-script FILE``) is a JSON object whose keys each

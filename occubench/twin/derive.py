@@ -1,7 +1,7 @@
 """The twin of an executable world: the LLM-simulated world config a user would have written for it.
 
 Derived from the world folder alone — its tools, its description, its seeded database — with no model, so the same
-folder always gives the same config, in the published format (:class:`~occubench.lwm.config.WorldModelConfig`):
+folder always gives the same config, in the published format (:class:`~occubench.simulated.config.WorldModelConfig`):
 the tools' schemas as the actions, a system prompt describing the system and its state, each table's columns as the
 state description, the seeded rows as the initial state. :func:`write_dataset` writes the twins of a set of worlds
 as an OccuBench data folder, which ``occubench run --suite occubench --data-dir`` runs as any simulated world.

@@ -15,9 +15,9 @@ from occubench.executable.isolated import IsolatedWorld, sandbox_in_use
 from occubench.executable.plugin import WorldsOptions, listed_worlds
 from occubench.executable.validate import REFERENCE
 from occubench.llm import Model
-from occubench.lwm.config import WorldModelRegistry
-from occubench.lwm.data import user_cache_dir
-from occubench.lwm.suite import OccuBenchSuite
+from occubench.simulated.config import WorldModelRegistry
+from occubench.simulated.data import user_cache_dir
+from occubench.simulated.suite import OccuBenchSuite
 from occubench.twin.derive import CONFIG_DIR, write_dataset
 from occubench.twin.fidelity import TWIN_SUITE, fidelity_tables
 from occubench.twin.suite import TwinSuite, twin_tasks

@@ -18,7 +18,7 @@ from occubench.core.verifier import Verdict
 from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.suite import ExecutableSuite
 from occubench.llm import Model
-from occubench.lwm.suite import OccuBenchSuite
+from occubench.simulated.suite import OccuBenchSuite
 from occubench.twin.derive import twin_rubric
 from occubench.twin.shadow import Shadow
 from occubench.util.aio import off_loop, run_sync

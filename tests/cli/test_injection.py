@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from occubench.executable.registry import _WORLDS
-from occubench.lwm.data import SAMPLE
+from occubench.simulated.data import SAMPLE
 from occubench.testing import MockLLMServer
 from occubench.testing.responders import scripted_responder
 

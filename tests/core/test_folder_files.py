@@ -15,7 +15,7 @@ import pytest
 from occubench.cli import main
 from occubench.core.suite import content_digest, folder_files
 from occubench.errors import ConfigError
-from occubench.lwm.data import SAMPLE
+from occubench.simulated.data import SAMPLE
 from occubench.testing import MockLLMServer
 from occubench.util.untrusted import MAX_FILES
 

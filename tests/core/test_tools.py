@@ -36,7 +36,7 @@ from occubench.core.tools import (
 from occubench.errors import ConfigError, LLMUnavailableError, WorldError
 from occubench.executable import ExecutableEnvironment, World, load_world
 from occubench.executable.registry import world_names
-from occubench.lwm import LWMEnvironment, WorldModelRegistry, create_client
+from occubench.simulated import SimulatedEnvironment, WorldModelRegistry, create_client
 from occubench.testing import MockLLMServer
 from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.generate import generate_day
@@ -137,9 +137,9 @@ REGEX_PLACES = {
 #: A simulated world from a config (as OccuBench's data and synthesized worlds carry schemas), one call checked.
 _CALL = """
 import json, sys
-from occubench.lwm import LWMEnvironment, WorldModelConfig, create_client
+from occubench.simulated import SimulatedEnvironment, WorldModelConfig, create_client
 config, base_url, arguments = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
-env = LWMEnvironment(WorldModelConfig.from_dict(config, "config"), create_client("k", base_url), "world")
+env = SimulatedEnvironment(WorldModelConfig.from_dict(config, "config"), create_client("k", base_url), "world")
 print(json.dumps(env.call("find", arguments)))
 """
 
@@ -417,4 +417,4 @@ def test_every_simulated_tool_answers_wrong_arguments_with_an_observation(small_
                                                                            server: MockLLMServer) -> None:
     registry = WorldModelRegistry(small_data / "world_model_configs")
     for name in registry.list_environments():
-        assert_contract(LWMEnvironment(registry.get(name), create_client("k", server.base_url), "world"))
+        assert_contract(SimulatedEnvironment(registry.get(name), create_client("k", server.base_url), "world"))

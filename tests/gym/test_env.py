@@ -52,7 +52,7 @@ def _play(env: OccuBenchEnv, calls: list[tuple[str, dict]], answer: str | None,
 
 
 @pytest.fixture
-def lwm_data(tmp_path: Path) -> Path:
+def simulated_data(tmp_path: Path) -> Path:
     """The small dataset with a rubric the mock judge applies: it passes exactly the trajectories that call
     get_prescription."""
     data = write_small_data(tmp_path / "data")
@@ -263,8 +263,8 @@ def test_a_gymnasium_episode_records_the_fault_windows_of_the_native_run(tmp_pat
 # -- LLM-simulated worlds through the mock server -----------------------------------------------------------------
 
 def test_a_simulated_episode_is_answered_by_the_world_model_and_judged(server: MockLLMServer,
-                                                                       lwm_data: Path) -> None:
-    config = RunConfig.create({"data_dir": str(lwm_data), "world_model": "w", "base_url": server.base_url,
+                                                                       simulated_data: Path) -> None:
+    config = RunConfig.create({"data_dir": str(simulated_data), "world_model": "w", "base_url": server.base_url,
                                "api_key": "k", "num_votes": 3})
     models = build_models(config, [config.model_role("world", "w"), config.model_role("verifier", "w")])
     env = OccuBenchEnv("occubench", 1, config=config, models=models)
@@ -279,11 +279,12 @@ def test_a_simulated_episode_is_answered_by_the_world_model_and_judged(server: M
     assert (reward, terminated, info["is_correct"]) == (0.0, True, False)
     env.close()
     with pytest.raises(ConfigError, match="world model"):
-        OccuBenchEnv("occubench", 1, data_dir=str(lwm_data))
+        OccuBenchEnv("occubench", 1, data_dir=str(simulated_data))
 
 
-def test_a_response_cache_replays_a_simulated_episode(server: MockLLMServer, lwm_data: Path, tmp_path: Path) -> None:
-    settings: dict[str, Any] = {"data_dir": str(lwm_data), "world_model": "w", "base_url": server.base_url,
+def test_a_response_cache_replays_a_simulated_episode(server: MockLLMServer, simulated_data: Path,
+                                                      tmp_path: Path) -> None:
+    settings: dict[str, Any] = {"data_dir": str(simulated_data), "world_model": "w", "base_url": server.base_url,
                                 "api_key": "k", "cache": str(tmp_path / "cache.sqlite")}
 
     def episode(replay: bool) -> list[tuple[str, float, bool, bool, dict]]:
@@ -298,10 +299,10 @@ def test_a_response_cache_replays_a_simulated_episode(server: MockLLMServer, lwm
     assert episode(replay=True) == recorded and server.stats.requests == sent
 
 
-def test_world_and_judge_failures_end_the_episode_as_errors(lwm_data: Path) -> None:
+def test_world_and_judge_failures_end_the_episode_as_errors(simulated_data: Path) -> None:
     call = {"name": "get_prescription", "arguments": {"rx_id": "RX-100"}}
     with MockLLMServer(make_scripted_responder(malformed_rate=1.0)) as garbling:
-        env = OccuBenchEnv("occubench", 1, data_dir=str(lwm_data), world_model="w", base_url=garbling.base_url,
+        env = OccuBenchEnv("occubench", 1, data_dir=str(simulated_data), world_model="w", base_url=garbling.base_url,
                            api_key="k")
         env.reset()
         _, reward, terminated, truncated, info = env.step(call)
@@ -317,7 +318,7 @@ def test_world_and_judge_failures_end_the_episode_as_errors(lwm_data: Path) -> N
 
     # A server that echoes the key it refuses: the key never reaches the trainer's logs.
     with MockLLMServer(api_key="the-right-key") as refusing:
-        env = OccuBenchEnv("occubench", 1, data_dir=str(lwm_data), world_model="w", base_url=refusing.base_url,
+        env = OccuBenchEnv("occubench", 1, data_dir=str(simulated_data), world_model="w", base_url=refusing.base_url,
                            config=RunConfig.create({"api_key": "secret-key-123"}))
         env.reset()
         _, reward, _, truncated, info = env.step(call)

@@ -178,8 +178,8 @@ def test_hostile_calls_never_reach_the_world_and_are_judged_alike(tmp_path: Path
 
 
 def _specs(task_id: str, data: Path) -> list:
-    from occubench.lwm.config import WorldModelRegistry
-    from occubench.lwm.tasks import load_tasks
+    from occubench.simulated.config import WorldModelRegistry
+    from occubench.simulated.tasks import load_tasks
 
     tasks = {str(t.task_id): t for t in load_tasks(data / "eval_benchmark_solvable.jsonl",
                                                    data / "task_scenario_all_pool.jsonl")}

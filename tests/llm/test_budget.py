@@ -8,8 +8,8 @@ import json
 
 from occubench.core.verifier import RubricVerifier
 from occubench.llm import LLMClient, Model
-from occubench.lwm.config import WorldModelConfig
-from occubench.lwm.environment import LWMEnvironment
+from occubench.simulated.config import WorldModelConfig
+from occubench.simulated.environment import SimulatedEnvironment
 from occubench.testing import MockLLMServer
 
 WINDOW = 8192
@@ -54,7 +54,7 @@ def test_the_world_model_sees_the_newest_calls_that_fit_and_is_told_of_the_rest(
         return f'<predicted_observation>{json.dumps({"rows": "r" * 6000})}</predicted_observation>'
 
     with MockLLMServer(responder, context_window=WINDOW) as server:
-        env = LWMEnvironment(config, LLMClient("k", server.base_url), "world", params={"max_tokens": 1024},
+        env = SimulatedEnvironment(config, LLMClient("k", server.base_url), "world", params={"max_tokens": 1024},
                              context=WINDOW)
         for n in range(12):
             assert "rows" in json.loads(env.simulate("dump", {"n": n}))

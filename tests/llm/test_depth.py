@@ -92,7 +92,7 @@ def test_a_deep_http_body_is_a_malformed_answer_retried_then_infrastructure(smal
 def test_a_deep_synthesis_answer_is_asked_again_then_the_stage_fails(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture) -> None:
     with MockLLMServer(deep_nesting=["synth"]) as server:
-        code = cli(["synth", "lwm", "--out", str(tmp_path / "out"), "--synth-model", "s", "--agent-model", "a",
+        code = cli(["synth", "simulated", "--out", str(tmp_path / "out"), "--synth-model", "s", "--agent-model", "a",
                     "--world-model", "w", "--base-url", server.base_url, "--scenario", "KYC review",
                     "--category", "Finance", "--tasks-per-scenario", "2", "--runs", "1"])
         stages = [r for r in server.requests if r["messages"][0]["content"].startswith("Stage: ")]

@@ -68,11 +68,11 @@ def test_rows_per_suite_and_named_runs() -> None:
     # The same agent on two code worlds and on the simulator: three rows, never one.
     records = {"wp": [_result(1, True, world_model=None, suite="workplace")],
                "ex": [_result(1, False, world_model=None, suite="executable", env_mode="E1")],
-               "lwm": [_result(1, True, env_mode="E1")]}
+               "simulated": [_result(1, True, env_mode="E1")]}
     rows = robustness_table(records)
     assert [(r.suite, r.world_model, r.rates["E0"], r.rates["E1"]) for r in rows] == [
         ("executable", "-", None, 0.0), ("occubench", "sim", None, 1.0), ("workplace", "-", 1.0, None)]
-    assert [[t.run for t in r.runs["E1"]] for r in rows] == [["ex"], ["lwm"], []]
+    assert [[t.run for t in r.runs["E1"]] for r in rows] == [["ex"], ["simulated"], []]
     assert robustness_warnings(rows) == []
 
 

@@ -1,4 +1,4 @@
-"""The mock's twin roles, through a real MockLLMServer, the real openai SDK and the LWM environment: a world-model
+"""The mock's twin roles, through a real MockLLMServer, the real openai SDK and the simulated environment: a world-model
 prompt naming an executable world is answered by that world (corrupted at a seeded share of calls), and the
 agreement judge compares two answers."""
 
@@ -16,8 +16,8 @@ from occubench.core.environment import JSONObject
 from occubench.executable.environment import ExecutableEnvironment
 from occubench.executable.registry import builtin_worlds, load_world
 from occubench.executable.world import Call, World
-from occubench.lwm import LWMEnvironment, create_client
-from occubench.lwm.config import WorldModelConfig
+from occubench.simulated import SimulatedEnvironment, create_client
+from occubench.simulated.config import WorldModelConfig
 from occubench.testing import MockLLMServer, make_scripted_responder
 from occubench.testing.server import _server_from_args
 from occubench.testing.twin import KINDS, draw
@@ -34,7 +34,7 @@ def _config(world: World) -> WorldModelConfig:
 
 
 def _simulated(server: MockLLMServer, world: World, calls: Sequence[Call], max_reasks: int = 2) -> list[JSONObject]:
-    env = LWMEnvironment(_config(world), create_client("k", server.base_url), "twin", max_reasks=max_reasks)
+    env = SimulatedEnvironment(_config(world), create_client("k", server.base_url), "twin", max_reasks=max_reasks)
     return [env.call(call.tool, dict(call.arguments)) for call in calls]
 
 

@@ -11,7 +11,7 @@ import pytest
 from occubench.cli import main
 from occubench.executable.plugin import listed_worlds
 from occubench.executable.registry import _WORLDS, load_world
-from occubench.lwm.config import WorldModelConfig
+from occubench.simulated.config import WorldModelConfig
 from occubench.testing import MockLLMServer
 from occubench.twin.derive import CONFIG_DIR, TASKS_FILE, twin_config
 from tests.conftest import BUILTIN_TASKS, BUILTIN_WORLDS

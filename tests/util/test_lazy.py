@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 
-@pytest.mark.parametrize("package", ["occubench", "occubench.gym", "occubench.llm", "occubench.lwm",
+@pytest.mark.parametrize("package", ["occubench", "occubench.gym", "occubench.llm", "occubench.simulated",
                                      "occubench.report", "occubench.synth", "occubench.synth.executable",
-                                     "occubench.synth.lwm"])
+                                     "occubench.synth.simulated"])
 def test_every_exported_name_resolves(package: str) -> None:
     if package == "occubench.gym":
         pytest.importorskip("gymnasium")  # the gym extra

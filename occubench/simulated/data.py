@@ -194,7 +194,7 @@ def _inside(name: str) -> bool:
 
 
 def _load_manifest() -> dict[str, str]:
-    return json.loads(resources.files("occubench.lwm").joinpath(_MANIFEST_NAME).read_text(encoding="utf-8"))
+    return json.loads(resources.files("occubench.simulated").joinpath(_MANIFEST_NAME).read_text(encoding="utf-8"))
 
 
 def _listing(names: list[str]) -> str:

@@ -18,16 +18,16 @@ from occubench.errors import OccuBenchError
 from occubench.executable.isolated import IsolatedWorld, open_environment
 from occubench.executable.plugin import listed_worlds
 from occubench.llm import Model
-from occubench.lwm.config import WorldModelConfig
-from occubench.lwm.environment import LWMEnvironment
-from occubench.synth.lwm.calibrate import env_name
-from occubench.synth.lwm.candidate import Candidate
-from occubench.synth.lwm.config import LWMSynthConfig
+from occubench.simulated.config import WorldModelConfig
+from occubench.simulated.environment import SimulatedEnvironment
+from occubench.synth.simulated.calibrate import env_name
+from occubench.synth.simulated.candidate import Candidate
+from occubench.synth.simulated.config import SimulatedSynthConfig
 from occubench.twin.shadow import Shadow
 from occubench.util.aio import off_loop, run_sync
 
 
-def twins(config: LWMSynthConfig) -> dict[str, IsolatedWorld]:
+def twins(config: SimulatedSynthConfig) -> dict[str, IsolatedWorld]:
     """The executable worlds by scenario name (lower case, spaces folded): the built-in ones, or ``worlds_dir``'s."""
     return {_key(world.scenario): world for world in listed_worlds(config.worlds_dir, config.trust_world_code)}
 
@@ -36,7 +36,7 @@ def _key(scenario: str) -> str:
     return " ".join(scenario.lower().split())
 
 
-def gate(candidates: list[Candidate], worlds: dict[str, IsolatedWorld], config: LWMSynthConfig,
+def gate(candidates: list[Candidate], worlds: dict[str, IsolatedWorld], config: SimulatedSynthConfig,
          models: dict[str, Model]) -> None:
     """Measure the candidates whose scenario has an executable world; drop the unfaithful (see the module)."""
     measured = [c for c in candidates if c.status == "pending" and _key(c.scenario.name) in worlds]
@@ -72,7 +72,7 @@ async def _measure(environment: dict[str, Any], world: IsolatedWorld, models: di
     errors = 0
     for task in world.tasks:  # one episode per task: each starts from the initial state
         real = await off_loop(open_environment, world)
-        shadow = Shadow(LWMEnvironment(config, simulator.client, simulator.name, params=simulator.params), real,
+        shadow = Shadow(SimulatedEnvironment(config, simulator.client, simulator.name, params=simulator.params), real,
                         models["verifier"])
         try:
             for call in task.reference:

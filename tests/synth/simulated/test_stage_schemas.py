@@ -11,8 +11,8 @@ from typing import Any
 from rich.console import Console
 
 from occubench.core.tools import schema_problem
-from occubench.synth.lwm.config import LWMSynthConfig
-from occubench.synth.lwm.pipeline import synthesize
+from occubench.synth.simulated.config import SimulatedSynthConfig
+from occubench.synth.simulated.pipeline import synthesize
 from occubench.testing import MockLLMServer
 from occubench.testing.server import make_scripted_responder
 
@@ -39,7 +39,7 @@ def first_environment_with(parameters: dict[str, Any]) -> Any:
 def test_a_schema_with_a_pattern_re2_cannot_run_is_asked_again_and_written_nowhere(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with MockLLMServer(first_environment_with(BACKREFERENCE)) as server:
-        report = synthesize(LWMSynthConfig.create({
+        report = synthesize(SimulatedSynthConfig.create({
             "scenario": "Pharmacy discharge reconciliation", "category": "Healthcare", "out": str(out),
             "synth_model": "synth-m", "agent_model": ["agent-m"], "world_model": "world-m",
             "base_url": server.base_url, "api_key": "k", "tasks_per_scenario": 1, "runs": 1, "date": "2026-11-23"}),

@@ -13,8 +13,8 @@ from occubench.core.results import Result
 from occubench.engine.identity import default_run_name
 from occubench.engine.run import run
 from occubench.report.stats import Count
-from occubench.synth.lwm.candidate import Calibration, Candidate
-from occubench.synth.lwm.config import LWMSynthConfig
+from occubench.synth.simulated.candidate import Calibration, Candidate
+from occubench.synth.simulated.config import SimulatedSynthConfig
 from occubench.util.jsonl import write_atomic
 from occubench.util.jsonsafe import dumps
 
@@ -61,7 +61,7 @@ def _write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
     write_atomic(path, "".join(dumps(line) + "\n" for line in lines))
 
 
-def calibrate(session: Session, config: LWMSynthConfig, candidates: list[Candidate], round_: int) -> None:
+def calibrate(session: Session, config: SimulatedSynthConfig, candidates: list[Candidate], round_: int) -> None:
     """Run every candidate ``config.runs`` times per agent, with and without its plan; fills ``calibrations``."""
     folder = session.work / "calibration"
     data = folder / f"round{round_}"

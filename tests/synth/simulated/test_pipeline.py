@@ -1,4 +1,4 @@
-"""``occubench synth lwm`` end to end against the loopback server scripted to play every synthesis role: a data
+"""``occubench synth simulated`` end to end against the loopback server scripted to play every synthesis role: a data
 folder that ``occubench run`` takes unchanged, a malformed stage answer asked again, a task unsolvable until one
 repair, a trivial task dropped, and a synthesis stopped by a failing endpoint resumed without repeating a request."""
 
@@ -14,8 +14,8 @@ from rich.console import Console
 from occubench import RunConfig, run
 from occubench.cli import main
 from occubench.errors import ConfigError
-from occubench.synth.lwm.config import LWMSynthConfig
-from occubench.synth.lwm.pipeline import synthesize
+from occubench.synth.simulated.config import SimulatedSynthConfig
+from occubench.synth.simulated.pipeline import synthesize
 from occubench.testing import MockLLMServer
 from occubench.testing.server import make_scripted_responder
 
@@ -30,8 +30,8 @@ SCRIPT = {"trivial": [2], "unsolvable": [3], "malformed": ["environment"]}
 QUIET = Console(quiet=True)
 
 
-def settings(server: MockLLMServer, out: Path, **extra: Any) -> LWMSynthConfig:
-    return LWMSynthConfig.create({
+def settings(server: MockLLMServer, out: Path, **extra: Any) -> SimulatedSynthConfig:
+    return SimulatedSynthConfig.create({
         "scenario": "Pharmacy discharge reconciliation", "category": "Healthcare", "out": str(out),
         "synth_model": "synth-m", "agent_model": ["agent-m"], "world_model": "world-m", "base_url": server.base_url,
         "api_key": "k", "tasks_per_scenario": 3, "runs": 2, "date": "2026-11-23", **extra})
@@ -139,7 +139,7 @@ def test_a_synthesis_stopped_by_a_failing_endpoint_resumes_without_repeating_a_r
 def test_the_command_prints_the_report_and_bad_settings_exit_2(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture) -> None:
     with MockLLMServer(make_scripted_responder(synth={"trivial": [1]})) as server:
-        common = ["synth", "lwm", "--out", str(tmp_path / "out"), "--synth-model", "s", "--agent-model", "a",
+        common = ["synth", "simulated", "--out", str(tmp_path / "out"), "--synth-model", "s", "--agent-model", "a",
                   "--world-model", "w", "--base-url", server.base_url, "--api-key", "sk-secret-123"]
         assert main([*common, "--scenario", "KYC review", "--category", "Finance", "--tasks-per-scenario", "2",
                      "--runs", "1"]) == 0
@@ -160,15 +160,15 @@ def test_scenarios_come_from_a_file_or_are_generated_without_duplicates(tmp_path
                     '{"category": "Finance", "domain": "Banking", "task_scenario_name": "kyc  review"}\n',
                     encoding="utf-8")
     with MockLLMServer(make_scripted_responder()) as server:
-        from_file = synthesize(LWMSynthConfig.create({**settings(server, tmp_path / "a").model_dump(),
+        from_file = synthesize(SimulatedSynthConfig.create({**settings(server, tmp_path / "a").model_dump(),
                                                       "scenario": None, "scenarios_file": str(pool),
                                                       "tasks_per_scenario": 1}), console=QUIET)
-        made = synthesize(LWMSynthConfig.create({**settings(server, tmp_path / "b").model_dump(),
+        made = synthesize(SimulatedSynthConfig.create({**settings(server, tmp_path / "b").model_dump(),
                                                  "scenario": None, "generate_scenarios": 2,
                                                  "tasks_per_scenario": 1}), console=QUIET)
         pool.write_text('{"category": "Finance", "task_scenario_name": "KYC Review"}\n', encoding="utf-8")
         with pytest.raises(ConfigError, match=r"pool.jsonl:1: expected task_scenario_name, category and domain"):
-            synthesize(LWMSynthConfig.create({**settings(server, tmp_path / "c").model_dump(), "scenario": None,
+            synthesize(SimulatedSynthConfig.create({**settings(server, tmp_path / "c").model_dump(), "scenario": None,
                                               "scenarios_file": str(pool)}), console=QUIET)
     assert [t["scenario"] for t in from_file.tasks] == ["KYC Review"]
     assert [t["scenario"] for t in made.tasks] == ["Healthcare Workflow 1", "Healthcare Workflow 2"]

@@ -1,5 +1,5 @@
-"""``occubench synth lwm``: scenarios → sub-topics and a reference document → per sub-topic an environment and a task
-(plan and rubric) → calibration with and without the plan → repair of the unsolvable → the kept tasks written in
+"""``occubench synth simulated``: scenarios → sub-topics and a reference document → per sub-topic an environment and a
+task (plan and rubric) → calibration with and without the plan → repair of the unsolvable → the kept tasks written in
 the OccuBench data layout, with a synthesis report.
 
 Everything a stage answered is stored by its inputs and every calibration run resumes, so running the same command
@@ -17,18 +17,18 @@ from rich.console import Console
 from occubench.errors import ConfigError
 from occubench.llm.model import Model
 from occubench.synth.engine import Engine, StageFailed
-from occubench.synth.lwm import stages
-from occubench.synth.lwm.calibrate import calibrate
-from occubench.synth.lwm.candidate import Candidate, Scenario
-from occubench.synth.lwm.config import LWMSynthConfig
-from occubench.synth.lwm.faithful import gate, twins
-from occubench.synth.lwm.output import SynthesisReport, write_output
 from occubench.synth.session import Session, open_session
+from occubench.synth.simulated import stages
+from occubench.synth.simulated.calibrate import calibrate
+from occubench.synth.simulated.candidate import Candidate, Scenario
+from occubench.synth.simulated.config import SimulatedSynthConfig
+from occubench.synth.simulated.faithful import gate, twins
+from occubench.synth.simulated.output import SynthesisReport, write_output
 from occubench.util.jsonl import iter_jsonl
 from occubench.util.text import markup
 
 
-def scenarios_of(session: Session, config: LWMSynthConfig) -> list[Scenario]:
+def scenarios_of(session: Session, config: SimulatedSynthConfig) -> list[Scenario]:
     if config.scenarios_file:
         path = Path(config.scenarios_file)
         found = []
@@ -74,7 +74,7 @@ def _make(session: Session, candidate: Candidate, reference: dict[str, Any]) -> 
     return candidate
 
 
-def candidates_of(session: Session, config: LWMSynthConfig, scenarios: list[Scenario]) -> list[Candidate]:
+def candidates_of(session: Session, config: SimulatedSynthConfig, scenarios: list[Scenario]) -> list[Candidate]:
     candidates: list[Candidate] = []
     references = {}
     for scenario in scenarios:
@@ -98,7 +98,7 @@ def candidates_of(session: Session, config: LWMSynthConfig, scenarios: list[Scen
     return candidates
 
 
-def classify(candidate: Candidate, config: LWMSynthConfig) -> None:
+def classify(candidate: Candidate, config: SimulatedSynthConfig) -> None:
     """Kept, trivial, unsolvable or incomplete, from the latest calibration round."""
     latest = candidate.calibrations[-1]
     if latest.errors:
@@ -138,7 +138,7 @@ def _repair(session: Session, repairer: Engine, candidate: Candidate) -> None:
     candidate.status = "pending"
 
 
-def synthesize(config: LWMSynthConfig, *, console: Console | None = None) -> SynthesisReport:
+def synthesize(config: SimulatedSynthConfig, *, console: Console | None = None) -> SynthesisReport:
     """Make, calibrate and write the worlds and tasks ``config`` asks for; returns the synthesis report (also
     written to ``<out>/synthesis/report.json``). Raises :class:`ConfigError` for bad input."""
 

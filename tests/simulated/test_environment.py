@@ -1,4 +1,4 @@
-"""The LWM environment and the README's Python API, through a loopback server and the real openai SDK."""
+"""The simulated environment and the README's Python API, through a loopback server and the real openai SDK."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from occubench.errors import WorldError
 from occubench.llm.ledger import open_ledger
-from occubench.lwm import LWMEnvironment, WorldModelRegistry, create_client
+from occubench.simulated import SimulatedEnvironment, WorldModelRegistry, create_client
 from occubench.testing import MockLLMServer, make_scripted_responder
 
 
@@ -18,7 +18,7 @@ def test_readme_snippet_on_the_real_data(shared_data: Path, server: MockLLMServe
     registry = WorldModelRegistry(shared_data / "world_model_configs")
     config = registry.get("env_153c260a856a")
     client = create_client(api_key="YOUR_KEY", base_url=server.base_url)
-    env = LWMEnvironment(config, client, world_model="gpt-4o")
+    env = SimulatedEnvironment(config, client, world_model="gpt-4o")
     tools = env.get_tool_schemas()
     observation = env.simulate("get_property_metadata", '{"property_id": "OAK-88"}')
 
@@ -34,7 +34,7 @@ def test_readme_snippet_on_the_real_data(shared_data: Path, server: MockLLMServe
 
 def test_world_model_sees_prompt_history_and_current_action(small_data: Path, server: MockLLMServer) -> None:
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
-    env = LWMEnvironment(config, create_client("k", server.base_url), "world")
+    env = SimulatedEnvironment(config, create_client("k", server.base_url), "world")
     with open_ledger() as ledger:
         first = env.call("get_prescription", {"rx_id": "RX-100"})
         env.call("record_refill", {"rx_id": "RX-100", "patient_id": "P-7"})
@@ -57,7 +57,7 @@ def test_unparsable_answers_are_asked_again(small_data: Path) -> None:
                     '<predicted_observation>{"refills_left": 2}</predicted_observation>'])
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
     with MockLLMServer(lambda request, index: next(replies)) as server:
-        env = LWMEnvironment(config, create_client("k", server.base_url), "world")
+        env = SimulatedEnvironment(config, create_client("k", server.base_url), "world")
         assert env.call("get_prescription", {"rx_id": "RX-100"}) == {"refills_left": 2}
     retry = server.requests[-1]["messages"]
     assert retry[-2] == {"role": "assistant", "content": "I think the refill is fine."}
@@ -69,7 +69,7 @@ def test_unparsable_answers_are_asked_again(small_data: Path) -> None:
 def test_answers_that_stay_unparsable_are_an_environment_error(small_data: Path) -> None:
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
     with MockLLMServer(make_scripted_responder(malformed_rate=1.0)) as server:
-        env = LWMEnvironment(config, create_client("k", server.base_url), "world", max_reasks=2)
+        env = SimulatedEnvironment(config, create_client("k", server.base_url), "world", max_reasks=2)
         with pytest.raises(WorldError, match="no parsable observation for `get_prescription` in 3 attempts"):
             env.call("get_prescription", {"rx_id": "RX-100"})
     assert server.stats.requests == 3
@@ -79,7 +79,7 @@ def test_answers_that_stay_unparsable_are_an_environment_error(small_data: Path)
 def test_fault_rules_go_into_the_system_prompt_and_openai_clients_work(small_data: Path,
                                                                         server: MockLLMServer) -> None:
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
-    env = LWMEnvironment(config, openai.OpenAI(api_key="k", base_url=server.base_url), "world",
+    env = SimulatedEnvironment(config, openai.OpenAI(api_key="k", base_url=server.base_url), "world",
                          fault_rules="### Fault simulation\nBreak things.", params={"temperature": 0.0})
     env.simulate("get_prescription", {"rx_id": "RX-100"})
     request = server.requests[-1]
@@ -89,7 +89,7 @@ def test_fault_rules_go_into_the_system_prompt_and_openai_clients_work(small_dat
 
 def test_calls_the_schema_rejects_never_reach_the_world_model(small_data: Path, server: MockLLMServer) -> None:
     config = WorldModelRegistry(small_data / "world_model_configs").get("env_fixture_pharmacy")
-    env = LWMEnvironment(config, create_client("k", server.base_url), "world")
+    env = SimulatedEnvironment(config, create_client("k", server.base_url), "world")
     assert [(t.name, t.writes) for t in env.tools()] == [("get_prescription", None), ("record_refill", None)]
     assert env.get_tool_schemas() == config.tool_schemas() == [t.schema() for t in env.tools()]
     assert env.call("get_prescription", {"rx_id": 100}) == {

@@ -1,4 +1,4 @@
-"""The settings of ``occubench synth lwm``."""
+"""The settings of ``occubench synth simulated``."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from occubench.config import with_roles
 from occubench.synth.config import SynthConfig
 
 if TYPE_CHECKING:
-    _LWMRoles = SynthConfig
+    _SimulatedRoles = SynthConfig
 else:
-    _LWMRoles = with_roles(SynthConfig, ("agent", "world", "verifier", "repair"))
+    _SimulatedRoles = with_roles(SynthConfig, ("agent", "world", "verifier", "repair"))
 
 
-class LWMSynthConfig(_LWMRoles):
+class SimulatedSynthConfig(_SimulatedRoles):
     """Where scenarios come from, how many tasks each gets, and how tasks are calibrated and repaired."""
 
     roles: ClassVar[tuple[str, ...]] = ("synth", "agent", "world", "verifier", "repair")
@@ -62,7 +62,7 @@ class LWMSynthConfig(_LWMRoles):
         return value
 
     @model_validator(mode="after")
-    def _sources(self) -> LWMSynthConfig:
+    def _sources(self) -> SimulatedSynthConfig:
         given = [name for name, value in (("--scenario", self.scenario), ("--scenarios-file", self.scenarios_file),
                                           ("--generate-scenarios", self.generate_scenarios)) if value is not None]
         if len(given) != 1:

@@ -1,4 +1,4 @@
-"""Tests for occubench.lwm.data: download, verification and path resolution.
+"""Tests for occubench.simulated.data: download, verification and path resolution.
 
 Downloads go to a tiny HTTP server on 127.0.0.1 that serves tarballs built here from the local
 copy of the upstream data; nothing touches the internet.
@@ -24,7 +24,7 @@ import pytest
 
 from occubench import cli
 from occubench.errors import ConfigError, DataNotFoundError
-from occubench.lwm import data
+from occubench.simulated import data
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_DATA = Path(__file__).resolve().parents[3] / "shared" / "occubench-data"
@@ -138,7 +138,7 @@ def entries(directory: Path) -> set[str]:
 # --- manifest and verification ---------------------------------------------------------------
 
 def test_shipped_manifest_matches_upstream_copy(upstream: dict[str, bytes]) -> None:
-    shipped = json.loads((REPO_ROOT / "occubench" / "lwm" / "data_manifest.json").read_text())
+    shipped = json.loads((REPO_ROOT / "occubench" / "simulated" / "data_manifest.json").read_text())
     assert set(shipped) == set(upstream)
     assert len([n for n in shipped if n.startswith("world_model_configs/env_")]) == 382
     assert {"LICENSE", data.EVAL_DATA_NAME, data.SCENARIO_POOL_NAME} <= set(shipped)

@@ -15,7 +15,7 @@ from occubench.llm.budget import prompt_chars
 from occubench.llm.model import Model
 from occubench.llm.parsing import extract_tagged_json
 from occubench.llm.types import Message
-from occubench.lwm.config import WorldModelConfig
+from occubench.simulated.config import WorldModelConfig
 
 if TYPE_CHECKING:
     import openai
@@ -35,7 +35,7 @@ state as the action implies, then reply with the observation the agent receives:
 consistent with them."""
 
 
-class LWMEnvironment(AsyncEnvironment):
+class SimulatedEnvironment(AsyncEnvironment):
     """A Language World Model environment.
 
     Calls follow the contract of :class:`Environment`: an unknown tool or arguments that do not match the config's

@@ -10,7 +10,7 @@ from typing import Any
 
 from occubench.core.tools import schema_problem
 from occubench.errors import ConfigError
-from occubench.lwm.config import WorldModelConfig
+from occubench.simulated.config import WorldModelConfig
 from occubench.synth.engine import Stage
 
 _TEXT = {"type": "string", "minLength": 1}

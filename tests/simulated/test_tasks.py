@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from occubench.errors import ConfigError
-from occubench.lwm import load_tasks
+from occubench.simulated import load_tasks
 
 
 def test_real_data_joins_every_task_with_its_scenario(shared_data: Path) -> None:

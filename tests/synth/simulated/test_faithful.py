@@ -1,5 +1,6 @@
-"""The twin gate of ``occubench synth lwm``: a world synthesized for a scenario that an executable world also has is
-kept only if it answers that world's reference calls as the world does, at least ``--min-agreement`` of the time."""
+"""The twin gate of ``occubench synth simulated``: a world synthesized for a scenario that an executable world also
+has is kept only if it answers that world's reference calls as the world does, at least ``--min-agreement`` of
+the time."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from occubench.synth.lwm.config import LWMSynthConfig
-from occubench.synth.lwm.pipeline import synthesize
+from occubench.synth.simulated.config import SimulatedSynthConfig
+from occubench.synth.simulated.pipeline import synthesize
 from occubench.testing import MockLLMServer
 from occubench.testing.server import make_scripted_responder
 
@@ -18,7 +19,7 @@ from occubench.testing.server import make_scripted_responder
 def synthesized(tmp_path: Path, share: float, scenario: str, **extra: Any) -> list[dict[str, Any]]:
     # share: the simulator's wrong answers (the mock's twin mode); the environment stage writes the world's twin.
     with MockLLMServer(make_scripted_responder(twin=share)) as server:
-        report = synthesize(LWMSynthConfig.create({
+        report = synthesize(SimulatedSynthConfig.create({
             "scenario": scenario, "category": "Business", "out": str(tmp_path / "out"), "synth_model": "synth-m",
             "agent_model": ["agent-m"], "world_model": "world-m", "base_url": server.base_url, "api_key": "k",
             "tasks_per_scenario": 2, "runs": 1, "repair_rounds": 0, "date": "2026-11-23", **extra}),

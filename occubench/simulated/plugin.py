@@ -18,10 +18,10 @@ from occubench.core.suite import (
 )
 from occubench.core.verifier import RubricVerifier
 from occubench.llm import Model
-from occubench.lwm.config import WorldModelRegistry
-from occubench.lwm.data import ensure_data, resolve_data_paths
-from occubench.lwm.suite import OccuBenchSuite
-from occubench.lwm.tasks import load_tasks
+from occubench.simulated.config import WorldModelRegistry
+from occubench.simulated.data import ensure_data, resolve_data_paths
+from occubench.simulated.suite import OccuBenchSuite
+from occubench.simulated.tasks import load_tasks
 
 NAME = "occubench"
 

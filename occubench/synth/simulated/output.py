@@ -16,14 +16,14 @@ from occubench.engine.summary import summarize
 from occubench.llm.types import Usage
 from occubench.report.stats import Count
 from occubench.store import load_results
-from occubench.synth.lwm.calibrate import env_name, write_data
-from occubench.synth.lwm.candidate import Candidate
+from occubench.synth.simulated.calibrate import env_name, write_data
+from occubench.synth.simulated.candidate import Candidate
 from occubench.util.jsonl import write_atomic
 from occubench.util.jsonsafe import dumps
 
 if TYPE_CHECKING:
-    from occubench.synth.lwm.config import LWMSynthConfig
     from occubench.synth.session import Session
+    from occubench.synth.simulated.config import SimulatedSynthConfig
 
 STATUSES = ("kept", "trivial", "unsolvable", "invalid", "unfaithful", "incomplete")
 
@@ -46,7 +46,7 @@ class SynthesisReport:
         return {status: sum(task["status"] == status for task in self.tasks) for status in STATUSES}
 
     @classmethod
-    def of(cls, session: Session, config: LWMSynthConfig, candidates: list[Candidate]) -> SynthesisReport:
+    def of(cls, session: Session, config: SimulatedSynthConfig, candidates: list[Candidate]) -> SynthesisReport:
         stages = {name: {"asked": s.asked, "first_try": s.first_try, "reasked": s.reasked, "failed": s.failed,
                          "reused": s.reused, "first_try_rate": s.first_try / s.asked if s.asked else None,
                          "usage": s.usage.to_dict()} for name, s in session.engine.stats.items()}
@@ -141,7 +141,7 @@ def _number(value: float | None, digits: int = 0) -> str:
 def write_output(out: Path, session: Session, candidates: list[Candidate], report: SynthesisReport) -> None:
     """The kept tasks as a data folder (numbered from 1 in candidate order), their plans, the report and a
     manifest; files of an earlier synthesis into ``out`` that are no longer kept are removed."""
-    from occubench.lwm.data import build_manifest
+    from occubench.simulated.data import build_manifest
 
     kept = [c for c in candidates if c.status == "kept"]
     lines = [{"task_id": number, "difficulty_level": c.difficulty, "task_scenario_name": c.scenario.name,

@@ -1,6 +1,7 @@
-"""What ``occubench synth lwm`` spends per kept task, and how it grows with K (calibration runs per task), in one run.
+"""What ``occubench synth simulated`` spends per kept task, and how it grows with K (calibration runs per task), in
+one run.
 
-    python benchmarks/bench_synth_lwm.py [--runs 1 2 3 5] [--tasks 4]
+    python benchmarks/bench_synth_simulated.py [--runs 1 2 3 5] [--tasks 4]
 
 One scenario × ``--tasks`` sub-topics against the loopback mock server playing every role, scripted so that one
 task is trivial (dropped) and one unsolvable until one repair, as real syntheses go. For each K: requests and tokens
@@ -16,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from occubench.core.tables import Table
-from occubench.synth.lwm import LWMSynthConfig, synthesize
+from occubench.synth.simulated import SimulatedSynthConfig, synthesize
 from occubench.testing import MockLLMServer
 from occubench.testing.server import make_scripted_responder
 
@@ -25,7 +26,7 @@ def measure(runs: int, tasks: int) -> tuple[int, dict[str, tuple[int, int]]]:
     """(kept tasks, {"stages" | "calibration": (requests, tokens)})."""
     with tempfile.TemporaryDirectory() as tmp, \
             MockLLMServer(make_scripted_responder(synth={"trivial": [2], "unsolvable": [3]})) as server:
-        report = synthesize(LWMSynthConfig.create({
+        report = synthesize(SimulatedSynthConfig.create({
             "scenario": "Pharmacy discharge reconciliation", "category": "Healthcare", "out": str(Path(tmp) / "o"),
             "synth_model": "s", "agent_model": ["a"], "world_model": "w", "base_url": server.base_url,
             "api_key": "k", "tasks_per_scenario": tasks, "runs": runs, "skip_preflight": True}),

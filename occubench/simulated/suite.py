@@ -10,8 +10,8 @@ from occubench.core.task import Task
 from occubench.core.trajectory import Trajectory
 from occubench.core.verifier import RubricVerifier, Verdict
 from occubench.llm import Model
-from occubench.lwm.config import WorldModelRegistry
-from occubench.lwm.environment import LWMEnvironment
+from occubench.simulated.config import WorldModelRegistry
+from occubench.simulated.environment import SimulatedEnvironment
 from occubench.util.aio import run_sync
 
 
@@ -30,7 +30,7 @@ class OccuBenchSuite(Suite):
         return self._tasks
 
     def world(self, task: Task) -> Environment:
-        return LWMEnvironment(self.registry.get(task.env_name), self.world_model.client, self.world_model.name,
+        return SimulatedEnvironment(self.registry.get(task.env_name), self.world_model.client, self.world_model.name,
                               params=self.world_model.params, fault_rules=self.fault_rules, context=self.context)
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from occubench.errors import ConfigError
-from occubench.lwm import WorldModelRegistry
+from occubench.simulated import WorldModelRegistry
 
 
 def test_lists_and_loads(small_data: Path) -> None:
