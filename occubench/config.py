@@ -77,7 +77,30 @@ def parse_command(command: str) -> list[str]:
     return argv
 
 
-FaultMode = Literal["E0", "E1", "E2", "E3"]
+@dataclass(frozen=True)
+class FaultLevel:
+    """One fault level (``--env-mode``): what a faulted call turns into. A level of several kinds mixes them."""
+
+    name: str
+    #: "explicit" (an error instead of the answer) and/or "implicit" (a silently worse answer); none for E0.
+    kinds: tuple[str, ...]
+    description: str
+    #: Whether the robustness score R (the OccuBench paper's: worst of E1–E3 over E0) takes this level in.
+    in_robustness: bool = True
+
+
+#: Every fault level, in order: the one table config, the command line, the injector, prompt-mode rules and the
+#: reports read. A new level is one entry here.
+FAULT_LEVELS: dict[str, FaultLevel] = {level.name: level for level in (
+    FaultLevel("E0", (), "clean", in_robustness=False),
+    FaultLevel("E1", ("explicit",), "explicit errors"),
+    FaultLevel("E2", ("implicit",), "silent degradation"),
+    FaultLevel("E3", ("explicit", "implicit"), "both, mixed"),
+)}
+#: The level without faults: the baseline of robustness and of agent profiles.
+CLEAN_LEVEL = "E0"
+#: How faults are made: the simulator is told to misbehave, or a wrapper injects them.
+INJECTIONS = ("prompt", "harness")
 
 
 @dataclass(frozen=True)
@@ -273,11 +296,11 @@ class RunConfig(_RunRoles):
     npc_model: str | None = None
     #: Workplace ``--learning``: the model that reflects on day one (default: the agent's, on its endpoint).
     reflection_model: str | None = None
-    # Environment mode.
-    env_mode: FaultMode = "E0"
+    # Faults: the level (``env_mode``, the OccuBench README's name) and the injection (``fault_mode``).
+    env_mode: str = "E0"
     fault_count: int = Field(2, ge=0)
     fault_duration: int = Field(2, ge=1)
-    fault_mode: Literal["prompt", "harness"] | None = None
+    fault_mode: str | None = None
     seed: int = 0
     # Task selection.
     task_ids: list[str] | None = None
@@ -354,6 +377,20 @@ class RunConfig(_RunRoles):
             values = {k: v for k, v in values.items() if k not in given}
             values["suite_options"] = {**options, **given} if isinstance(options, dict) else options
         return values
+
+    @field_validator("env_mode")
+    @classmethod
+    def _fault_level(cls, value: str) -> str:
+        if value not in FAULT_LEVELS:
+            raise ValueError(f"{value!r} is not a fault level; choose from {', '.join(FAULT_LEVELS)}")
+        return value
+
+    @field_validator("fault_mode")
+    @classmethod
+    def _injection(cls, value: str | None) -> str | None:
+        if value is not None and value not in INJECTIONS:
+            raise ValueError(f"{value!r} is not an injection; choose from {', '.join(INJECTIONS)}")
+        return value
 
     @field_validator("task_ids", "categories", mode="before")
     @classmethod

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 
-from occubench.config import ROLES, executor_names
-from occubench.core.faults import FAULT_MODES, INJECTION_MODES
+from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.util.redact import Redactor, environment_secrets
 from occubench.util.text import markup, terminal
@@ -100,19 +99,21 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         models.add_argument(f"--{role}-base-url", help=f"endpoint for the {role} (default: {default}--base-url)")
         models.add_argument(f"--{role}-api-key", help=f"API key for the {role} (default: {default}--api-key)")
 
-    faults = parser.add_argument_group("environment mode")
-    faults.add_argument("--env-mode", choices=FAULT_MODES, nargs="+", metavar="MODE",
-                        help="E0 clean, E1 explicit errors, E2 silent degradation, E3 mixed (default: E0); several: "
-                        "one run per mode")
+    faults = parser.add_argument_group("faults")
+    faults.add_argument("--env-mode", choices=list(FAULT_LEVELS), nargs="+", metavar="LEVEL",
+                        help="fault level: " + ", ".join(f"{level.name} {level.description}" for level in
+                                                        FAULT_LEVELS.values()) + " (default: E0); several: one run "
+                        "per level")
     faults.add_argument("--fault-count", type=non_negative_int, help="fault windows per episode (default: 2)")
     faults.add_argument("--fault-duration", type=positive_int,
                         help="consecutive faulted calls per window (default: 2)")
-    faults.add_argument("--fault-mode", choices=INJECTION_MODES,
-                        help="prompt: the simulator is told to misbehave, as in the OccuBench paper (default for "
-                        "simulated worlds); harness: a seeded wrapper injects and logs every fault")
+    faults.add_argument("--fault-mode", choices=INJECTIONS, metavar="INJECTION",
+                        help="how faults are injected: prompt: the simulator is told to misbehave, as in the "
+                        "OccuBench paper (default for simulated worlds); harness: a seeded wrapper injects and logs "
+                        "every fault")
     faults.add_argument("--seed", type=int,
-                        help="harness-mode fault schedule seed; with the task id it fixes which calls fail "
-                        "(default: 0)")
+                        help="seed of the harness injection's fault schedule; with the task id it fixes which calls "
+                        "fail (default: 0)")
 
     add_task_arguments(parser)
 

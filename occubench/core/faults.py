@@ -1,7 +1,8 @@
-"""Fault injection: E0 clean, E1 explicit errors, E2 silent degradation, E3 both.
+"""Fault injection at the levels of :data:`occubench.config.FAULT_LEVELS` (E0 clean, E1 explicit errors, E2 silent
+degradation, E3 both).
 
-Two ways to inject. *Prompt mode*, as in the OccuBench paper: rules appended to a world model's system prompt,
-so the simulator misbehaves by itself (nothing records which calls were faulted). *Harness mode*: a
+Two injections. *Prompt*, as in the OccuBench paper: rules appended to a world model's system prompt,
+so the simulator misbehaves by itself (nothing records which calls were faulted). *Harness*: a
 :class:`FaultInjector` wrapper around any environment, with a schedule derived from the seed and the task id —
 every agent meets the same faults on the same task — and every faulted call logged.
 """
@@ -13,27 +14,28 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
+from occubench.config import FAULT_LEVELS
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.results import FaultEvent, FaultWindow, Result
 
-FAULT_MODES = ("E0", "E1", "E2", "E3")
-INJECTION_MODES = ("prompt", "harness")
-
-_EXPLICIT = """explicit failures: instead of the normal result, return a JSON error object such as \
+#: What a faulted call becomes, by kind, as the simulator is told in prompt mode.
+_RULES = {
+    "explicit": """explicit failures: instead of the normal result, return a JSON error object such as \
 {"error": "HTTP 500 Internal Server Error"}, {"error": "Gateway timeout after 30s"}, {"error": "Connection \
-refused"} or {"error": "Service temporarily unavailable, retry later"}. Nothing in the state changes on such a call"""
-
-_IMPLICIT = """silent degradation: return a result with the normal shape and no error marker, but worse data — \
+refused"} or {"error": "Service temporarily unavailable, retry later"}. Nothing in the state changes on such a call""",
+    "implicit": """silent degradation: return a result with the normal shape and no error marker, but worse data — \
 omit some fields, cut lists down to their first one or two entries, set non-critical fields to null, or give \
-slightly outdated values. It must stay valid JSON and look plausible"""
+slightly outdated values. It must stay valid JSON and look plausible""",
+}
 
 
-def fault_prompt(mode: str, count: int, duration: int) -> str | None:
-    """The simulator rules for ``mode`` in prompt mode, or None for E0."""
-    if mode == "E0":
+def fault_prompt(level: str, count: int, duration: int) -> str | None:
+    """The simulator rules for fault level ``level`` in prompt mode, or None for a level without faults."""
+    rules = [_RULES[kind] for kind in FAULT_LEVELS[level].kinds]
+    if not rules:
         return None
-    kinds = {"E1": _EXPLICIT, "E2": _IMPLICIT,
-             "E3": f"a mix, about half of the faulty calls each: either {_EXPLICIT}; or {_IMPLICIT}"}[mode]
+    share = "about half" if len(rules) == 2 else "an even share"
+    kinds = rules[0] if len(rules) == 1 else f"a mix, {share} of the faulty calls each: either {'; or '.join(rules)}"
     return f"""### Fault simulation for this session
 This session tests how the agent copes with an unreliable system. Over the episode, make {count} fault \
 window(s), each covering {duration} consecutive tool call(s). During a window, answer with {kinds}.
@@ -42,11 +44,12 @@ start; do not single out one critical action; faults are transient, so the same 
 works normally and the underlying state stays consistent; never mention this simulation in an observation."""
 
 
-def fault_schedule(mode: str, count: int, duration: int, seed: int, task_id: object) -> list[FaultWindow]:
+def fault_schedule(level: str, count: int, duration: int, seed: int, task_id: object) -> list[FaultWindow]:
     """``count`` non-overlapping windows of ``duration`` calls, never on call 0, at least one clean call apart,
-    spread at random over the first ``2 × count × duration`` calls after the first. Depends only on the arguments,
-    so every agent meets the same schedule on the same task."""
-    if mode == "E0" or count == 0:
+    spread at random over the first ``2 × count × duration`` calls after the first, each of the level's kinds in
+    turn. Depends only on the arguments, so every agent meets the same schedule on the same task."""
+    kinds = FAULT_LEVELS[level].kinds
+    if not kinds or count == 0:
         return []
     rng = random.Random(f"schedule:{seed}:{task_id}")
     span = 2 * count * duration
@@ -54,7 +57,6 @@ def fault_schedule(mode: str, count: int, duration: int, seed: int, task_id: obj
     # Stars and bars: split the slack at random among the gap before, between and after the windows.
     cuts = sorted(rng.randint(0, slack) for _ in range(count))
     extra = [b - a for a, b in zip([0, *cuts], cuts)]
-    kinds = {"E1": ["explicit"], "E2": ["implicit"], "E3": ["explicit", "implicit"]}[mode]
     windows, start = [], 1
     for number in range(count):
         start += extra[number]
@@ -144,10 +146,10 @@ class FaultInjector(Wrapper):
     implicit faults call the world and :func:`degrade` what it returns. Every faulted call is logged.
     """
 
-    def __init__(self, env: Environment, mode: str, count: int, duration: int, seed: int, task_id: object) -> None:
+    def __init__(self, env: Environment, level: str, count: int, duration: int, seed: int, task_id: object) -> None:
         super().__init__(env)
         self.seed, self.task_id = seed, task_id
-        self.windows = fault_schedule(mode, count, duration, seed, task_id)
+        self.windows = fault_schedule(level, count, duration, seed, task_id)
         self.reset_log()
 
     def reset_log(self) -> None:

@@ -138,6 +138,8 @@ class SuiteDefinition:
     #: Tables over all of the suite's results across the runs of a report or a matrix run (the workplace's scores
     #: per guidance tier, say).
     overview_tables: Callable[[list[Result]], list[Table]] | None = None
+    #: Whether a result that names no suite (a line of another harness's file) is this suite's.
+    claims: Callable[[Result], bool] | None = None
 
 
 def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list[Task]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from occubench.config import Endpoint, RunConfig, is_outside
+from occubench.config import FAULT_LEVELS, Endpoint, RunConfig, is_outside
 from occubench.core.agent import NOOP, Agent, ToolCallingAgent
 from occubench.core.environment import Environment
 from occubench.core.episode import Episodes, StepLimit, WrapWorld
@@ -205,7 +205,7 @@ def today() -> str:
 def fault_injection(config: RunConfig, plan: SuitePlan) -> str | None:
     """How E1–E3 faults are made: "prompt" (the simulator is told to misbehave: the paper's method, the default
     where the world is simulated) or "harness" (a wrapper injects them); None in E0."""
-    if config.env_mode == "E0":
+    if not FAULT_LEVELS[config.env_mode].kinds:
         return None
     injection = config.fault_mode or ("prompt" if plan.simulated else "harness")
     if injection == "prompt" and not plan.simulated:

@@ -9,16 +9,18 @@ from typing import Any
 
 from rich.console import Console
 
+from occubench.config import CLEAN_LEVEL
 from occubench.core.suite import TaskSet
 from occubench.errors import ConfigError
 from occubench.store import ResultStore
 from occubench.util.text import markup
 
 
-def default_run_name(agent: str, world: str, mode: str, fault_count: int, fault_duration: int,
+def default_run_name(agent: str, world: str, level: str, fault_count: int, fault_duration: int,
                      harness_seed: int | None = None) -> str:
-    name = f"{agent}__{world}__{mode}" + (f"__fc{fault_count}_fd{fault_duration}" if mode != "E0" else "")
-    if mode != "E0" and harness_seed is not None:
+    faulted = level != CLEAN_LEVEL
+    name = f"{agent}__{world}__{level}" + (f"__fc{fault_count}_fd{fault_duration}" if faulted else "")
+    if faulted and harness_seed is not None:
         name += f"__harness_s{harness_seed}"
     return safe_name(name)
 

@@ -1,4 +1,4 @@
-"""Matrix runs: several agent models × several environment modes as one command.
+"""Matrix runs: several agent models × several fault levels as one command.
 
 Each combination is an ordinary run (its own directory under the usual name, its own lock, resume and error
 retry); they run at once in one process as a :class:`RunGroup`, so every endpoint's connection limit and

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.projections.polar import PolarAxes
 from matplotlib.ticker import PercentFormatter
 
-from occubench.core.faults import FAULT_MODES
+from occubench.config import CLEAN_LEVEL, FAULT_LEVELS
 from occubench.core.results import Result
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.report.robustness import UNKNOWN_SUITE, robustness_table, suite_of, with_guidance
@@ -85,7 +85,7 @@ def _clean(records: Iterable[Result]) -> tuple[list[Result], str]:
     """The E0 results when there are any, else all, and the title suffix that says which: faults would blur
     a profile of the agents themselves."""
     records = list(records)
-    clean = [r for r in records if r.env_mode == "E0"]
+    clean = [r for r in records if r.env_mode == CLEAN_LEVEL]
     return (clean, " (E0)") if clean and len(clean) < len(records) else (records, "")
 
 
@@ -136,13 +136,13 @@ def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | No
 
 
 def modes_chart(records: Iterable[Result]) -> bytes:
-    """E0–E3 completion side by side for each agent (and world: see :func:`series_labels`)."""
+    """Completion at each fault level side by side for each agent (and world: see :func:`series_labels`)."""
     rows = robustness_table(records)
     keys = [(r.suite, with_guidance(r.agent_model, r.guidance), r.world_model) for r in rows]
     labels = series_labels(keys)
     groups = [labels[key] for key in keys]
-    return _grouped_bars("Completion by environment mode", groups,
-                         {mode: [r.rates[mode] for r in rows] for mode in FAULT_MODES}, "Mode")
+    return _grouped_bars("Completion by fault level", groups,
+                         {level: [r.rates[level] for r in rows] for level in FAULT_LEVELS}, "Fault level")
 
 
 def difficulty_chart(records: Iterable[Result]) -> bytes:

@@ -147,7 +147,7 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
                             + (f'<div class="run-tables">{suite}</div>' if suite else "") +
                             f"<details><summary>By domain</summary>{_table_html(domain_table(s))}</details></section>")
     charts = [_image(radar_chart(records), "Completion by industry category per agent model"),
-              _image(modes_chart(records), "Completion by environment mode E0–E3 per agent"),
+              _image(modes_chart(records), "Completion by fault level per agent"),
               _image(difficulty_chart(records), "Completion by difficulty per agent model")]
     entries = [entry(i, run.name, s.trials, result)
                for i, (run, s) in enumerate(zip(runs, stats)) for result in run.results]

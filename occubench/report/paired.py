@@ -1,6 +1,6 @@
 """Paired comparison of two agents on the same tasks: is their difference in completion more than run-to-run noise?
 
-Two agents are compared within one :class:`PairedSetting` (suite, world model, environment mode, fault count and
+Two agents are compared within one :class:`PairedSetting` (suite, world model, fault level, fault count and
 duration, workplace guidance tier), so that their results differ only in the agent. A *pair* is one (task id, trial)
 evaluated under both agents; a pair with an error on either side is dropped and counted (``errors``), a (task, trial)
 only one agent has is no pair, and only tasks with at least one pair count. Trials pair by their number: both sides

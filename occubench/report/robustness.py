@@ -7,7 +7,7 @@ workplace E0 run of the same agent, say), or of different workplace guidance tie
 Two things a row cannot show are reported as warnings (:attr:`RobustnessRow.warnings`, one line each, naming the
 runs):
 
-- its modes cover different tasks (E0 has results for 382 tasks, E2 for 2): R then compares rates over different
+- its fault levels cover different tasks (E0 has results for 382 tasks, E2 for 2): R then compares rates over different
   tasks. A task counts as covered when it has a result, an error included: errors are counted apart and retried,
   and warning about each would bury the warnings that matter;
 - one of its modes pools results of several runs that share (task, trial) pairs — the same run repeated into a
@@ -19,29 +19,40 @@ runs):
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from occubench.core.faults import FAULT_MODES
+from occubench.config import CLEAN_LEVEL, FAULT_LEVELS
 from occubench.core.results import Result
+from occubench.core.suite import SuiteDefinition
 from occubench.core.tables import percent
+from occubench.engine.registry import installed_suites
 from occubench.errors import ConfigError
 from occubench.store import RESULTS_FILE, RunRecords, latest_by_task, run_records
 from occubench.util.text import terminal
 
-#: The suite of a result whose suite is unknown (a file of an older version, without a simulator).
+#: The suite of a result that names none (a file of the original OccuBench harness, or of another one).
 UNKNOWN_SUITE = "-"
+#: How R is computed (the paper's: the worst of E1–E3 over E0), for table titles.
+R_FORMULA = f"min({', '.join(level.name for level in FAULT_LEVELS.values() if level.in_robustness)}) / {CLEAN_LEVEL}"
 
 
 def suite_of(result: Result) -> str:
-    """The suite a result belongs to. Files of older versions and of the original OccuBench harness carry none: a
-    result with a simulator (``world_model``) is then the OccuBench benchmark's, any other is unknown (``-``)."""
+    """The suite a result belongs to: the one it records, else the installed suite that claims it (a line of the
+    original OccuBench harness names none), else ``-``."""
     if result.suite:
         return result.suite
-    return "occubench" if result.world_model else UNKNOWN_SUITE
+    return next((definition.name for definition in _claiming()
+                 if definition.claims is not None and definition.claims(result)), UNKNOWN_SUITE)
+
+
+@functools.cache
+def _claiming() -> list[SuiteDefinition]:
+    return [definition for definition in installed_suites().values() if definition.claims is not None]
 
 
 def with_guidance(text: str, tier: int) -> str:
@@ -57,11 +68,14 @@ def warn(message: str, warnings: list[str] | None = None) -> None:
         warnings.append(message)
 
 
-def robustness_score(e0: float | None, e1: float | None, e2: float | None, e3: float | None) -> float | None:
-    """Worst faulted completion rate over the clean one; None unless all four are known and E0 > 0."""
-    if None in (e0, e1, e2, e3) or not e0:
+def robustness_score(rates: Mapping[str, float | None]) -> float | None:
+    """R: the worst completion rate of the levels R takes in (:attr:`FaultLevel.in_robustness`) over the clean
+    level's; None unless each of them is known and the clean rate is above 0."""
+    clean = rates.get(CLEAN_LEVEL)
+    faulted = [rates.get(level.name) for level in FAULT_LEVELS.values() if level.in_robustness]
+    if not clean or any(rate is None for rate in faulted):
         return None
-    return min(e1, e2, e3) / e0  # type: ignore[type-var, operator]
+    return min(rate for rate in faulted if rate is not None) / clean
 
 
 @dataclass
@@ -98,7 +112,7 @@ class RobustnessRow:
 
     @property
     def score(self) -> float | None:
-        return robustness_score(*(self.rates.get(mode) for mode in FAULT_MODES))
+        return robustness_score(self.rates)
 
     @property
     def label(self) -> str:
@@ -109,13 +123,13 @@ class RobustnessRow:
     def warnings(self) -> list[str]:
         """One line per problem the rates hide: modes over different tasks, runs pooled over the same tasks."""
         messages = []
-        covered = [mode for mode in FAULT_MODES if self.tasks.get(mode)]
+        covered = [level for level in FAULT_LEVELS if self.tasks.get(level)]
         if len({self.tasks[mode] for mode in covered}) > 1:
             shared = frozenset.intersection(*(self.tasks[mode] for mode in covered))
             parts = [f"{mode}: {len(self.tasks[mode])} tasks{_run_names(self.runs.get(mode, []))}" for mode in covered]
-            messages.append(f"{self.label}: the modes cover different tasks ({', '.join(parts)}; {len(shared)} tasks "
-                            f"in every mode): their rates and R compare different task sets")
-        for mode in FAULT_MODES:
+            messages.append(f"{self.label}: the fault levels cover different tasks ({', '.join(parts)}; "
+                            f"{len(shared)} tasks at every level): their rates and R compare different task sets")
+        for mode in FAULT_LEVELS:
             if not self.overlapping.get(mode):
                 continue
             runs = [t for t in self.runs.get(mode, []) if t.evaluated]
@@ -154,7 +168,7 @@ def robustness_table(results: Iterable[Result] | Mapping[str, Iterable[Result]])
     rows = []
     for (suite, agent, world, tier), modes in sorted(groups.items()):
         row = RobustnessRow(agent, world, suite=suite, guidance=tier)
-        for mode in FAULT_MODES:
+        for mode in FAULT_LEVELS:
             by_run = modes.get(mode, {})
             row.runs[mode] = [RunTally(run, sum(passed for _, passed in v), len(v)) for run, v in by_run.items()]
             row.evaluated[mode] = sum(t.evaluated for t in row.runs[mode])

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
-from occubench.core.faults import FAULT_MODES
+from occubench.config import FAULT_LEVELS
 from occubench.core.results import Result
 from occubench.core.suite import SuiteDefinition
 from occubench.core.tables import Table, percent
@@ -20,7 +20,7 @@ from occubench.errors import ConfigError
 from occubench.llm.types import Usage
 from occubench.report.compare import PairAgreement
 from occubench.report.paired import PairedComparison
-from occubench.report.robustness import RobustnessRow, robustness_warnings
+from occubench.report.robustness import R_FORMULA, RobustnessRow, robustness_warnings
 from occubench.report.runs import Run
 from occubench.report.stats import Group, RunStats
 
@@ -118,7 +118,7 @@ def leaderboard(runs: Iterable[RunStats]) -> list[tuple[int | None, RunStats]]:
     return [(rank if s.completion.rate is not None else None, s) for rank, s in enumerate(ordered, start=1)]
 
 
-MODES_TITLE = "Completion by environment mode; R = min(E1, E2, E3) / E0"
+MODES_TITLE = f"Completion by fault level; R = {R_FORMULA}"
 
 
 def modes_table(rows: list[RobustnessRow]) -> Table:
@@ -126,9 +126,9 @@ def modes_table(rows: list[RobustnessRow]) -> Table:
     runs pooled over the same tasks) is in the rows' warnings, which the report shows in its Warnings section."""
     # The tier gets a column only when a row has one: tables of runs without tiers keep their shape.
     tiers = any(r.guidance for r in rows)
-    return Table(MODES_TITLE, ["Suite", "Agent", "World model", *(["Guidance"] if tiers else []), *FAULT_MODES, "R"],
+    return Table(MODES_TITLE, ["Suite", "Agent", "World model", *(["Guidance"] if tiers else []), *FAULT_LEVELS, "R"],
                  [[r.suite, r.agent_model, r.world_model, *([str(r.guidance)] if tiers else []),
-                   *(percent(r.rates[m]) for m in FAULT_MODES), "-" if r.score is None else f"{r.score:.2f}"]
+                   *(percent(r.rates[m]) for m in FAULT_LEVELS), "-" if r.score is None else f"{r.score:.2f}"]
                   for r in rows], text_columns=3)
 
 

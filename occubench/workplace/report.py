@@ -151,7 +151,7 @@ def workplace_tables(results: Iterable[Result]) -> list[Table]:
 
 def workplace_overview_tables(results: Iterable[Result]) -> list[Table]:
     """Scores per (agent, guidance tier) over the day-one results of several runs (a ``--guidance 0 1 2 3``
-    matrix, say); none when every result is of tier 0. Runs in several environment modes get a Mode column: a
+    matrix, say); none when every result is of tier 0. Runs at several fault levels get a Mode column: a
     faulted run's scores are not pooled with a clean one's."""
     groups: dict[tuple[str, str, int], list[_Scored]] = defaultdict(list)
     for result, record in _firsts(_scored(results)):

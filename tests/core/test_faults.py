@@ -8,11 +8,15 @@ import random
 
 import pytest
 
+from occubench.cli import main
+from occubench.config import FAULT_LEVELS, FaultLevel, RunConfig
 from occubench.core.environment import Environment, JSONObject
-from occubench.core.faults import FaultInjector, degrade, fault_schedule, recovery
+from occubench.core.faults import FaultInjector, degrade, fault_prompt, fault_schedule, recovery
 from occubench.core.results import FaultEvent, FaultWindow, Result
 from occubench.core.tools import ToolSpec
 from occubench.core.trajectory import Step, ToolCall
+from occubench.errors import ConfigError
+from occubench.report.robustness import robustness_score
 
 TOOLS = [ToolSpec("post", "Add an entry.", {"type": "object", "properties": {"amount": {"type": "integer"}},
                                             "required": ["amount"]}, writes=True),
@@ -146,3 +150,27 @@ def test_recovery_counts_retries_and_requeries() -> None:
     other_arguments.steps[0].tool_calls[2].arguments = '{"id": 2}'
     assert recovery([other_arguments]).explicit_retried == 0  # a different query is not a retry
     assert isinstance(fault_schedule("E1", 1, 1, 0, 0)[0], FaultWindow)
+
+
+def test_a_fifth_fault_level_is_one_table_entry(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """E4 (silent degradation alone, left out of R) added to the table, and nothing else: the config accepts it,
+    the command line offers it, the schedule and the injector use its kind, prompt mode words it, R ignores it."""
+    monkeypatch.setitem(FAULT_LEVELS, "E4", FaultLevel("E4", ("implicit",), "stale data only", in_robustness=False))
+    assert RunConfig(env_mode="E4").env_mode == "E4"
+    with pytest.raises(ConfigError, match="E5"):
+        RunConfig.create({"env_mode": "E5"})
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "E4 stale data only" in " ".join(capsys.readouterr().out.split())
+    windows = fault_schedule("E4", 3, 1, 0, "t")
+    assert len(windows) == 3 and {w.kind for w in windows} == {"implicit"}
+    assert fault_prompt("E4", 1, 1) == fault_prompt("E2", 1, 1)
+    injector = FaultInjector(Ledger(), "E4", 1, 1, 0, "t")
+    for _ in range(4):
+        injector.call("list", {})
+    assert [event.kind for event in injector.events] == ["implicit"]
+    rates = {"E0": 0.8, "E1": 0.6, "E2": 0.4, "E3": 0.5, "E4": 0.1}
+    assert robustness_score(rates) == pytest.approx(0.5)  # min(E1, E2, E3) / E0, as the paper defines R
+    monkeypatch.setitem(FAULT_LEVELS, "E4", FaultLevel("E4", ("implicit",), "stale data only"))
+    assert robustness_score(rates) == pytest.approx(0.125)  # a level R takes in: the worst of four

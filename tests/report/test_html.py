@@ -91,7 +91,7 @@ def test_self_contained(page: tuple[str, _Page]) -> None:
 def test_tables_and_charts(page: tuple[str, _Page]) -> None:
     _, parsed = page
     assert "Leaderboard" in parsed.captions
-    assert "Completion by environment mode; R = min(E1, E2, E3) / E0" in parsed.captions
+    assert "Completion by fault level; R = min(E1, E2, E3) / E0" in parsed.captions
     assert {"A__sim__E0: summary", "A__sim__E1: by category", "A__sim__E1: by domain"} <= set(parsed.captions)
     images = [attrs["src"] for tag, attrs in parsed.tags if tag == "img"]
     assert len(images) == 3

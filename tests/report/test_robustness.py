@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from occubench.cli import main
+from occubench.config import FAULT_LEVELS
 from occubench.core.results import Result
 from occubench.report.robustness import load_runs, robustness_score, robustness_table, robustness_warnings
 from tests.report.conftest import result
@@ -21,11 +22,13 @@ from tests.report.conftest import write_run as write_records
     ((79.6, 75.9, 70.4, 67.0), 0.84),   # GPT-5.2
 ])
 def test_the_papers_rows(rates: tuple[float, ...], expected: float) -> None:
-    assert round(robustness_score(*rates), 2) == expected
+    score = robustness_score(dict(zip(FAULT_LEVELS, rates)))
+    assert score is not None and round(score, 2) == expected
 
 
-def test_unknown_modes_give_no_score() -> None:
-    assert robustness_score(0.5, 0.4, None, 0.3) is None and robustness_score(0.0, 0.1, 0.1, 0.1) is None
+def test_unknown_levels_give_no_score() -> None:
+    assert robustness_score({"E0": 0.5, "E1": 0.4, "E3": 0.3}) is None
+    assert robustness_score({"E0": 0.0, "E1": 0.1, "E2": 0.1, "E3": 0.1}) is None
 
 
 def write_run(root: Path, name: str, agent: str, mode: str, outcomes: list[bool | None]) -> Path:

@@ -73,7 +73,8 @@ def test_report_keeps_suites_apart(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_results_of_older_versions_get_a_suite() -> None:
-    # No suite field: a simulated world is the OccuBench benchmark's, anything else unknown.
+    # No suite field: the suite that claims the line (the simulated suite claims the original harness's lines,
+    # which name a simulator), else unknown.
     assert suite_of(typed(1, True, world_model="sim")) == "occubench"
     assert suite_of(typed(1, True, world_model=None)) == "-"
     assert suite_of(typed(1, True, world_model=None, suite="workplace")) == "workplace"
@@ -86,8 +87,8 @@ def test_modes_over_different_tasks_are_warned_about(tmp_path: Path, capsys: pyt
     # E0 covers tasks 0–9, E2 only tasks 0 and 1: R would compare 80 % over ten tasks with 100 % over two.
     e0 = write_run(tmp_path, "a0", [result(t, t < 8) for t in range(10)])
     e2 = write_run(tmp_path, "a2", [result(t, True, env_mode="E2") for t in range(2)])
-    warning = ("agent A, world model sim, suite occubench: the modes cover different tasks (E0: 10 tasks (a0), "
-               "E2: 2 tasks (a2); 2 tasks in every mode): their rates and R compare different task sets")
+    warning = ("agent A, world model sim, suite occubench: the fault levels cover different tasks (E0: 10 tasks "
+               "(a0), E2: 2 tasks (a2); 2 tasks at every level): their rates and R compare different task sets")
     assert main(["robustness", str(e0), str(e2)]) == 0
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("warning: " + warning)

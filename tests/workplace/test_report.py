@@ -86,7 +86,7 @@ def test_a_guidance_matrix_shows_the_scores_per_tier(tmp_path: Path, capsys: pyt
         "noop__workplace__E0__guidance2", "reference__workplace__E0", "reference__workplace__E0__guidance2"]
     assert cli.main(["report", *map(str, runs)]) == 0
     out = capsys.readouterr().out
-    assert out.index("## Completion by environment mode") < out.index("## Workplace scores per guidance tier") \
+    assert out.index("## Completion by fault level") < out.index("## Workplace scores per guidance tier") \
         < out.index("## Run ")
     tier_table = out.split("## Workplace scores per guidance tier", 1)[1].split("##", 1)[0]
     assert ("| Agent | Guidance tier | Days | Tasks | Success rate | Checkpoint score | Easy CS | Hard CS |"
