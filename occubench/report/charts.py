@@ -89,6 +89,13 @@ def _clean(records: Iterable[Result]) -> tuple[list[Result], str]:
     return (clean, " (E0)") if clean and len(clean) < len(records) else (records, "")
 
 
+def category_rates(results: list[Result]) -> list[float]:
+    """Completion per industry category, in :data:`CATEGORY_ABBREVIATIONS`' order; NaN (drawn as a gap, never as 0 %)
+    for a category with no evaluated task."""
+    counts = breakdown(results, "category")
+    return [_nan_if_none(counts[c].rate) if c in counts else math.nan for c in CATEGORY_ABBREVIATIONS]
+
+
 @_LITERAL
 def radar_chart(records: Iterable[Result]) -> bytes:
     """Industry profile: completion per category (10 axes), one polygon per agent model, over the clean (E0)
@@ -101,8 +108,7 @@ def radar_chart(records: Iterable[Result]) -> bytes:
     axes.set_theta_zero_location("N")
     axes.set_theta_direction(-1)  # clockwise from the top, in the categories' order
     for label, series in _series(clean).items():
-        counts = breakdown(series, "category")
-        values = [_nan_if_none(counts[c].rate) if c in counts else math.nan for c in categories]
+        values = category_rates(series)
         axes.plot(angles + angles[:1], values + values[:1], marker="o", linewidth=1.5, label=label)
         if not any(math.isnan(v) for v in values):
             axes.fill(angles, values, alpha=0.08)

@@ -7,6 +7,7 @@ Every function expects the latest record of each (task, trial) (``occubench.stor
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -233,6 +234,13 @@ def _suites(results: list[Result]) -> str:
     return ", ".join(sorted({suite_of(r) for r in results})) or "-"
 
 
+def task_set_of(results: list[Result]) -> str:
+    """A short digest of the run's suite(s) and the ids of the tasks it has results for (errors included): runs
+    with the same one were evaluated on the same tasks, and only such runs are ranked against each other."""
+    tasks = sorted({f"{suite_of(r)}\x00{r.task_id}" for r in results})
+    return hashlib.sha256("\x01".join(tasks).encode()).hexdigest()[:8]
+
+
 @dataclass
 class RunStats:
     name: str
@@ -255,6 +263,9 @@ class RunStats:
     suite: str = "-"
     #: Lines of its results file left out as not the run's (see :func:`occubench.store.run_records`).
     left_out: int = 0
+    #: The run's task set (:func:`task_set_of`) and how many tasks it holds.
+    task_set: str = ""
+    tasks: int = 0
 
 
 def run_stats(run: Run, prices: Mapping[str, Price] | None = None) -> RunStats:
@@ -268,5 +279,6 @@ def run_stats(run: Run, prices: Mapping[str, Price] | None = None) -> RunStats:
         by_category=breakdown(results, "category"), by_difficulty=breakdown(results, "difficulty_level"),
         by_domain=breakdown(results, "domain"), unanimity=unanimity(results),
         pass_k=[pass_k(results, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary,
-        suite=_suites(results), left_out=run.left_out)
+        suite=_suites(results), left_out=run.left_out, task_set=task_set_of(results),
+        tasks=len({r.task_id for r in results}))
 

@@ -97,8 +97,13 @@ def _usage_table(stats: RunStats) -> Table:
     return Table(f"{stats.name}: usage", columns, rows, note=note)
 
 
+LEADERBOARD_NOTE = ("Ranked within a task set (the same suite and tasks); runs of a task set no other run has, or "
+                    "with nothing evaluated, are listed after them, unranked (-).")
+
+
 def leaderboard_table(runs: list[RunStats]) -> Table:
-    """Runs by completion rate, best first (runs with nothing evaluated last, unranked: see :func:`leaderboard`)."""
+    """Runs by task set, then completion rate, best first, ranked within their task set (see
+    :func:`leaderboard`)."""
     priced = any(s.summary.priced for s in runs)
     columns = ["Rank", "Run", "Suite", "Agent", "World model", "Mode", "Completion", "95% CI", "Passed", "Evaluated",
                "Errors"] + (["Cost (USD)"] if priced else [])
@@ -108,14 +113,27 @@ def leaderboard_table(runs: list[RunStats]) -> Table:
         row = ["-" if rank is None else str(rank), s.name, s.suite, s.agent_model, s.world_model, s.env_mode,
                percent(c.rate), ci_text(c.low, c.high), str(c.passed), str(c.evaluated), str(s.errors)]
         rows.append(row + ([f"{s.summary.cost_total:,.4f}"] if priced else []))
-    return Table("Leaderboard", columns, rows, text_columns=6)
+    return Table("Leaderboard", columns, rows, text_columns=6, note=LEADERBOARD_NOTE)
 
 
 def leaderboard(runs: Iterable[RunStats]) -> list[tuple[int | None, RunStats]]:
-    """Runs by completion rate, best first, with their rank; a run with nothing evaluated (only errors) has no rate
-    to rank by: it comes last, with no rank."""
-    ordered = sorted(runs, key=lambda s: (s.completion.rate is None, -(s.completion.rate or 0.0), s.name))
-    return [(rank if s.completion.rate is not None else None, s) for rank, s in enumerate(ordered, start=1)]
+    """Runs of a shared task set first, a group per task set (the largest first), each by completion rate, best
+    first, with its rank in the group; then, unranked and by rate, the runs whose task set no other run has (a
+    rate over other tasks says nothing of their place). A run with nothing evaluated (only errors) has no rank."""
+    groups: dict[str, list[RunStats]] = defaultdict(list)
+    for s in runs:
+        groups[s.task_set].append(s)
+    shared = sorted((g for g in groups.values() if len(g) > 1), key=lambda g: (-len(g), -g[0].tasks, g[0].task_set))
+    alone = [s for g in groups.values() if len(g) == 1 for s in g]
+    ordered: list[tuple[int | None, RunStats]] = []
+    for group in shared:
+        ordered += [(rank if s.completion.rate is not None else None, s)
+                    for rank, s in enumerate(sorted(group, key=_by_rate), start=1)]
+    return ordered + [(None, s) for s in sorted(alone, key=_by_rate)]
+
+
+def _by_rate(s: RunStats) -> tuple[bool, float, str]:
+    return s.completion.rate is None, -(s.completion.rate or 0.0), s.name
 
 
 MODES_TITLE = f"Completion by fault level; R = {R_FORMULA}"
@@ -291,7 +309,7 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
     c, u, summary = stats.completion, stats.unanimity, stats.summary
     data: dict[str, Any] = {
         "name": stats.name, "suite": stats.suite, "agent_model": stats.agent_model, "world_model": stats.world_model,
-        "env_mode": stats.env_mode, "trials": stats.trials,
+        "env_mode": stats.env_mode, "trials": stats.trials, "task_set": stats.task_set, "tasks": stats.tasks,
         "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
                        "ci_high": c.high, "ci_level": c.level},
         "errors": stats.errors,

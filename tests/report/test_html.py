@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,12 @@ def test_chart_labels_are_not_mathtext(chart: Any) -> None:
         return chart([typed(1, True, agent_model=name), typed(2, False, agent_model="$b$")])
 
     assert drawn("$a b$") != drawn("$ab$")
+
+
+def test_a_category_without_tasks_is_a_gap_on_the_radar_not_zero() -> None:
+    from occubench.report.charts import CATEGORY_ABBREVIATIONS, category_rates
+
+    rates = dict(zip(CATEGORY_ABBREVIATIONS, category_rates([typed(1, True, category=HEALTH),
+                                                             typed(2, False, category=TECH)])))
+    assert (rates[HEALTH], rates[TECH]) == (1.0, 0.0)  # a failed category is 0 %, drawn at the centre
+    assert all(math.isnan(rate) for category, rate in rates.items() if category not in (HEALTH, TECH))

@@ -36,12 +36,12 @@ def test_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", *_runs(tmp_path)]) == 0
     out = capsys.readouterr().out
     leaderboard = out.split("## Leaderboard", 1)[1].split("##", 1)[0]
-    # Best first: B 100 %, then A E0 66.7 %, then A E1 33.3 %.
+    # Best first: B 100 %, then A E0 66.7 %, then A E1 33.3 %; each on tasks of its own, so none ranked.
     assert leaderboard.index("B__sim__E0") < leaderboard.index("A__sim__E0") < leaderboard.index("A__sim__E1")
     # No suite in these files, but a simulator: the OccuBench benchmark's results.
     low = wilson_interval(2, 2)[0]
     assert low is not None and low < 0.5
-    assert f"| 1 | B__sim__E0 | occubench | B | sim | E0 | 100.0% | {100 * low:.1f}–100.0% | 2 | 2 | 0 |" in out
+    assert f"| - | B__sim__E0 | occubench | B | sim | E0 | 100.0% | {100 * low:.1f}–100.0% | 2 | 2 | 0 |" in out
     assert "| occubench | A | sim | 66.7% | 33.3% | - | - | - |" in out  # the E0–E3 table; no R without E2 and E3
     assert "| Suite | occubench |" in out  # each run's summary
     assert "| Completion | 66.7% |" in out and "| Passed / evaluated | 2/3 |" in out
@@ -118,3 +118,16 @@ def test_bad_run_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     err = capsys.readouterr().err
     assert f"warning: skipped {tmp_path / 'empty'}: no results.jsonl" in err
     assert f"occubench: error: no results.jsonl in any of {tmp_path / 'empty'}: nothing to report" in err
+
+
+def test_ranks_only_among_runs_of_one_task_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A and B on tasks 1-3, C on task 9 alone (100 %): C is not ranked above them, nor at all.
+    runs = [write_run(tmp_path, "A__sim__E0", [result(t, t < 3) for t in (1, 2, 3)]),
+            write_run(tmp_path, "B__sim__E0", [result(t, t < 2, agent_model="B") for t in (1, 2, 3)]),
+            write_run(tmp_path, "C__sim__E0", [result(9, True, agent_model="C")])]
+    assert main(["report", *map(str, runs), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["leaderboard"] == ["A__sim__E0", "B__sim__E0", "C__sim__E0"]
+    assert {run["name"]: run["rank"] for run in data["runs"]} == {"A__sim__E0": 1, "B__sim__E0": 2, "C__sim__E0": None}
+    sets = {run["name"]: (run["task_set"], run["tasks"]) for run in data["runs"]}
+    assert sets["A__sim__E0"] == sets["B__sim__E0"] != sets["C__sim__E0"] and sets["C__sim__E0"][1] == 1
