@@ -72,37 +72,38 @@ def check_file(path: Path) -> int:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
-def _checked(path: Path, status: os.stat_result) -> int:
+def _checked(path: Path, status: os.stat_result, limit: int = MAX_FILE_BYTES) -> int:
     if stat.S_ISLNK(status.st_mode):
         raise ConfigError(f"{path}: {_LINK}")
     if stat.S_ISDIR(status.st_mode):
         raise ConfigError(f"{path}: is a directory, not a file")
     if not stat.S_ISREG(status.st_mode):
         raise ConfigError(f"{path}: not a regular file (a world or data folder holds files and folders only)")
-    return _within(path, status.st_size)
+    return _within(path, status.st_size, limit)
 
 
-def _within(path: Path, size: int) -> int:
-    if size > MAX_FILE_BYTES:
+def _within(path: Path, size: int, limit: int = MAX_FILE_BYTES) -> int:
+    if size > limit:
         raise ConfigError(f"{path}: {size:,} bytes; a file of a world or data folder may have at most "
-                          f"{MAX_FILE_BYTES >> 20} MB")
+                          f"{limit >> 20} MB")
     return size
 
 
-def read_chunks(path: Path) -> Iterator[bytes]:
+def read_chunks(path: Path, limit: int = MAX_FILE_BYTES) -> Iterator[bytes]:
     """The bytes of the regular file ``path``, in chunks, under the rules above (checked on the open file); a file
-    itself named as a link is refused too, a link among the folders above it is the caller's to rule out."""
+    itself named as a link is refused too, a link among the folders above it is the caller's to rule out.
+    ``limit`` replaces :data:`MAX_FILE_BYTES` for a file known to be larger (a dataset's JSON Lines)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO does not block this
     except OSError as exc:
         reason = _LINK if os.path.islink(path) else f"cannot read it ({exc.strerror})"  # ELOOP, or EMLINK on BSDs
         raise ConfigError(f"{path}: {reason}") from None
     with open(fd, "rb", buffering=0, closefd=True) as handle:
-        _checked(path, os.fstat(fd))
+        _checked(path, os.fstat(fd), limit)
         read = 0
         try:
             while chunk := handle.read(_CHUNK):
-                read = _within(path, read + len(chunk))  # a file grown past the limit since its stat
+                read = _within(path, read + len(chunk), limit)  # a file grown past the limit since its stat
                 yield chunk
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
