@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from occubench.executable.registry import builtin_worlds
+from occubench.sandbox import Provider, detect
 from occubench.simulated.data import SAMPLE
 from occubench.testing import MockLLMServer
 
@@ -69,3 +71,15 @@ def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # A developer's real endpoint or key must never be used by a test.
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OCCUBENCH_DATA"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def sandbox() -> Provider:
+    """The machine's sandbox provider (bubblewrap). Without one, a test that needs it is skipped, naming what is
+    missing, unless ``OCCUBENCH_REQUIRE_SANDBOX`` is set (as ``.ci/run`` sets it), where that fails it."""
+    detection = detect()
+    if detection.provider is None:
+        if os.environ.get("OCCUBENCH_REQUIRE_SANDBOX"):
+            pytest.fail(f"OCCUBENCH_REQUIRE_SANDBOX is set but there is no sandbox: {detection.reason}")
+        pytest.skip(f"no sandbox provider here: {detection.reason}")
+    return detection.provider

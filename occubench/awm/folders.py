@@ -1,0 +1,21 @@
+"""A scenario's parts written as a folder a worker reads (read-only, in the sandbox): the application as
+``app.py``, the schema and seed rows as JSON. Written from data, never run here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from occubench.awm.data import Scenario
+
+
+def write_scenario(scenario: Scenario, folder: Path) -> Path:
+    """``scenario``'s runnable parts under ``folder``; a ValueError when it is not runnable."""
+    if not scenario.runnable or scenario.app is None:
+        raise ValueError(f"{scenario.name}: not runnable ({'; '.join(scenario.defects())})")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "app.py").write_text(scenario.app)
+    (folder / "schema.json").write_text(json.dumps(scenario.schema))
+    if scenario.seed is not None:
+        (folder / "seed.json").write_text(json.dumps(scenario.seed))
+    return folder

@@ -1,0 +1,77 @@
+"""What a sandbox worker does for one AWM scenario (``occubench.sandbox.worker occubench.awm.service``): load it
+from its folder (written by :func:`occubench.awm.folders.write_scenario`), then open instances — each a copy of the
+seeded template database — and run their tool calls. Plain JSON in and out, as every service's."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from occubench.awm.app import Application, build_database
+from occubench.errors import ConfigError
+
+
+class ScenarioService:
+    def __init__(self) -> None:
+        self.application: Application | None = None
+        self.workdir = Path(tempfile.mkdtemp(prefix="awm-"))  # the worker's private /tmp
+        self.instances: dict[int, tuple[Any, Path]] = {}
+        self.numbers = itertools.count(1)
+
+    def load(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self.application is not None:
+            raise ConfigError("this worker has loaded its scenario already")
+        folder = Path(str(args["folder"]))
+        schema = json.loads((folder / "schema.json").read_text())
+        seed_file = folder / "seed.json"
+        seed = json.loads(seed_file.read_text()) if seed_file.is_file() else None
+        template = self.workdir / "template.db"
+        problems = build_database(template, schema, seed)
+        self.application = Application((folder / "app.py").read_text(), str(folder / "app.py"), template)
+        return {"tools": [{"name": name, "description": operation["description"],
+                           "parameters": operation["parameters"]}
+                          for name, operation in self.application.operations.items()],
+                "problems": problems}
+
+    def open(self, args: dict[str, Any]) -> int:
+        from sqlalchemy import create_engine
+
+        number = next(self.numbers)
+        path = self.workdir / f"instance-{number}.db"
+        shutil.copyfile(self.workdir / "template.db", path)
+        self.instances[number] = (create_engine(f"sqlite:///{path}"), path)
+        return number
+
+    def call(self, args: dict[str, Any]) -> dict[str, Any]:
+        engine, _ = self._instance(args)
+        application = self._application()
+        application.use(engine)
+        return application.call(str(args["tool"]), dict(args["arguments"]))
+
+    def close(self, args: dict[str, Any]) -> None:
+        found = self.instances.pop(args["instance"], None)
+        if found is not None:
+            found[0].dispose()
+            found[1].unlink(missing_ok=True)
+
+    def _instance(self, args: dict[str, Any]) -> tuple[Any, Path]:
+        found = self.instances.get(args["instance"])
+        if found is None:
+            raise ConfigError(f"no instance {args['instance']!r}")
+        return found
+
+    def _application(self) -> Application:
+        if self.application is None:
+            raise ConfigError("no scenario loaded")
+        return self.application
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        return {"load": self.load, "open": self.open, "call": self.call, "close": self.close}
+
+
+HANDLERS = ScenarioService().handlers()
