@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from occubench.core.tools import clip, tool_error
+from occubench.errors import ConfigError
 
 #: How deep a schema's references are resolved into tool parameters; deeper (or circular) ones become ``{}``.
 MAX_REF_DEPTH = 8
@@ -165,3 +166,25 @@ class Application:
         if response.status_code in (400, 422):
             return tool_error("invalid_arguments", message)
         return tool_error("tool_failed" if response.status_code >= 500 else "tool_error", message)
+
+
+#: The function each kind of published verifier defines, and whether it takes the agent's final answer.
+VERIFIER_FUNCTIONS = {"pure": ("verify_task_completion", True), "code_augmented": ("verify_task", False)}
+
+
+def run_verifier(code: str, mode: str, initial: Path, final: Path, answer: str) -> dict[str, Any]:
+    """What a task's verifier says of the episode: its code compiled and its function called on the initial and
+    final databases (and, for a pure-code verifier, the final answer). A :class:`ConfigError` (the data's defect)
+    when it does not compile or defines no such function; whatever else it raises is the caller's to report."""
+    name, takes_answer = VERIFIER_FUNCTIONS[mode]
+    namespace: dict[str, Any] = {"__name__": "awm_verifier"}
+    try:
+        exec(compile(code, f"<{mode} verifier>", "exec"), namespace)  # the worker exists to run it
+    except SyntaxError as exc:
+        raise ConfigError(f"the {mode} verifier does not compile: {exc}") from None
+    function = namespace.get(name)
+    if not callable(function):
+        raise ConfigError(f"the {mode} verifier defines no {name}()")
+    arguments = (str(initial), str(final), answer) if takes_answer else (str(initial), str(final))
+    result = function(*arguments)
+    return result if isinstance(result, dict) else {"result": result}

@@ -1,5 +1,6 @@
 """A scenario's parts written as a folder a worker reads (read-only, in the sandbox): the application as
-``app.py``, the schema and seed rows as JSON. Written from data, never run here."""
+``app.py``, the schema, seed rows and verifier code (by mode and task index) as JSON. Written from data, never run
+here."""
 
 from __future__ import annotations
 
@@ -18,4 +19,7 @@ def write_scenario(scenario: Scenario, folder: Path) -> Path:
     (folder / "schema.json").write_text(json.dumps(scenario.schema))
     if scenario.seed is not None:
         (folder / "seed.json").write_text(json.dumps(scenario.seed))
+    verifiers = {mode: {str(index): code for index, code in codes.items()}
+                 for mode, codes in (("code_augmented", scenario.verifiers), ("pure", scenario.pure_verifiers))}
+    (folder / "verifiers.json").write_text(json.dumps(verifiers))
     return folder

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from occubench.awm.app import Application, build_database
+from occubench.awm.app import Application, build_database, run_verifier
 from occubench.errors import ConfigError
 
 
 class ScenarioService:
     def __init__(self) -> None:
         self.application: Application | None = None
+        self.verifiers: dict[str, dict[str, str]] = {}
         self.workdir = Path(tempfile.mkdtemp(prefix="awm-"))  # the worker's private /tmp
         self.instances: dict[int, tuple[Any, Path]] = {}
         self.numbers = itertools.count(1)
@@ -32,6 +33,8 @@ class ScenarioService:
         seed = json.loads(seed_file.read_text()) if seed_file.is_file() else None
         template = self.workdir / "template.db"
         problems = build_database(template, schema, seed)
+        self.verifiers = json.loads((folder / "verifiers.json").read_text())
+        shutil.copyfile(template, self.workdir / "initial.db")  # before the application's import can touch it
         self.application = Application((folder / "app.py").read_text(), str(folder / "app.py"), template)
         return {"tools": [{"name": name, "description": operation["description"],
                            "parameters": operation["parameters"]}
@@ -53,6 +56,14 @@ class ScenarioService:
         application.use(engine)
         return application.call(str(args["tool"]), dict(args["arguments"]))
 
+    def verify(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The task's verifier of ``mode`` on the instance's final database; refused when there is none."""
+        _, final = self._instance(args)
+        code = self.verifiers.get(str(args["mode"]), {}).get(str(args["task"]))
+        if not isinstance(code, str):
+            raise ConfigError(f"task {args['task']} has no {args['mode']} verifier")
+        return run_verifier(code, str(args["mode"]), self.workdir / "initial.db", final, str(args["answer"]))
+
     def close(self, args: dict[str, Any]) -> None:
         found = self.instances.pop(args["instance"], None)
         if found is not None:
@@ -71,7 +82,7 @@ class ScenarioService:
         return self.application
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
-        return {"load": self.load, "open": self.open, "call": self.call, "close": self.close}
+        return {"load": self.load, "open": self.open, "call": self.call, "verify": self.verify, "close": self.close}
 
 
 HANDLERS = ScenarioService().handlers()

@@ -126,3 +126,40 @@ def test_a_hostile_application_has_no_effect_outside_the_worker(attack: str, tmp
     finally:
         worker.kill()
     assert not mark.exists() and received == []
+
+
+PURE = '''
+import sqlite3
+
+def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
+    def subscribed(path):
+        with sqlite3.connect(path) as connection:
+            return {row[0] for row in connection.execute("SELECT channel_id FROM user_subscriptions")}
+    added = subscribed(final_db_path) - subscribed(initial_db_path)
+    return {"result": "complete" if added == {1} and "subscribed" in (final_answer or "") else "others"}
+'''
+
+
+def test_verifiers_run_on_the_initial_and_final_databases(tmp_path: Path, sandbox: Provider) -> None:
+    pytest.importorskip("sqlalchemy")
+    if not SAMPLE.is_dir():
+        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
+    scenario = load_set(SAMPLE).scenarios["content_platform_1"]
+    scenario.pure_verifiers = {0: PURE}
+    scenario.verifiers = {0: "def verify_task(initial_db_path, final_db_path):\n    return {[}\n"}  # as published
+    write_scenario(scenario, tmp_path / "content_platform_1")
+    worker = Worker(sandbox, SERVICE, [tmp_path], Limits())
+    try:
+        worker.request("load", {"folder": f"{worker.path(0)}/content_platform_1"}, SECONDS)
+        instance = worker.request("open", {}, SECONDS)
+        verify = {"instance": instance, "task": 0, "mode": "pure", "answer": "I subscribed."}
+        assert worker.request("verify", verify, SECONDS) == {"result": "others"}
+        worker.request("call", {"instance": instance, "tool": "subscribe_to_channel", "arguments": {"channel_id": 1}},
+                       SECONDS)
+        assert worker.request("verify", verify, SECONDS) == {"result": "complete"}
+        for mode, task, reason in (("code_augmented", 0, "does not compile"), ("pure", 5, "no pure verifier")):
+            with pytest.raises(WorkerFailed, match=reason) as failed:
+                worker.request("verify", {**verify, "mode": mode, "task": task}, SECONDS)
+            assert failed.value.kind == "refused"
+    finally:
+        worker.kill()
