@@ -194,7 +194,7 @@ def check_with_devtools(checks: Checks, chromium: str, profile: Path, url: str, 
         captions = browser.eval("Array.from(document.querySelectorAll('caption')).map(c => c.textContent)")
         leaderboard_rows = browser.eval("document.querySelectorAll('#leaderboard tbody tr').length")
         checks.check("tables are shown", "Leaderboard" in captions and leaderboard_rows == 3
-                     and any(c.startswith("Completion by environment mode") for c in captions)
+                     and any(c.startswith("Completion by fault level") for c in captions)
                      and "a1__sim__E0: by category" in captions,
                      f"{len(captions)} tables, {leaderboard_rows} leaderboard rows")
         images = browser.eval("Array.from(document.images).map(i => [i.complete, i.naturalWidth, "

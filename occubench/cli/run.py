@@ -176,7 +176,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", help="where run directories go (default: ./results)")
-    run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{mode}[__fc{n}_fd{n}])")
+    run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{level}[__fc{n}_fd{n}])")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
     run.add_argument("--executor", metavar="NAME",

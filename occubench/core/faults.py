@@ -18,7 +18,7 @@ from occubench.config import FAULT_LEVELS
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.results import FaultEvent, FaultWindow, Result
 
-#: What a faulted call becomes, by kind, as the simulator is told in prompt mode.
+#: What a faulted call becomes, by kind, as the simulator is told by the prompt injection.
 _RULES = {
     "explicit": """explicit failures: instead of the normal result, return a JSON error object such as \
 {"error": "HTTP 500 Internal Server Error"}, {"error": "Gateway timeout after 30s"}, {"error": "Connection \
@@ -30,7 +30,7 @@ slightly outdated values. It must stay valid JSON and look plausible""",
 
 
 def fault_prompt(level: str, count: int, duration: int) -> str | None:
-    """The simulator rules for fault level ``level`` in prompt mode, or None for a level without faults."""
+    """The simulator rules for fault level ``level`` (the prompt injection), or None for a level without faults."""
     rules = [_RULES[kind] for kind in FAULT_LEVELS[level].kinds]
     if not rules:
         return None
@@ -140,7 +140,7 @@ def degrade(observation: JSONObject, rng: random.Random,
 
 
 class FaultInjector(Wrapper):
-    """Harness-mode faults around any environment, following :func:`fault_schedule`.
+    """The harness injection: faults around any environment, following :func:`fault_schedule`.
 
     Explicit faults answer with an error without calling the world (no state changes, as a failed request);
     implicit faults call the world and :func:`degrade` what it returns. Every faulted call is logged.
@@ -191,7 +191,7 @@ class FaultInjector(Wrapper):
 
 @dataclass
 class Recovery:
-    """How agents reacted to harness-mode faults, over a set of results."""
+    """How agents reacted to faults of the harness injection, over a set of results."""
 
     explicit: int = 0
     explicit_retried: int = 0

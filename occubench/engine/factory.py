@@ -1,5 +1,5 @@
 """The one place episodes are assembled: from a run's config, the suite's plan, the models of its roles, the agent,
-each task's world with its wrappers (harness-mode faults), the verifier and the limits.
+each task's world with its wrappers (the harness fault injection), the verifier and the limits.
 
 ``occubench.run`` (and so the matrix, rescoring and synthesis's calibration), Ray workers, Gymnasium, the rollout
 pool and Inspect all build their episodes through an :class:`EpisodeFactory`; none builds a world or an agent of
@@ -77,7 +77,7 @@ class EpisodeFactory:
 
     @property
     def fault_rules(self) -> str | None:
-        """What the simulator is told to do wrong (prompt-mode faults); None otherwise."""
+        """What the simulator is told to do wrong (the prompt fault injection); None otherwise."""
         config = self.config
         return fault_prompt(config.env_mode, config.fault_count, config.fault_duration) \
             if self.injection == "prompt" else None
@@ -113,7 +113,7 @@ class EpisodeFactory:
         return {**run_fields, "config_hash": config_hash(meaning)}, meaning
 
     def folder_name(self, rescored: SavedEpisodes | None = None) -> str:
-        """The default run directory: readable (agent, world or suite, mode, faults; or the rescored run and its
+        """The default run directory: readable (agent, world or suite, fault level, faults; or the rescored run and its
         judge) and ending in a short hash of every setting of the run's identity, so two runs that differ in any
         never share a directory. The date is left out: a resumed run takes its date from the directory."""
         config = self.config
@@ -155,7 +155,7 @@ class EpisodeFactory:
         return (phase or self.plan).make(dict(models), self.fault_rules)
 
     def wrapper(self, seed: int | None = None) -> WrapWorld:
-        """What wraps each fresh world: harness-mode faults, the same for every episode of a task (seeded by the
+        """What wraps each fresh world: harness-injected faults, the same for every episode of a task (seeded by the
         task and ``seed``, the config's by default), then the engine's hold on ``--max-steps``."""
         config = self.config
         fault_seed = config.seed if seed is None else seed

@@ -41,7 +41,7 @@ class MatrixOutcome:
     """The summaries of the runs that finished, and why the others stopped (bad input, a failed preflight)."""
 
     runs: list[RunSummary] = field(default_factory=list)
-    #: "<agent model> <env mode>[ guidance <tier>]" → the error message.
+    #: "<agent model> <fault level>[ guidance <tier>]" → the error message.
     failures: dict[str, str] = field(default_factory=dict)
 
 

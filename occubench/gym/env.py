@@ -2,7 +2,7 @@
 
 An episode is one task in a fresh world, built by the engine's
 :class:`~occubench.engine.factory.EpisodeFactory` as ``occubench.run`` builds it: the suite's plan, its models, the
-simulator's fault rules and, for harness-mode faults, a :class:`~occubench.core.faults.FaultInjector` around the
+simulator's fault rules and, for the harness injection, a :class:`~occubench.core.faults.FaultInjector` around the
 world.
 
 - ``reset()`` returns the task's instruction; ``info`` holds ``task_id``, ``tools`` (OpenAI function schemas),
@@ -184,7 +184,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None,
               ) -> tuple[str, dict[str, Any]]:
-        """A fresh world for the task. ``seed`` also fixes the schedule of harness-mode faults from then on (the
+        """A fresh world for the task. ``seed`` also fixes the schedule of harness-injected faults from then on (the
         config's ``seed`` until one is given: as in a run, every episode of a task meets the same faults)."""
         super().reset(seed=seed)
         if options and "task_id" in options:

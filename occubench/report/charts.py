@@ -99,7 +99,7 @@ def category_rates(results: list[Result]) -> list[float]:
 @_LITERAL
 def radar_chart(records: Iterable[Result]) -> bytes:
     """Industry profile: completion per category (10 axes), one polygon per agent model, over the clean (E0)
-    results when there are any. A category without results leaves a gap."""
+    results when there are any. A category without results leaves a gap; 0 % is the inner ring."""
     clean, scope = _clean(records)
     categories = list(CATEGORY_ABBREVIATIONS)
     angles = [2 * math.pi * i / len(categories) for i in range(len(categories))]
@@ -109,12 +109,18 @@ def radar_chart(records: Iterable[Result]) -> bytes:
     axes.set_theta_direction(-1)  # clockwise from the top, in the categories' order
     for label, series in _series(clean).items():
         values = category_rates(series)
-        axes.plot(angles + angles[:1], values + values[:1], marker="o", linewidth=1.5, label=label)
+        # The fewer categories a series has, the higher it is drawn: its lone points are not hidden under a polygon.
+        # Unclipped, a point on the 0 % ring shows whole.
+        axes.plot(angles + angles[:1], values + values[:1], marker="o", linewidth=1.5, label=label, clip_on=False,
+                  zorder=2 + sum(map(math.isnan, values)) / len(values))
         if not any(math.isnan(v) for v in values):
             axes.fill(angles, values, alpha=0.08)
     axes.set_xticks(angles, [CATEGORY_ABBREVIATIONS[c] for c in categories])
     axes.set_ylim(0, 1)
-    axes.set_yticks([0.25, 0.5, 0.75, 1.0])
+    # A hole in the middle: 0 % is a ring, so a failed category's point stays on its own spoke instead of merging
+    # with every other category's at the centre (where a reader would take it for no data).
+    axes.set_rorigin(-0.15)
+    axes.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     axes.set_rlabel_position(180 / len(categories))  # between the first two axes, clear of their labels
     _percent_axis(axes.yaxis)
     axes.set_title("Completion by industry" + scope, pad=18)

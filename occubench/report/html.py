@@ -166,14 +166,14 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
 <p>{len(runs)} run(s), {len(records)} result(s). Completion = passed / evaluated; errors are counted apart and not
 scored. Completion intervals: Wilson score (on the effective sample size when tasks are repeated).</p>
 <nav>{'<a href="#warnings">Warnings</a>' if warnings else ""}<a href="#leaderboard">Leaderboard</a>
-<a href="#modes">Modes</a>{'<a href="#paired">Paired</a>' if paired else ""}
+<a href="#modes">Fault levels</a>{'<a href="#paired">Paired</a>' if paired else ""}
 <a href="#charts">Charts</a><a href="#runs">Runs</a>{'<a href="#fidelity">Fidelity</a>' if fidelity else ""}
 <a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
 {_warnings_html(warnings)}
 <section id="leaderboard"><h2>Leaderboard</h2>{_table_html(leaderboard_table(stats))}</section>
-<section id="modes"><h2>Environment modes and robustness</h2>{_table_html(modes_table(modes))}</section>
+<section id="modes"><h2>Fault levels and robustness</h2>{_table_html(modes_table(modes))}</section>
 {f'<section id="paired"><h2>Paired comparison</h2>{_table_html(paired_table(paired))}</section>' if paired else ""}
 <section id="charts" class="charts"><h2>Charts</h2>{"".join(charts)}</section>
 <section id="runs"><h2>Runs</h2>{"".join(run_sections)}</section>

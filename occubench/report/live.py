@@ -59,14 +59,14 @@ PAGE = f"""<!DOCTYPE html>
 score (on the effective sample size when tasks are repeated). The page follows the run directories as they are
 written.</p>
 <p id="status">Loading…</p>
-<nav><a href="#leaderboard">Leaderboard</a><a href="#modes">Modes</a><a href="#runs">Runs</a>
+<nav><a href="#leaderboard">Leaderboard</a><a href="#modes">Fault levels</a><a href="#runs">Runs</a>
 <a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
 <div id="run-errors"></div>
 <section id="warnings" class="warnings" hidden><h2>Warnings</h2><ul id="warning-list"></ul></section>
 <section id="leaderboard"><h2>Leaderboard</h2><div id="live-leaderboard"></div></section>
-<section id="modes"><h2>Environment modes and robustness</h2><div id="live-modes"></div></section>
+<section id="modes"><h2>Fault levels and robustness</h2><div id="live-modes"></div></section>
 <section id="runs"><h2>Runs</h2><div id="live-runs"></div></section>
 {VIEWER_HTML}
 </main>

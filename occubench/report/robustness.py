@@ -1,16 +1,18 @@
-"""Robustness: completion under E1/E2/E3 faults relative to the clean run, from run directories.
+"""Robustness: completion at each fault level (:data:`occubench.config.FAULT_LEVELS`) relative to the clean one,
+from run directories.
 
-The score is OccuBench's worst-case retention, ``R = min(CR_E1, CR_E2, CR_E3) / CR_E0``.
+The score is OccuBench's worst-case retention, ``R = min(CR_E1, CR_E2, CR_E3) / CR_E0``: the levels R takes in are
+those the table marks (:attr:`~occubench.config.FaultLevel.in_robustness`).
 
 A row is one (suite, agent model, world model, guidance tier): runs of different suites (an executable E1 run and a
 workplace E0 run of the same agent, say), or of different workplace guidance tiers, are never joined into one row.
 Two things a row cannot show are reported as warnings (:attr:`RobustnessRow.warnings`, one line each, naming the
 runs):
 
-- its fault levels cover different tasks (E0 has results for 382 tasks, E2 for 2): R then compares rates over different
-  tasks. A task counts as covered when it has a result, an error included: errors are counted apart and retried,
-  and warning about each would bury the warnings that matter;
-- one of its modes pools results of several runs that share (task, trial) pairs — the same run repeated into a
+- its fault levels cover different tasks (E0 has results for 382 tasks, E2 for 2): R then compares rates over
+  different tasks. A task counts as covered when it has a result, an error included: errors are counted apart and
+  retried, and warning about each would bury the warnings that matter;
+- one of its levels pools results of several runs that share (task, trial) pairs — the same run repeated into a
   second directory, say. Such results are **kept pooled**: every run's result counts, so a shared task counts once
   per run. Dropping one of them would mean choosing a run silently, and refusing would stop a report over
   ``results/*`` for a directory left over from a retry; the warning gives each run's own rate next to the pooled
@@ -37,8 +39,6 @@ from occubench.util.text import terminal
 
 #: The suite of a result that names none (a file of the original OccuBench harness, or of another one).
 UNKNOWN_SUITE = "-"
-#: How R is computed (the paper's: the worst of E1–E3 over E0), for table titles.
-R_FORMULA = f"min({', '.join(level.name for level in FAULT_LEVELS.values() if level.in_robustness)}) / {CLEAN_LEVEL}"
 
 
 def suite_of(result: Result) -> str:
@@ -68,6 +68,12 @@ def warn(message: str, warnings: list[str] | None = None) -> None:
         warnings.append(message)
 
 
+def r_formula() -> str:
+    """How R is computed, for table titles: ``min(E1, E2, E3) / E0`` for the paper's levels (read from the table
+    when asked, so a level added to it is named)."""
+    return f"min({', '.join(level.name for level in FAULT_LEVELS.values() if level.in_robustness)}) / {CLEAN_LEVEL}"
+
+
 def robustness_score(rates: Mapping[str, float | None]) -> float | None:
     """R: the worst completion rate of the levels R takes in (:attr:`FaultLevel.in_robustness`) over the clean
     level's; None unless each of them is known and the clean rate is above 0."""
@@ -80,7 +86,7 @@ def robustness_score(rates: Mapping[str, float | None]) -> float | None:
 
 @dataclass
 class RunTally:
-    """What one run contributed to one mode of a row."""
+    """What one run contributed to one level of a row."""
 
     run: str
     passed: int = 0
@@ -95,17 +101,17 @@ class RunTally:
 class RobustnessRow:
     agent_model: str
     world_model: str
-    #: Completion rate (0–1) per mode, over the tasks evaluated in that mode.
+    #: Completion rate (0–1) per level, over the tasks evaluated at that level.
     rates: dict[str, float | None] = field(default_factory=dict)
     evaluated: dict[str, int] = field(default_factory=dict)
     #: The row's suite (see :func:`suite_of`).
     suite: str = UNKNOWN_SUITE
-    #: Per mode, the ids (as text) of the tasks it covers: those with a result, an error included (an error is
+    #: Per level, the ids (as text) of the tasks it covers: those with a result, an error included (an error is
     #: retried by the next run; it does not make the task set differ).
     tasks: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    #: Per mode, what each run pooled into it contributed, in run order (run names are "" when not known).
+    #: Per level, what each run pooled into it contributed, in run order (run names are "" when not known).
     runs: dict[str, list[RunTally]] = field(default_factory=dict)
-    #: Per mode, how many (task, trial) pairs were evaluated by more than one run (they count once per run).
+    #: Per level, how many (task, trial) pairs were evaluated by more than one run (they count once per run).
     overlapping: dict[str, int] = field(default_factory=dict)
     #: The workplace guidance tier of the row's results (:attr:`Result.guidance`).
     guidance: int = 0
@@ -121,23 +127,24 @@ class RobustnessRow:
 
     @property
     def warnings(self) -> list[str]:
-        """One line per problem the rates hide: modes over different tasks, runs pooled over the same tasks."""
+        """One line per problem the rates hide: levels over different tasks, runs pooled over the same tasks."""
         messages = []
         covered = [level for level in FAULT_LEVELS if self.tasks.get(level)]
-        if len({self.tasks[mode] for mode in covered}) > 1:
-            shared = frozenset.intersection(*(self.tasks[mode] for mode in covered))
-            parts = [f"{mode}: {len(self.tasks[mode])} tasks{_run_names(self.runs.get(mode, []))}" for mode in covered]
+        if len({self.tasks[level] for level in covered}) > 1:
+            shared = frozenset.intersection(*(self.tasks[level] for level in covered))
+            parts = [f"{level}: {len(self.tasks[level])} tasks{_run_names(self.runs.get(level, []))}"
+                     for level in covered]
             messages.append(f"{self.label}: the fault levels cover different tasks ({', '.join(parts)}; "
                             f"{len(shared)} tasks at every level): their rates and R compare different task sets")
-        for mode in FAULT_LEVELS:
-            if not self.overlapping.get(mode):
+        for level in FAULT_LEVELS:
+            if not self.overlapping.get(level):
                 continue
-            runs = [t for t in self.runs.get(mode, []) if t.evaluated]
+            runs = [t for t in self.runs.get(level, []) if t.evaluated]
             source = "results" if len(runs) < 2 else f"{len(runs)} runs (" + ", ".join(
                 f"{t.run} {t.passed}/{t.evaluated} = {percent(t.rate)}" for t in runs) + ")"
-            messages.append(f"{self.label}, {mode}: {source} evaluated the same {self.overlapping[mode]} (task, "
+            messages.append(f"{self.label}, {level}: {source} evaluated the same {self.overlapping[level]} (task, "
                             f"trial) pairs; pooled as they are, a shared task counting once per run: "
-                            f"{percent(self.rates.get(mode))} over {self.evaluated.get(mode, 0)} results")
+                            f"{percent(self.rates.get(level))} over {self.evaluated.get(level, 0)} results")
         return messages
 
 
@@ -147,14 +154,14 @@ def _run_names(tallies: list[RunTally]) -> str:
 
 
 def robustness_table(results: Iterable[Result] | Mapping[str, Iterable[Result]]) -> list[RobustnessRow]:
-    """One row per (suite, agent model, world model, guidance tier) with the completion rate of each mode; errors
+    """One row per (suite, agent model, world model, guidance tier) with the completion rate of each level; errors
     are left out.
 
     ``results`` are results, or results by run name (a run directory's): given names, the rows say which runs
     they pool and their warnings name them.
     """
     named = results.items() if isinstance(results, Mapping) else [("", results)]
-    # (suite, agent, world, tier) -> mode -> run -> [((task id, trial), passed)] of its evaluated results
+    # (suite, agent, world, tier) -> level -> run -> [((task id, trial), passed)] of its evaluated results
     groups: dict[tuple[str, str, str, int], dict[str, dict[str, list[tuple[tuple[str, int], bool]]]]] = \
         defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     covered: dict[tuple[str, str, str, int], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -166,19 +173,19 @@ def robustness_table(results: Iterable[Result] | Mapping[str, Iterable[Result]])
             if result.ok:
                 verdicts.append(((str(result.task_id), result.trial), result.passed))
     rows = []
-    for (suite, agent, world, tier), modes in sorted(groups.items()):
+    for (suite, agent, world, tier), levels in sorted(groups.items()):
         row = RobustnessRow(agent, world, suite=suite, guidance=tier)
-        for mode in FAULT_LEVELS:
-            by_run = modes.get(mode, {})
-            row.runs[mode] = [RunTally(run, sum(passed for _, passed in v), len(v)) for run, v in by_run.items()]
-            row.evaluated[mode] = sum(t.evaluated for t in row.runs[mode])
-            row.rates[mode] = sum(t.passed for t in row.runs[mode]) / row.evaluated[mode] if row.evaluated[mode] \
-                else None
-            row.tasks[mode] = frozenset(covered[(suite, agent, world, tier)].get(mode, ()))
+        for level in FAULT_LEVELS:
+            by_run = levels.get(level, {})
+            row.runs[level] = [RunTally(run, sum(passed for _, passed in v), len(v)) for run, v in by_run.items()]
+            row.evaluated[level] = sum(t.evaluated for t in row.runs[level])
+            row.rates[level] = sum(t.passed for t in row.runs[level]) / row.evaluated[level] \
+                if row.evaluated[level] else None
+            row.tasks[level] = frozenset(covered[(suite, agent, world, tier)].get(level, ()))
             # A run directory holds one result per (task, trial): a repeat comes from another run (or, when the
             # results carry no run names, from anywhere).
             seen = Counter(task for verdicts in by_run.values() for task, _ in verdicts)
-            row.overlapping[mode] = sum(n > 1 for n in seen.values())
+            row.overlapping[level] = sum(n > 1 for n in seen.values())
         if any(row.evaluated.values()):  # a group whose every result is an error has no rates to show
             rows.append(row)
     return rows

@@ -20,7 +20,7 @@ from occubench.errors import ConfigError
 from occubench.llm.types import Usage
 from occubench.report.compare import PairAgreement
 from occubench.report.paired import PairedComparison
-from occubench.report.robustness import R_FORMULA, RobustnessRow, robustness_warnings
+from occubench.report.robustness import RobustnessRow, r_formula, robustness_warnings
 from occubench.report.runs import Run
 from occubench.report.stats import Group, RunStats
 
@@ -45,7 +45,7 @@ def run_tables(stats: RunStats, *, by_domain: bool = True) -> list[Table]:
     """Summary, by category, by difficulty, [by domain], [pass@k], [usage and cost] of one run."""
     c, u = stats.completion, stats.unanimity
     summary = [["Agent", stats.agent_model], ["World model", stats.world_model], ["Suite", stats.suite],
-               ["Mode", stats.env_mode],
+               ["Fault level", stats.env_mode],
                ["Completion", percent(c.rate)],
                [f"{100 * c.level:.0f}% CI (Wilson)", ci_text(c.low, c.high)],
                ["Passed / evaluated", f"{c.passed}/{c.evaluated}"],
@@ -105,8 +105,8 @@ def leaderboard_table(runs: list[RunStats]) -> Table:
     """Runs by task set, then completion rate, best first, ranked within their task set (see
     :func:`leaderboard`)."""
     priced = any(s.summary.priced for s in runs)
-    columns = ["Rank", "Run", "Suite", "Agent", "World model", "Mode", "Completion", "95% CI", "Passed", "Evaluated",
-               "Errors"] + (["Cost (USD)"] if priced else [])
+    columns = ["Rank", "Run", "Suite", "Agent", "World model", "Fault level", "Completion", "95% CI", "Passed",
+               "Evaluated", "Errors"] + (["Cost (USD)"] if priced else [])
     rows = []
     for rank, s in leaderboard(runs):
         c = s.completion
@@ -136,17 +136,16 @@ def _by_rate(s: RunStats) -> tuple[bool, float, str]:
     return s.completion.rate is None, -(s.completion.rate or 0.0), s.name
 
 
-MODES_TITLE = f"Completion by fault level; R = {R_FORMULA}"
-
-
 def modes_table(rows: list[RobustnessRow]) -> Table:
-    """One row per (suite, agent, world model[, guidance tier]). What the rates hide (modes over different tasks,
-    runs pooled over the same tasks) is in the rows' warnings, which the report shows in its Warnings section."""
+    """One row per (suite, agent, world model[, guidance tier]), a column per fault level. What the rates hide
+    (levels over different tasks, runs pooled over the same tasks) is in the rows' warnings, which the report shows
+    in its Warnings section."""
     # The tier gets a column only when a row has one: tables of runs without tiers keep their shape.
     tiers = any(r.guidance for r in rows)
-    return Table(MODES_TITLE, ["Suite", "Agent", "World model", *(["Guidance"] if tiers else []), *FAULT_LEVELS, "R"],
+    columns = ["Suite", "Agent", "World model", *(["Guidance"] if tiers else []), *FAULT_LEVELS, "R"]
+    return Table(f"Completion by fault level; R = {r_formula()}", columns,
                  [[r.suite, r.agent_model, r.world_model, *([str(r.guidance)] if tiers else []),
-                   *(percent(r.rates[m]) for m in FAULT_LEVELS), "-" if r.score is None else f"{r.score:.2f}"]
+                   *(percent(r.rates[level]) for level in FAULT_LEVELS), "-" if r.score is None else f"{r.score:.2f}"]
                   for r in rows], text_columns=3)
 
 
@@ -202,8 +201,8 @@ def paired_table(comparisons: list[PairedComparison]) -> Table:
                      c.agent_b, str(c.tasks), str(c.a_only), str(c.b_only), "-" if d is None else _points(d),
                      "-" if c.low is None or c.high is None else f"{_points(c.low)} to {_points(c.high)}",
                      f"{c.p_value:.3g}", str(needed.k) if needed.k else needed.reason, str(c.errors)])
-    return Table(PAIRED_TITLE, ["Suite", "World model", "Mode", "Faults", *(["Guidance"] if tiers else []), "A", "B",
-                                "Tasks", "A only (b)", "B only (c)", "A − B (pp)",
+    return Table(PAIRED_TITLE, ["Suite", "World model", "Fault level", "Faults", *(["Guidance"] if tiers else []),
+                                "A", "B", "Tasks", "A only (b)", "B only (c)", "A − B (pp)",
                                 f"{100 * level:.0f}% CI (paired bootstrap)", "McNemar p", "Trials needed", "Errors"],
                  rows, text_columns=7 if tiers else 6,
                  note="Pairs: the same task and trial under both agents; a pair with an error on either side is "

@@ -307,7 +307,8 @@
     detail.append(h, dl);
     field(dl, "Run", t.run); field(dl, "Suite", t.suite); field(dl, "Agent", t.agent_model);
     field(dl, "World model", t.world_model); field(dl, "Verifier model", t.verifier_model);
-    field(dl, "Colleague model", t.npc_model); field(dl, "Mode", t.env_mode); field(dl, "Fault mode", t.fault_mode);
+    field(dl, "Colleague model", t.npc_model);
+    field(dl, "Fault level", t.env_mode); field(dl, "Injection", t.fault_mode);
     field(dl, "Category", t.category); field(dl, "Domain", t.domain); field(dl, "Difficulty", t.difficulty);
     field(dl, "Trial", t.trial); field(dl, "Status", t.status); field(dl, "Stop reason", t.stop_reason);
     field(dl, "Judge label", details.judge_label); field(dl, "Duration (s)", t.duration_s);

@@ -151,21 +151,21 @@ def workplace_tables(results: Iterable[Result]) -> list[Table]:
 
 def workplace_overview_tables(results: Iterable[Result]) -> list[Table]:
     """Scores per (agent, guidance tier) over the day-one results of several runs (a ``--guidance 0 1 2 3``
-    matrix, say); none when every result is of tier 0. Runs at several fault levels get a Mode column: a
+    matrix, say); none when every result is of tier 0. Runs at several fault levels get a Fault level column: a
     faulted run's scores are not pooled with a clean one's."""
     groups: dict[tuple[str, str, int], list[_Scored]] = defaultdict(list)
     for result, record in _firsts(_scored(results)):
         groups[(str(result.agent_model), result.env_mode, result.guidance)].append((result, record))
     if {tier for _, _, tier in groups} <= {0}:
         return []
-    modes = len({mode for _, mode, _ in groups}) > 1
+    several = len({fault_level for _, fault_level, _ in groups}) > 1
     rows = []
-    for (agent, mode, tier), days in sorted(groups.items()):
+    for (agent, fault_level, tier), days in sorted(groups.items()):
         figures, levels = _day_figures(days), _by(_tasks(days), lambda task: task.difficulty)
-        rows.append([agent, *([mode] if modes else []), str(tier), str(figures["days"]), *_rates(figures),
+        rows.append([agent, *([fault_level] if several else []), str(tier), str(figures["days"]), *_rates(figures),
                      *(percent(_task_figures(levels[level])["checkpoint_score"]) for level in LEVELS)])
     return [Table("Workplace scores per guidance tier",
-                  ["Agent", *(["Mode"] if modes else []), "Guidance tier", "Days", "Tasks", "Success rate",
-                   "Checkpoint score", "Easy CS", "Hard CS"], rows, text_columns=2 if modes else 1,
+                  ["Agent", *(["Fault level"] if several else []), "Guidance tier", "Days", "Tasks", "Success rate",
+                   "Checkpoint score", "Easy CS", "Hard CS"], rows, text_columns=2 if several else 1,
                   note="Day-one results only. Tiers: 0 no hints, 1 where to look, 2 also whom to ask and what for, "
                        "3 also the plan step by step.")]

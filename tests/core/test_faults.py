@@ -1,4 +1,4 @@
-"""Harness-mode fault injection: seeded schedules, explicit faults without side effects, silent degradation that
+"""The harness fault injection: seeded schedules, explicit faults without side effects, silent degradation that
 stays valid JSON, the fault log, and recovery figures."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from occubench.core.results import FaultEvent, FaultWindow, Result
 from occubench.core.tools import ToolSpec
 from occubench.core.trajectory import Step, ToolCall
 from occubench.errors import ConfigError
-from occubench.report.robustness import robustness_score
+from occubench.report.robustness import robustness_score, robustness_table
+from occubench.report.tables import modes_table
 
 TOOLS = [ToolSpec("post", "Add an entry.", {"type": "object", "properties": {"amount": {"type": "integer"}},
                                             "required": ["amount"]}, writes=True),
@@ -155,7 +156,8 @@ def test_recovery_counts_retries_and_requeries() -> None:
 def test_a_fifth_fault_level_is_one_table_entry(monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """E4 (silent degradation alone, left out of R) added to the table, and nothing else: the config accepts it,
-    the command line offers it, the schedule and the injector use its kind, prompt mode words it, R ignores it."""
+    the command line offers it, the schedule and the injector use its kind, the prompt injection words it, R ignores
+    it unless marked to take it in, and the report gives it a column."""
     monkeypatch.setitem(FAULT_LEVELS, "E4", FaultLevel("E4", ("implicit",), "stale data only", in_robustness=False))
     assert RunConfig(env_mode="E4").env_mode == "E4"
     with pytest.raises(ConfigError, match="E5"):
@@ -174,3 +176,7 @@ def test_a_fifth_fault_level_is_one_table_entry(monkeypatch: pytest.MonkeyPatch,
     assert robustness_score(rates) == pytest.approx(0.5)  # min(E1, E2, E3) / E0, as the paper defines R
     monkeypatch.setitem(FAULT_LEVELS, "E4", FaultLevel("E4", ("implicit",), "stale data only"))
     assert robustness_score(rates) == pytest.approx(0.125)  # a level R takes in: the worst of four
+    table = modes_table(robustness_table([Result(task_id=1, env_mode=level, is_correct=True)
+                                          for level in FAULT_LEVELS]))
+    assert table.columns[-6:] == ["E0", "E1", "E2", "E3", "E4", "R"] and table.rows[0][-6:] == ["100.0%"] * 5 + ["1.00"]
+    assert table.title.endswith("R = min(E1, E2, E3, E4) / E0")

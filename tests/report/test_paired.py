@@ -163,7 +163,7 @@ def test_guidance_tiers_are_separate_settings(tmp_path: Path, capsys: pytest.Cap
     captured = capsys.readouterr()
     assert "several results" not in captured.err
     table = captured.out.split("## Paired comparison", 1)[1].split("\n## ", 1)[0]
-    assert "| Suite | World model | Mode | Faults | Guidance | A | B |" in table
+    assert "| Suite | World model | Fault level | Faults | Guidance | A | B |" in table
     assert "| occubench | sim | E0 | - | 0 | A | B | 20 | 8 | 2 | +30.0 |" in table
     assert "| occubench | sim | E0 | - | 1 | A | B | 20 | 0 | 0 | +0.0 |" in table
     assert main(["report", *runs, "--format", "json"]) == 0
@@ -172,7 +172,7 @@ def test_guidance_tiers_are_separate_settings(tmp_path: Path, capsys: pytest.Cap
     # Results without a tier compare as before, with no Guidance column.
     assert [c.setting.guidance for c in paired_comparisons(_typed(VERDICTS))] == [0]
     assert main(["report", *runs[:2]]) == 0
-    assert "| Suite | World model | Mode | Faults | A | B |" in capsys.readouterr().out
+    assert "| Suite | World model | Fault level | Faults | A | B |" in capsys.readouterr().out
 
 
 def test_a_repeated_agent_is_named_with_its_tier() -> None:

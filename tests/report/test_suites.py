@@ -50,7 +50,7 @@ def test_report_keeps_suites_apart(tmp_path: Path, capsys: pytest.CaptureFixture
     runs = _two_suites(tmp_path)
     assert main(["report", *runs]) == 0
     out = capsys.readouterr().out
-    assert "| Rank | Run | Suite | Agent | World model | Mode |" in out
+    assert "| Rank | Run | Suite | Agent | World model | Fault level |" in out
     # Two suites, two task sets: listed by rate, neither ranked above the other.
     assert "| - | reference__workplace__E0 | workplace | reference | - | E0 | 75.0% |" in out
     assert "| - | refE1 | executable | reference | - | E1 | 25.0% |" in out

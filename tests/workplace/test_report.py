@@ -198,7 +198,7 @@ def test_the_tier_table_takes_day_ones_and_keeps_modes_apart() -> None:
     for result in hinted:
         result.env_info["guidance"] = 1
     (table,) = workplace_overview_tables(untiered + hinted)
-    assert table.columns[:3] == ["Agent", "Mode", "Guidance tier"]
+    assert table.columns[:3] == ["Agent", "Fault level", "Guidance tier"]
     # The day two of the untiered run is left out: tier 0 has one day of one task.
     assert table.rows == [["A", "E0", "0", "1", "1", "100.0%", "100.0%", "100.0%", "-"],
                           ["A", "E0", "1", "1", "2", "0.0%", "25.0%", "50.0%", "0.0%"],
