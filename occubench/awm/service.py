@@ -13,20 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from occubench.awm.app import Application, build_database, run_verifier
+from occubench.core.tools import clip
 from occubench.errors import ConfigError
+from occubench.sandbox.boundary import LONG, MAX_PROBLEMS
 
 
 class ScenarioService:
     def __init__(self) -> None:
         self.application: Application | None = None
         self.verifiers: dict[str, dict[str, str]] = {}
+        self.described: dict[str, Any] | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="awm-"))  # the worker's private /tmp
         self.instances: dict[int, tuple[Any, Path]] = {}
         self.numbers = itertools.count(1)
 
     def load(self, args: dict[str, Any]) -> dict[str, Any]:
-        if self.application is not None:
-            raise ConfigError("this worker has loaded its scenario already")
+        """The scenario of the folder ``args["folder"]``, loaded once: its tools and the problems of building its
+        database."""
+        if self.described is not None:
+            return self.described
         folder = Path(str(args["folder"]))
         schema = json.loads((folder / "schema.json").read_text())
         seed_file = folder / "seed.json"
@@ -36,14 +41,16 @@ class ScenarioService:
         self.verifiers = json.loads((folder / "verifiers.json").read_text())
         shutil.copyfile(template, self.workdir / "initial.db")  # before the application's import can touch it
         self.application = Application((folder / "app.py").read_text(), str(folder / "app.py"), template)
-        return {"tools": [{"name": name, "description": operation["description"],
-                           "parameters": operation["parameters"]}
-                          for name, operation in self.application.operations.items()],
-                "problems": problems}
+        self.described = {"tools": [{"name": name, "description": clip(operation["description"], LONG // 2),
+                                     "parameters": operation["parameters"], "writes": operation["method"] != "GET"}
+                                    for name, operation in self.application.operations.items()],
+                          "problems": [clip(problem, LONG // 2) for problem in problems][:MAX_PROBLEMS]}
+        return self.described
 
     def open(self, args: dict[str, Any]) -> int:
         from sqlalchemy import create_engine
 
+        self.load(args)
         number = next(self.numbers)
         path = self.workdir / f"instance-{number}.db"
         shutil.copyfile(self.workdir / "template.db", path)

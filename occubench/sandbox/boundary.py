@@ -91,6 +91,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                 "message": _text(LONG)}), MAX_CHECKS), "diff": _DIFF}),
     "diff": _DIFF,
     "sizes": _map(_COUNT, MAX_TABLES),
+    # an AWM scenario's worker (occubench.awm.service): its tools and the problems of its database's build; what a
+    # task's verifier returned
+    "awm_load": _object({"tools": _list(_TOOL, MAX_TOOLS), "problems": _PROBLEMS}),
+    "awm_verify": {"type": "object"},
     # synthesis's probes (occubench.synth.executable.probe), by the kind of job
     "schema": _object({"problems": _PROBLEMS}),
     "seed": _object({"problems": _PROBLEMS, "failed": _list(_COUNT, MAX_ROWS)}),
@@ -122,6 +126,9 @@ def problem(kind: str, reply: object) -> str | None:
     if kind == "tools":
         assert isinstance(reply, dict)
         return _tools_problem(reply.get("specs", []))
+    if kind == "awm_load":
+        assert isinstance(reply, dict)
+        return _tools_problem(reply["tools"])
     return None
 
 

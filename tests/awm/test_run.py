@@ -1,0 +1,64 @@
+"""`occubench run --suite awm`: the published sample run with the project's mock as agent and judge, every
+runnable task recorded with its verdict and the mode that decided it; a verifier that does not compile is the
+task's environment error, never the agent's score."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from occubench import load_results
+from occubench.awm.data import FILES
+from occubench.cli import main
+from occubench.sandbox import Provider
+from occubench.testing import MockLLMServer
+from tests.awm.test_data import SAMPLE
+from tests.awm.test_service import PURE
+
+
+@pytest.fixture
+def data(tmp_path: Path, sandbox: Provider, monkeypatch: pytest.MonkeyPatch) -> Path:
+    pytest.importorskip("sqlalchemy")  # the awm extra
+    if not SAMPLE.is_dir():
+        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
+    monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))  # where scenario folders are written
+    copy = tmp_path / "awm"
+    shutil.copytree(SAMPLE, copy)
+    return copy
+
+
+def _run(data: Path, out: Path, *task_ids: str) -> int:
+    with MockLLMServer() as server:
+        return main(["run", "--suite", "awm", "--data-dir", str(data), "--agent-model", "agent", "--verifier-model",
+                     "judge", "--base-url", server.base_url, "--api-key", "k", "--output-dir", str(out),
+                     "--run-name", "r", "--task-ids", *task_ids])
+
+
+def test_runnable_tasks_get_a_verdict_and_its_mode(data: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(data, tmp_path / "out", "content_platform_1/0", "code_hosting_2/3") == 0
+    results = load_results(tmp_path / "out" / "r" / "results.jsonl")
+    assert {r.task_id for r in results} == {"content_platform_1/0", "code_hosting_2/3"}
+    # No verifier for these in the sample: the judge decides from the task's text, and says so.
+    assert all(r.ok and r.is_correct is not None and r.verdict_details["verification_mode"] == "judge"
+               for r in results)
+    assert any(call.name and "error" not in call.observation for r in results for call in r.tool_calls)
+    said = " ".join(capsys.readouterr().err.split())
+    assert "e_commerce_33: not run (no application" in said
+
+
+def test_a_pure_verifier_decides_and_one_that_does_not_compile_is_an_error(data: Path, tmp_path: Path) -> None:
+    lines = [{"scenario": "content_platform_1", "task_idx": 0, "verification": {"code": PURE}},
+             {"scenario": "content_platform_1", "task_idx": 1, "verification": {"code": "def verify_task(:"}}]
+    (data / FILES["pure_verifier"]).write_text(json.dumps(lines[0]) + "\n")
+    (data / FILES["verifier"]).write_text(json.dumps(lines[1]) + "\n")
+    # Exit status 1: an episode ended in an error (it is retried by the next run, as any error is).
+    assert _run(data, tmp_path / "out", "content_platform_1/0", "content_platform_1/1") == 1
+    results = {r.task_id: r for r in load_results(tmp_path / "out" / "r" / "results.jsonl")}
+    pure, broken = results["content_platform_1/0"], results["content_platform_1/1"]
+    assert pure.ok and pure.verdict_details["verification_mode"] == "pure_code" and pure.is_correct is False
+    assert broken.status == "error" and broken.error is not None and broken.is_correct is None
+    assert broken.error.kind == "environment" and "does not compile" in broken.error.message
