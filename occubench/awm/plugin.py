@@ -4,21 +4,25 @@ sandbox worker (or, with ``--trust-world-code`` where there is no sandbox, a pla
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from occubench.awm.data import AwmSet, Scenario, load_set
 from occubench.awm.folders import write_scenario
 from occubench.awm.suite import AwmSuite
-from occubench.awm.world import AwmWorld
+from occubench.awm.world import LOAD_SECONDS, SERVICE, AwmWorld
 from occubench.config import RunConfig
 from occubench.core.options import SuiteOptions
-from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, select_tasks, task_set
+from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
+from occubench.core.tables import Table
 from occubench.core.verifier import RubricVerifier
-from occubench.errors import ConfigError
+from occubench.errors import ConfigError, WorldError
 from occubench.executable.isolated import provider_for
 from occubench.llm import Model
 from occubench.sandbox.boundary import NAME as PLAIN_NAME
+from occubench.sandbox.boundary import problem as boundary_problem
+from occubench.sandbox.pool import WorkerFailed, pool
 from occubench.sandbox.provider import Provider
 from occubench.simulated.data import user_cache_dir
 from occubench.util.jsonl import json_digest
@@ -80,7 +84,75 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
                      task_set=task_set(every, {"task_content": content}))
 
 
+def check(options: ValidateOptions, console: Console) -> bool:
+    """Every scenario's parts and defects; for each runnable one, in its worker: the application loads, its tools
+    are listed, and each verifier compiles and returns on the initial database. Data defects are reported; only a
+    runnable scenario whose application does not load makes the validation fail."""
+    if options.data_dir is None:
+        raise ConfigError("validate --suite awm needs --data-dir: the folder of an AWM-format set")
+    awm = load_set(Path(options.data_dir))
+    provider = provider_for(options.trust_world_code, f"--data-dir {awm.root}")
+    worlds = {world.name: world for world in runnable_worlds(awm, provider, Console(quiet=True))}
+    rows, failed = [], []
+    for scenario in awm.scenarios.values():
+        tools, notes = "-", list(scenario.defects())
+        if (world := worlds.get(scenario.name)) is not None:
+            try:
+                tools, broken = _in_worker(world)
+                notes += broken + [f"seed: {problem}" for problem in world.problems]
+            except WorldError as exc:
+                failed.append(scenario.name)
+                notes.append(f"does not load: {exc}")
+        elif scenario.verifiers or scenario.pure_verifiers:
+            notes += _compiled(scenario, provider)
+        rows.append([scenario.name, "yes" if scenario.runnable else "no", str(len(scenario.tasks)), tools,
+                     str(len(scenario.pure_verifiers)), str(len(scenario.verifiers)), "; ".join(notes) or "complete"])
+    table = Table(f"AWM-format set {awm.root}", ["Scenario", "Runnable", "Tasks", "Tools", "Pure verifiers",
+                                                 "Code-augmented verifiers", "Defects"], rows, text_columns=7)
+    console.print(table.to_rich())
+    for problem in awm.problems:
+        console.print(f"[yellow]{markup(problem)}[/yellow]")
+    console.print(f"{len(worlds) - len(failed)}/{len(awm.scenarios)} scenarios run"
+                  + (f"; {len(failed)} runnable ones do not load: {', '.join(failed)}" if failed else ""))
+    return not failed
+
+
+def _problems(rows: list[dict[str, Any]]) -> list[str]:
+    return [f"{row['mode'].replace('_', '-')} verifier of task {row['task']}: {row['problem']}"
+            for row in rows if row["problem"]]
+
+
+def _compiled(scenario: Scenario, provider: Provider) -> list[str]:
+    """Whether the verifiers of a scenario that cannot run compile, asked of a worker with no scenario loaded."""
+    empty = user_cache_dir() / "awm" / "empty"
+    empty.mkdir(parents=True, exist_ok=True)
+    codes = {"pure": scenario.pure_verifiers, "code_augmented": scenario.verifiers}
+    workers = pool(provider, SERVICE, [empty])
+    worker = workers.lease()
+    try:
+        reply = worker.request("compile", {"verifiers": {mode: {str(k): v for k, v in found.items()}
+                                                         for mode, found in codes.items()}}, LOAD_SECONDS)
+    except WorkerFailed as exc:
+        return [f"its verifiers could not be compiled: {exc.kind}: {exc}"]
+    finally:
+        workers.release(worker)
+    if (problem := boundary_problem("awm_check", reply)) is not None:
+        return [f"the worker's reply is refused: {problem}"]
+    return _problems(reply)
+
+
+def _in_worker(world: AwmWorld) -> tuple[str, list[str]]:
+    """The world's tool count and its verifiers' problems, from one of its workers."""
+    environment = world.environment()
+    try:
+        worker = environment.worker()
+        checked = world.request(worker, "check", {}, LOAD_SECONDS, "checking the verifiers")
+    finally:
+        environment.close()
+    return str(len(environment.tools())), _problems(checked)
+
+
 suite = SuiteDefinition(
-    name=NAME, plan=plan,
+    name=NAME, plan=plan, validate=check,
     description="AWM-format worlds (AgentWorldModel-1K): FastAPI + SQLite applications run in the sandbox, "
                 "verified by their published code or a judge (needs --data-dir and the awm extra)")

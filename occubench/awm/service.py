@@ -15,7 +15,7 @@ from typing import Any
 from occubench.awm.app import Application, build_database, run_verifier
 from occubench.core.tools import clip
 from occubench.errors import ConfigError
-from occubench.sandbox.boundary import LONG, MAX_PROBLEMS
+from occubench.sandbox.boundary import LONG, MAX_PROBLEMS, SHORT
 
 
 class ScenarioService:
@@ -71,6 +71,36 @@ class ScenarioService:
             raise ConfigError(f"task {args['task']} has no {args['mode']} verifier")
         return run_verifier(code, str(args["mode"]), self.workdir / "initial.db", final, str(args["answer"]))
 
+    def compile(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """Whether each verifier given (``{mode: {task: code}}``) compiles: for a scenario with nothing to run them
+        on."""
+        found = []
+        for mode, codes in sorted(dict(args["verifiers"]).items()):
+            for task, code in sorted(dict(codes).items(), key=lambda item: int(item[0])):
+                try:
+                    compile(str(code), f"<{mode} verifier>", "exec")
+                    problem = ""
+                except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+                    problem = clip(f"does not compile: {exc}", SHORT // 2)
+                found.append({"mode": str(mode), "task": int(task), "problem": problem})
+        return found
+
+    def check(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each verifier of the scenario run on the initial database as both states: whether it compiles and
+        returns (what it returns does not matter here), and if not, why."""
+        self.load(args)
+        initial = self.workdir / "initial.db"
+        found = []
+        for mode, codes in sorted(self.verifiers.items()):
+            for task, code in sorted(codes.items(), key=lambda item: int(item[0])):
+                try:
+                    run_verifier(code, mode, initial, initial, "")
+                    problem = ""
+                except BaseException as exc:  # noqa: BLE001 - whatever the data's code raises is its defect
+                    problem = clip(f"{type(exc).__name__}: {exc}", SHORT // 2)
+                found.append({"mode": mode, "task": int(task), "problem": problem})
+        return found
+
     def close(self, args: dict[str, Any]) -> None:
         found = self.instances.pop(args["instance"], None)
         if found is not None:
@@ -89,7 +119,9 @@ class ScenarioService:
         return self.application
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
-        return {"load": self.load, "open": self.open, "call": self.call, "verify": self.verify, "close": self.close}
+        return {"load": self.load, "open": self.open, "call": self.call, "verify": self.verify, "check": self.check,
+                "compile": self.compile,
+                "close": self.close}
 
 
 HANDLERS = ScenarioService().handlers()

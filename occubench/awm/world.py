@@ -11,7 +11,7 @@ from occubench.awm.data import Scenario
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.tools import ToolSpec
 from occubench.errors import WorldError
-from occubench.sandbox.boundary import Boundary
+from occubench.sandbox.boundary import SCHEMAS, Boundary
 from occubench.sandbox.pool import Pool, Worker, WorkerFailed, pool
 from occubench.sandbox.provider import Provider
 
@@ -46,8 +46,8 @@ class AwmWorld:
             reply = worker.request(op, {"folder": worker.path(0), **args}, seconds)
         except WorkerFailed as exc:
             raise WorldError(f"{self.name}: {what}: {exc.kind}: {exc}") from None
-        kind = {"load": "awm_load", "verify": "awm_verify"}.get(op, op)
-        return self.boundary.reply(kind, reply, what) if kind in ("awm_load", "awm_verify", "open", "call") else None
+        kind = {"load": "awm_load", "verify": "awm_verify", "check": "awm_check", "compile": "awm_check"}.get(op, op)
+        return self.boundary.reply(kind, reply, what) if kind in SCHEMAS else None
 
     def environment(self) -> AwmEnvironment:
         return AwmEnvironment(self)
@@ -69,7 +69,8 @@ class AwmEnvironment(Environment):
             self.close()
             raise
 
-    def _live(self) -> Worker:
+    def worker(self) -> Worker:
+        """The worker this instance lives in."""
         if self._worker is None:
             raise WorldError(f"{self.world.name}: the instance is closed")
         return self._worker
@@ -78,12 +79,12 @@ class AwmEnvironment(Environment):
         return self._specs
 
     def _call(self, name: str, arguments: JSONObject) -> Any:
-        return self.world.request(self._live(), "call", {"instance": self._instance, "tool": name,
+        return self.world.request(self.worker(), "call", {"instance": self._instance, "tool": name,
                                                          "arguments": arguments}, CALL_SECONDS, f"tool {name}")
 
     def verify(self, task: int, mode: str, answer: str) -> dict[str, Any]:
         """What the task's verifier of ``mode`` says of this instance's final database."""
-        return self.world.request(self._live(), "verify", {"instance": self._instance, "task": task, "mode": mode,
+        return self.world.request(self.worker(), "verify", {"instance": self._instance, "task": task, "mode": mode,
                                                            "answer": answer}, VERIFY_SECONDS,
                                   f"the {mode} verifier of task {task}")
 

@@ -64,7 +64,7 @@ def _validate(args: argparse.Namespace) -> int:
     if definition.validate is None:
         raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
     options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir,
-                              trust_world_code=args.trust_world_code)
+                              trust_world_code=args.trust_world_code, data_dir=args.data_dir)
     return 0 if definition.validate(options, Console(highlight=False)) else 1
 
 
@@ -96,5 +96,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
     check.add_argument("--worlds-dir", metavar="DIR", help="executable: validate the world folders in DIR instead "
                        "of the built-in worlds")
+    check.add_argument("--data-dir", metavar="DIR", help="awm: the folder of the AWM-format set to validate")
     evaluate.add_trust_argument(check)
     check.set_defaults(func=_validate)

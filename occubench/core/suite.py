@@ -121,6 +121,8 @@ class ValidateOptions:
     worlds_dir: str | None = None
     #: Executable worlds: run outside worlds without a sandbox where none is available.
     trust_world_code: bool = False
+    #: AWM-format sets: the folder of the set's files.
+    data_dir: str | None = None
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     # task's verifier returned
     "awm_load": _object({"tools": _list(_TOOL, MAX_TOOLS), "problems": _PROBLEMS}),
     "awm_verify": {"type": "object"},
+    "awm_check": _list(_object({"mode": {"enum": ["pure", "code_augmented"]}, "task": _COUNT,
+                                "problem": _text(SHORT)}), MAX_TASKS),
     # synthesis's probes (occubench.synth.executable.probe), by the kind of job
     "schema": _object({"problems": _PROBLEMS}),
     "seed": _object({"problems": _PROBLEMS, "failed": _list(_COUNT, MAX_ROWS)}),

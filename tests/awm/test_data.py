@@ -11,15 +11,6 @@ import pytest
 from occubench.awm.data import FILES, load_set
 from occubench.errors import ConfigError
 
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "awm-1k-sample"
-
-
-@pytest.fixture
-def sample() -> Path:
-    if not (SAMPLE / FILES["app"]).is_file():
-        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
-    return SAMPLE
-
 
 def test_the_published_samples_parts_and_defects(sample: Path) -> None:
     awm = load_set(sample)

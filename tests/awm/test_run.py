@@ -5,7 +5,6 @@ task's environment error, never the agent's score."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,21 +12,8 @@ import pytest
 from occubench import load_results
 from occubench.awm.data import FILES
 from occubench.cli import main
-from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
-from tests.awm.test_data import SAMPLE
 from tests.awm.test_service import PURE
-
-
-@pytest.fixture
-def data(tmp_path: Path, sandbox: Provider, monkeypatch: pytest.MonkeyPatch) -> Path:
-    pytest.importorskip("sqlalchemy")  # the awm extra
-    if not SAMPLE.is_dir():
-        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
-    monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))  # where scenario folders are written
-    copy = tmp_path / "awm"
-    shutil.copytree(SAMPLE, copy)
-    return copy
 
 
 def _run(data: Path, out: Path, *task_ids: str) -> int:

@@ -15,18 +15,15 @@ from occubench.awm.folders import write_scenario
 from occubench.sandbox import Provider
 from occubench.sandbox.pool import Worker, WorkerFailed
 from occubench.sandbox.provider import Limits
-from tests.awm.test_data import SAMPLE
 
 SERVICE = "occubench.awm.service"
 SECONDS = 60.0
 
 
 @pytest.fixture
-def content_platform(tmp_path: Path, sandbox: Provider) -> Iterator[tuple[Worker, dict]]:
+def content_platform(sample: Path, tmp_path: Path, sandbox: Provider) -> Iterator[tuple[Worker, dict]]:
     pytest.importorskip("sqlalchemy")  # the awm extra
-    if not SAMPLE.is_dir():
-        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
-    write_scenario(load_set(SAMPLE).scenarios["content_platform_1"], tmp_path / "content_platform_1")
+    write_scenario(load_set(sample).scenarios["content_platform_1"], tmp_path / "content_platform_1")
     worker = Worker(sandbox, SERVICE, [tmp_path], Limits())
     try:
         loaded = worker.request("load", {"folder": f"{worker.path(0)}/content_platform_1"}, SECONDS)
@@ -140,11 +137,9 @@ def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
 '''
 
 
-def test_verifiers_run_on_the_initial_and_final_databases(tmp_path: Path, sandbox: Provider) -> None:
+def test_verifiers_run_on_the_initial_and_final_databases(sample: Path, tmp_path: Path, sandbox: Provider) -> None:
     pytest.importorskip("sqlalchemy")
-    if not SAMPLE.is_dir():
-        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
-    scenario = load_set(SAMPLE).scenarios["content_platform_1"]
+    scenario = load_set(sample).scenarios["content_platform_1"]
     scenario.pure_verifiers = {0: PURE}
     scenario.verifiers = {0: "def verify_task(initial_db_path, final_db_path):\n    return {[}\n"}  # as published
     write_scenario(scenario, tmp_path / "content_platform_1")

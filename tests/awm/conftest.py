@@ -1,0 +1,30 @@
+"""The AWM tests' data: the published AgentWorldModel-1K sample (never committed; the tests skip without it)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from occubench.awm.data import FILES
+from occubench.sandbox import Provider
+
+SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "awm-1k-sample"
+
+
+@pytest.fixture
+def sample() -> Path:
+    if not (SAMPLE / FILES["app"]).is_file():
+        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
+    return SAMPLE
+
+
+@pytest.fixture
+def data(sample: Path, tmp_path: Path, sandbox: Provider, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the sample to change, scenario folders written to a private cache, and a sandbox to run them."""
+    pytest.importorskip("sqlalchemy")  # the awm extra
+    monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "awm"
+    shutil.copytree(sample, copy)
+    return copy
