@@ -12,6 +12,7 @@ import pytest
 from occubench import load_results
 from occubench.awm.data import FILES
 from occubench.cli import main
+from occubench.core.faults import fault_schedule
 from occubench.testing import MockLLMServer
 from tests.awm.test_service import PURE
 
@@ -48,3 +49,20 @@ def test_a_pure_verifier_decides_and_one_that_does_not_compile_is_an_error(data:
     assert pure.ok and pure.verdict_details["verification_mode"] == "pure_code" and pure.is_correct is False
     assert broken.status == "error" and broken.error is not None and broken.is_correct is None
     assert broken.error.kind == "environment" and "does not compile" in broken.error.message
+
+
+def test_harness_faults_hit_awm_calls_as_any_world_s(data: Path, tmp_path: Path) -> None:
+    # The mock agent makes two calls: a seed whose one window is on the second (call 1).
+    seed = next(seed for seed in range(100)
+                if fault_schedule("E1", 1, 1, seed, "content_platform_1/0")[0].first_call == 1)
+    with MockLLMServer() as server:
+        code = main(["run", "--suite", "awm", "--data-dir", str(data), "--agent-model", "agent", "--verifier-model",
+                     "judge", "--base-url", server.base_url, "--api-key", "k", "--output-dir", str(tmp_path / "out"),
+                     "--run-name", "r", "--task-ids", "content_platform_1/0", "--env-mode", "E1", "--fault-count",
+                     "1", "--fault-duration", "1", "--seed", str(seed)])
+    assert code == 0
+    [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
+    assert (result.fault_mode, result.env_mode) == ("harness", "E1") and result.fault_windows
+    faulted = {event.call_index for event in result.fault_events}
+    assert faulted and all(call.observation.get("error") for call in result.tool_calls
+                           if call.call_index in faulted)
