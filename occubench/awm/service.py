@@ -54,7 +54,9 @@ class ScenarioService:
         number = next(self.numbers)
         path = self.workdir / f"instance-{number}.db"
         shutil.copyfile(self.workdir / "template.db", path)
-        self.instances[number] = (create_engine(f"sqlite:///{path}"), path)
+        # FastAPI runs a synchronous endpoint in a thread of its pool: a connection may serve more than one thread.
+        engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
+        self.instances[number] = (engine, path)
         return number
 
     def call(self, args: dict[str, Any]) -> dict[str, Any]:
