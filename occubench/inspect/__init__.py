@@ -22,11 +22,11 @@ _EXPORTS = {
     "day_score": "occubench.inspect.scorer", "trajectory_of": "occubench.inspect.scorer",
     "verdict": "occubench.inspect.scorer", "inspect_tool": "occubench.inspect.solver",
     "world_agent": "occubench.inspect.solver", "executable": "occubench.inspect.tasks",
-    "occubench": "occubench.inspect.tasks", "workplace": "occubench.inspect.tasks",
+    "occubench": "occubench.inspect.tasks", "workplace": "occubench.inspect.tasks", "awm": "occubench.inspect.tasks",
     "read_log": "occubench.inspect.logs",
 }
 
-__all__ = ["day_score", "executable", "inspect_tool", "occubench", "read_log", "trajectory_of", "verdict",
+__all__ = ["awm", "day_score", "executable", "inspect_tool", "occubench", "read_log", "trajectory_of", "verdict",
            "workplace", "world_agent"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -35,4 +35,4 @@ if TYPE_CHECKING:
     from occubench.inspect.logs import read_log
     from occubench.inspect.scorer import day_score, trajectory_of, verdict
     from occubench.inspect.solver import inspect_tool, world_agent
-    from occubench.inspect.tasks import executable, occubench, workplace
+    from occubench.inspect.tasks import awm, executable, occubench, workplace

@@ -1,4 +1,5 @@
-"""The Inspect tasks ``occubench/occubench``, ``occubench/executable`` and ``occubench/workplace``.
+"""The Inspect tasks ``occubench/occubench``, ``occubench/executable``, ``occubench/awm`` and
+``occubench/workplace``.
 
 Each is one of our suites with the settings of ``occubench run`` as task arguments (``-T env_mode=E2``): one sample
 per task (id: the task id; metadata: scenario, category, domain, difficulty, world), the :func:`world_agent` solver
@@ -89,6 +90,15 @@ def executable(world: str | list[str] | None = None, task_ids: str | list[str] |
     also labels each episode (complete, incomplete, agent_error, environment_error). ``worlds_dir`` worlds run in
     the sandbox, or without one only with ``trust_world_code``."""
     return _task("executable", locals(), {"verifier": Role("grader")}, verdict)
+
+
+@task
+def awm(data_dir: str | None = None, task_ids: str | list[str] | None = None, env_mode: str = "E0",
+        fault_count: int = 2, fault_duration: int = 2, trust_world_code: bool = False, num_votes: int = 3,
+        max_steps: int = 50, seed: int = 0, date: str | None = None, epochs: int = 1) -> Task:
+    """An AWM-format set (``data_dir``): its applications in the sandbox, each task verified by its published code
+    or, where that needs one, by the ``grader`` model role."""
+    return _task("awm", locals(), {"verifier": Role("grader")}, verdict)
 
 
 @task
