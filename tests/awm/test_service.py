@@ -158,3 +158,27 @@ def test_verifiers_run_on_the_initial_and_final_databases(sample: Path, tmp_path
             assert failed.value.kind == "refused"
     finally:
         worker.kill()
+
+
+@pytest.mark.parametrize("attack", sorted(HOSTILE))
+def test_a_hostile_verifier_has_no_effect_outside_the_worker(attack: str, sample: Path, tmp_path: Path,
+                                                             sandbox: Provider,
+                                                             listener: tuple[int, list[bytes]]) -> None:
+    pytest.importorskip("sqlalchemy")
+    port, received = listener
+    mark = tmp_path / "MARK"
+    body = HOSTILE[attack].replace("{port}", str(port)).replace("{mark}", str(mark))
+    code = "def verify_task_completion(initial_db_path, final_db_path, final_answer=None):\n" + \
+        "".join(f"    {line}\n" for line in body.strip().splitlines()) + "    return {'result': 'complete'}\n"
+    scenario = load_set(sample).scenarios["content_platform_1"]
+    scenario.pure_verifiers = {0: code}
+    write_scenario(scenario, tmp_path / "worlds" / "content_platform_1")
+    worker = Worker(sandbox, SERVICE, [tmp_path / "worlds"], Limits(cpu_seconds=30, memory_bytes=1 << 30))
+    try:
+        worker.request("load", {"folder": f"{worker.path(0)}/content_platform_1"}, SECONDS)
+        instance = worker.request("open", {}, SECONDS)
+        with pytest.raises(WorkerFailed):  # failed, out of memory, or killed at its deadline: never "complete"
+            worker.request("verify", {"instance": instance, "task": 0, "mode": "pure", "answer": ""}, 10.0)
+    finally:
+        worker.kill()
+    assert not mark.exists() and received == []
