@@ -18,14 +18,13 @@ from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOpti
 from occubench.core.tables import Table
 from occubench.core.verifier import RubricVerifier
 from occubench.errors import ConfigError, WorldError
-from occubench.executable.isolated import provider_for
 from occubench.llm import Model
 from occubench.sandbox.boundary import NAME as PLAIN_NAME
 from occubench.sandbox.boundary import problem as boundary_problem
 from occubench.sandbox.pool import WorkerFailed, pool
-from occubench.sandbox.provider import Provider
-from occubench.simulated.data import user_cache_dir
+from occubench.sandbox.provider import Provider, provider_for
 from occubench.util.jsonl import json_digest
+from occubench.util.paths import user_cache_dir
 from occubench.util.text import markup
 
 NAME = "awm"

@@ -6,7 +6,7 @@ and opens an instance there. Every request has a deadline enforced from outside 
 :mod:`occubench.sandbox.pool`): a call the worker cannot answer in time, a crash or a memory overrun ends the episode
 as an environment error naming the tool, and the worker is replaced. Which worker: confined by the machine's
 sandbox provider where there is one; otherwise, for worlds we ship or that the user trusts, a plain child process
-under the same limits (see :func:`provider_for`).
+under the same limits (see :func:`occubench.sandbox.provider_for`).
 """
 
 from __future__ import annotations
@@ -20,25 +20,12 @@ from occubench.core.tools import TOOL_TIME_LIMIT, JSONObject, ToolSpec
 from occubench.errors import ConfigError, WorldError
 from occubench.executable.environment import ExecutableEnvironment, StateDiff, Verification, WorldEnvironment
 from occubench.executable.world import Call, Check, ExecTask, World
-from occubench.sandbox import INSTALL_HINT, Pool, Provider, Unconfined, Worker, WorkerFailed, detect, pool
+from occubench.sandbox import Pool, Provider, Worker, WorkerFailed, pool
 from occubench.sandbox.boundary import SCHEMAS, Boundary
 
 SERVICE = "occubench.executable.service"
 #: Seconds a world may take to load (its module and SQL) or its checks to run.
 LOAD_SECONDS = VERIFY_SECONDS = 30.0
-TRUST_FLAG = "--trust-world-code"
-
-
-def provider_for(trusted: bool, what: str) -> Provider:
-    """The machine's sandbox; without one, a plain child process for ``trusted`` code, else a refusal."""
-    detection = detect()
-    if detection.provider is not None:
-        return detection.provider
-    if trusted:
-        return Unconfined()
-    raise ConfigError(f"{what} holds code from outside occubench, which runs only in a sandbox, and this machine has "
-                      f"none: {detection.reason}. To sandbox it, {INSTALL_HINT}. To run it without a sandbox (its "
-                      f"code could then read your files and keys), pass {TRUST_FLAG}.")
 
 
 def sandbox_in_use(worlds: Sequence[IsolatedWorld]) -> str:

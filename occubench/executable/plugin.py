@@ -20,11 +20,12 @@ from occubench.core.suite import (
 )
 from occubench.core.tables import Table
 from occubench.core.verifier import LabelJudge
-from occubench.executable.isolated import TRUST_FLAG, IsolatedWorld, sandbox_in_use
+from occubench.executable.isolated import IsolatedWorld, sandbox_in_use
 from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import REFERENCE, validate
 from occubench.llm import Model
+from occubench.sandbox import TRUST_FLAG
 from occubench.util.text import markup
 
 NAME = "executable"

@@ -17,8 +17,9 @@ import types
 from pathlib import Path
 
 from occubench.errors import ConfigError
-from occubench.executable.isolated import IsolatedWorld, builtin_isolated, load_isolated, provider_for
+from occubench.executable.isolated import IsolatedWorld, builtin_isolated, load_isolated
 from occubench.executable.world import World
+from occubench.sandbox import provider_for
 from occubench.sandbox.allowlist import check_source
 from occubench.util.untrusted import folder_files, read_file
 

@@ -7,7 +7,17 @@ request, from warm pools (:mod:`occubench.sandbox.pool`).
 """
 
 from occubench.sandbox.pool import Pool, Worker, WorkerFailed, pool
-from occubench.sandbox.provider import INSTALL_HINT, Bubblewrap, Detection, Limits, Provider, Unconfined, detect
+from occubench.sandbox.provider import (
+    INSTALL_HINT,
+    TRUST_FLAG,
+    Bubblewrap,
+    Detection,
+    Limits,
+    Provider,
+    Unconfined,
+    detect,
+    provider_for,
+)
 
-__all__ = ["INSTALL_HINT", "Bubblewrap", "Detection", "Limits", "Pool", "Provider", "Unconfined", "Worker",
-           "WorkerFailed", "detect", "pool"]
+__all__ = ["INSTALL_HINT", "TRUST_FLAG", "Bubblewrap", "Detection", "Limits", "Pool", "Provider", "Unconfined",
+           "Worker", "WorkerFailed", "detect", "pool", "provider_for"]

@@ -210,3 +210,19 @@ def _bubblewrap() -> Bubblewrap | str:
     if trial.returncode != 0:
         return f"bubblewrap cannot create its namespaces here: {trial.stderr.strip()[:300] or trial.returncode}"
     return Bubblewrap(binary)
+
+
+#: The flag that runs outside code without a sandbox where the machine has none.
+TRUST_FLAG = "--trust-world-code"
+
+
+def provider_for(trusted: bool, what: str) -> Provider:
+    """The machine's sandbox; without one, a plain child process for ``trusted`` code, else a refusal."""
+    detection = detect()
+    if detection.provider is not None:
+        return detection.provider
+    if trusted:
+        return Unconfined()
+    raise ConfigError(f"{what} holds code from outside occubench, which runs only in a sandbox, and this machine has "
+                      f"none: {detection.reason}. To sandbox it, {INSTALL_HINT}. To run it without a sandbox (its "
+                      f"code could then read your files and keys), pass {TRUST_FLAG}.")

@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from occubench.errors import ConfigError, DataNotFoundError
+from occubench.util.paths import user_cache_dir
 from occubench.util.untrusted import check_file, folder_files, read_chunks, read_file
 
 UPSTREAM_REPO = "GregxmHu/OccuBench"
@@ -54,16 +55,6 @@ class DataPaths:
     eval_data: Path
     scenario_pool: Path
     config_dir: Path
-
-
-def user_cache_dir() -> Path:
-    """`$OCCUBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/occubench`, else `~/.cache/occubench`."""
-    if override := os.environ.get("OCCUBENCH_CACHE_DIR"):
-        return Path(override).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    # The XDG spec says to ignore relative values.
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "occubench"
 
 
 def resolve_data_paths(

@@ -16,11 +16,11 @@ from occubench.executable.plugin import WorldsOptions, listed_worlds
 from occubench.executable.validate import REFERENCE
 from occubench.llm import Model
 from occubench.simulated.config import WorldModelRegistry
-from occubench.simulated.data import user_cache_dir
 from occubench.simulated.suite import OccuBenchSuite
 from occubench.twin.derive import CONFIG_DIR, write_dataset
 from occubench.twin.fidelity import TWIN_SUITE, fidelity_tables
 from occubench.twin.suite import TwinSuite, twin_tasks
+from occubench.util.paths import user_cache_dir
 
 NAME = TWIN_SUITE
 

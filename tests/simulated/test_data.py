@@ -308,14 +308,6 @@ def test_resolve_data_paths_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path
                                       tmp_path / "cfg")
 
 
-def test_user_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    assert data.user_cache_dir() == tmp_path / "home" / ".cache" / "occubench"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert data.user_cache_dir() == tmp_path / "xdg" / "occubench"
-    monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    assert data.user_cache_dir() == tmp_path / "cache"
-
-
 def test_ensure_data_returns_existing_paths_unchanged() -> None:
     if not UPSTREAM_DATA.is_dir():
         pytest.skip(f"upstream data copy not found at {UPSTREAM_DATA}")

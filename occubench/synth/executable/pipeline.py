@@ -24,9 +24,8 @@ from typing import Any, TypeVar
 from rich.console import Console
 
 from occubench.errors import OccuBenchError
-from occubench.executable.isolated import provider_for
 from occubench.executable.validate import MIN_ROWS, MIN_TOOLS
-from occubench.sandbox import Limits, Provider, Worker, WorkerFailed
+from occubench.sandbox import Limits, Provider, Worker, WorkerFailed, provider_for
 from occubench.sandbox.boundary import path_name, probe_problem
 from occubench.synth.engine import Stage, StageFailed
 from occubench.synth.executable.config import ExecutableSynthConfig
