@@ -18,6 +18,8 @@ from occubench.sandbox.provider import Provider
 SERVICE = "occubench.awm.service"
 #: Seconds to start and load a scenario (its application's imports), to run a verifier, and per tool call.
 LOAD_SECONDS, VERIFY_SECONDS, CALL_SECONDS = 60.0, 30.0, 30.0
+#: The boundary's kind of each reply of the AWM service whose shape differs from the executable worlds' reply.
+_REPLY_KINDS = {"load": "awm_load", "verify": "awm_verify", "check": "awm_check", "compile": "awm_check"}
 
 
 class AwmWorld:
@@ -46,7 +48,7 @@ class AwmWorld:
             reply = worker.request(op, {"folder": worker.path(0), **args}, seconds)
         except WorkerFailed as exc:
             raise WorldError(f"{self.name}: {what}: {exc.kind}: {exc}") from None
-        kind = {"load": "awm_load", "verify": "awm_verify", "check": "awm_check", "compile": "awm_check"}.get(op, op)
+        kind = _REPLY_KINDS.get(op, op)
         return self.boundary.reply(kind, reply, what) if kind in SCHEMAS else None
 
     def environment(self) -> AwmEnvironment:
