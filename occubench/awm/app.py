@@ -18,6 +18,7 @@ import os
 import sqlite3
 import sys
 import types
+import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -112,6 +113,74 @@ def operations(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+_WARM_UP = """
+from datetime import datetime
+from typing import Dict, List, Optional
+from fastapi import Body, Depends, FastAPI, Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import Boolean, Column, DateTime, Float, ForeignKey, Integer, String, Text, create_engine
+from sqlalchemy.orm import Session, declarative_base, relationship, sessionmaker
+
+engine = create_engine("sqlite://")
+SessionLocal = sessionmaker(bind=engine)
+Base = declarative_base()
+
+class Owner(Base):
+    __tablename__ = "owners"
+    id = Column(Integer, primary_key=True)
+    name = Column(String(80), nullable=False)
+    items = relationship("Item", back_populates="owner")
+
+class Item(Base):
+    __tablename__ = "items"
+    id = Column(Integer, primary_key=True)
+    owner_id = Column(Integer, ForeignKey("owners.id"))
+    price, done, note, at = Column(Float), Column(Boolean), Column(Text), Column(DateTime)
+    owner = relationship("Owner", back_populates="items")
+
+class ItemOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+    id: int = Field(..., description="id", example=1)
+    price: Optional[float] = None
+    tags: List[str] = []
+    extra: Dict[str, str] = {}
+    at: Optional[datetime] = None
+
+class ItemIn(BaseModel):
+    note: str = Field(..., min_length=1)
+
+def db():
+    yield SessionLocal()
+
+app = FastAPI()
+
+@app.get("/items/{item_id}", response_model=ItemOut, operation_id="get_item")
+def get_item(item_id: int = Path(..., example=1), q: Optional[str] = Query(None, example="x"),
+             session: Session = Depends(db)):
+    return session.get(Item, item_id)
+
+@app.post("/items", response_model=List[ItemOut])
+def add_item(body: ItemIn = Body(...), limit: int = Query(10, ge=1)):
+    return []
+
+Base.metadata.create_all(engine)
+app.openapi()
+"""
+
+
+def warm_up() -> None:
+    """Take, once in a zygote, the first-use costs every application pays (the libraries' lazy imports and caches):
+    a small application of the published ones' shape, built and described, never served (a request would start the
+    thread pool that a fork cannot take along)."""
+    module = sys.modules["awm_warm_up"] = types.ModuleType("awm_warm_up")  # where pydantic resolves annotations
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(_WARM_UP, "<awm warm-up>", "exec"), module.__dict__)
+    finally:
+        del sys.modules["awm_warm_up"]
+
+
 class Application:
     """The scenario's application, imported once against the template database ``template``."""
 
@@ -123,7 +192,9 @@ class Application:
         os.environ["DATABASE_PATH"] = f"sqlite:///{template}"
         self.module = types.ModuleType("awm_application")
         sys.modules[self.module.__name__] = self.module  # pydantic resolves the models' annotations through it
-        exec(compile(code, filename, "exec"), self.module.__dict__)  # the worker exists to run it
+        with warnings.catch_warnings():  # the libraries' deprecation notes on the data's code: nobody reads them
+            warnings.simplefilter("ignore")
+            exec(compile(code, filename, "exec"), self.module.__dict__)  # the worker exists to run it
         self.app = self.module.__dict__.get("app")
         if self.app is None or not hasattr(self.app, "openapi"):
             raise ValueError("the application defines no FastAPI `app`")

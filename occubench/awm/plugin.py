@@ -11,7 +11,7 @@ from rich.console import Console
 from occubench.awm.data import AwmSet, Scenario, load_set
 from occubench.awm.folders import write_scenario
 from occubench.awm.suite import AwmSuite
-from occubench.awm.world import LOAD_SECONDS, SERVICE, AwmWorld
+from occubench.awm.world import LOAD_SECONDS, PRELOAD, SERVICE, AwmWorld
 from occubench.config import RunConfig
 from occubench.core.options import SuiteOptions
 from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
@@ -21,6 +21,7 @@ from occubench.errors import ConfigError, WorldError
 from occubench.llm import Model
 from occubench.sandbox.boundary import NAME as PLAIN_NAME
 from occubench.sandbox.boundary import problem as boundary_problem
+from occubench.sandbox.forking import forking
 from occubench.sandbox.pool import WorkerFailed, pool
 from occubench.sandbox.provider import Provider, provider_for
 from occubench.util.jsonl import json_digest
@@ -43,9 +44,18 @@ def scenario_digest(scenario: Scenario) -> str:
                         sorted(scenario.pure_verifiers.items())])
 
 
+def worker_provider(provider: Provider) -> Provider:
+    """Workers of ``provider`` for AWM scenarios: forked, where the kernel allows, from one zygote that has imported
+    what every application imports, and that sees every scenario folder of the cache."""
+    root = user_cache_dir() / "awm"
+    root.mkdir(parents=True, exist_ok=True)
+    return forking(provider, root, PRELOAD)
+
+
 def runnable_worlds(awm: AwmSet, provider: Provider, console: Console) -> list[AwmWorld]:
     """The set's runnable scenarios, each written once to the cache (by content) for workers of ``provider`` to
     read; the others are named on ``console`` with what they lack."""
+    provider = worker_provider(provider)
     worlds = []
     for scenario in awm.scenarios.values():
         if not scenario.runnable or PLAIN_NAME.fullmatch(scenario.name) is None:
@@ -126,7 +136,7 @@ def _compiled(scenario: Scenario, provider: Provider) -> list[str]:
     empty = user_cache_dir() / "awm" / "empty"
     empty.mkdir(parents=True, exist_ok=True)
     codes = {"pure": scenario.pure_verifiers, "code_augmented": scenario.verifiers}
-    workers = pool(provider, SERVICE, [empty])
+    workers = pool(worker_provider(provider), SERVICE, [empty])
     worker = workers.lease()
     try:
         reply = worker.request("compile", {"verifiers": {mode: {str(k): v for k, v in found.items()}

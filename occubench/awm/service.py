@@ -56,6 +56,7 @@ class ScenarioService:
         shutil.copyfile(self.workdir / "template.db", path)
         # FastAPI runs a synchronous endpoint in a thread of its pool: a connection may serve more than one thread.
         engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
+        engine.connect().close()  # the instance's connection, opened now: its first call costs what every call does
         self.instances[number] = (engine, path)
         return number
 

@@ -16,6 +16,10 @@ from occubench.sandbox.pool import Pool, Worker, WorkerFailed, pool
 from occubench.sandbox.provider import Provider
 
 SERVICE = "occubench.awm.service"
+#: What every scenario's worker imports before the scenario: the libraries the published applications are written
+#: with, and ours that runs them.
+PRELOAD = ("fastapi", "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.dialects.sqlite", "pydantic", "pydantic.v1", "httpx",
+           "occubench.awm.app:warm_up")
 #: Seconds to start and load a scenario (its application's imports), to run a verifier, and per tool call.
 LOAD_SECONDS, VERIFY_SECONDS, CALL_SECONDS = 60.0, 30.0, 30.0
 #: The boundary's kind of each reply of the AWM service whose shape differs from the executable worlds' reply.

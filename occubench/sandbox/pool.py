@@ -19,14 +19,15 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from occubench.sandbox import protocol, seccomp
 from occubench.sandbox.provider import Limits, Provider
 
+_T = TypeVar("_T")
 #: Seconds a worker may take to start (Python's start-up and our imports, in a fresh namespace).
 START_SECONDS = 30.0
 #: Seconds past a request's own time limit before the worker is killed: the worker's own interrupt comes first.
@@ -47,17 +48,27 @@ class WorkerFailed(Exception):
 _starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="occubench-sandbox-starter")
 
 
+def _on_starter(function: Callable[..., _T], *args: Any) -> _T:
+    """``function(*args)`` run on the starter thread (at once when already there: a zygote starts from it)."""
+    if threading.current_thread().name.startswith("occubench-sandbox-starter"):
+        return function(*args)
+    return _starter.submit(function, *args).result()
+
+
 class Worker:
-    def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits) -> None:
+    def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits,
+                 channel: int | None = None) -> None:
+        """``channel``: a zygote's (see :meth:`Provider.start`), which runs without the worker's system-call
+        filter: it forks, and each of its children puts the filter on itself."""
         self.provider, self.folders = provider, tuple(folders)
         self.cpu = 0.0
         self.limits = limits
         self.broken = False
         try:
-            self._process = _starter.submit(provider.start, service, self.folders, limits).result()
-        except OSError as exc:
+            self._process = _on_starter(provider.start, service, self.folders, limits, channel)
+        except (OSError, WorkerFailed) as exc:
             raise WorkerFailed("crashed", f"{provider.name} could not start: {exc}") from None
-        filter_program = seccomp.worker_filter() if seccomp.library() is not None else b""
+        filter_program = seccomp.worker_filter() if seccomp.library() is not None and channel is None else b""
         try:
             hello = self.request("start", {}, START_SECONDS, message={
                 "version": protocol.VERSION, "limits": provider.rlimits(limits),
@@ -141,8 +152,7 @@ class Worker:
     def kill(self) -> None:
         """Stop the worker and everything it started (its whole process group)."""
         self.broken = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
+        self.provider.kill(self._process)
         for stream in (self._process.stdin, self._process.stdout):
             with contextlib.suppress(OSError):
                 if stream is not None:

@@ -15,9 +15,11 @@ here), ``bubblewrap`` (it must work, or every run that needs it stops) or ``none
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from abc import ABC, abstractmethod
@@ -38,13 +40,14 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubble
 @dataclass(frozen=True)
 class Limits:
     """What a worker may use: CPU seconds in all, address space, bytes per file written, open files; and the size
-    of its private ``/tmp``."""
+    of its private ``/tmp`` and the processes (threads included) of its sandbox."""
 
     cpu_seconds: int = 600
     memory_bytes: int = 2 << 30
     file_bytes: int = 64 << 20
     open_files: int = 256
     tmp_bytes: int = 64 << 20
+    processes: int = 64
 
 
 class Provider(ABC):
@@ -57,8 +60,16 @@ class Provider(ABC):
         """The provider and its version, for ``occubench doctor`` and a run's metadata."""
 
     @abstractmethod
-    def start(self, service: str, folders: Sequence[Path], limits: Limits) -> subprocess.Popen[bytes]:
-        """The worker process serving ``service``, seeing ``folders``; its stdin and stdout are the protocol's."""
+    def start(self, service: str, folders: Sequence[Path], limits: Limits,
+              channel: int | None = None) -> subprocess.Popen[bytes]:
+        """The worker process serving ``service``, seeing ``folders``; its stdin and stdout are the protocol's. With
+        ``channel`` (a Unix socket's descriptor, kept open in the process under the same number) it is a zygote
+        (:mod:`occubench.sandbox.zygote`), which may confine its children with Landlock."""
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        """Stop ``process`` and everything it started (its whole process group)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
 
     @abstractmethod
     def path(self, folder: Path, index: int) -> str:
@@ -122,7 +133,7 @@ class Bubblewrap(Provider):
     def rlimits(self, limits: Limits) -> dict[str, int]:
         # In its own user namespace the worker's processes are counted apart from the user's others (Linux ≥ 5.14):
         # a cap that the seccomp filter's refusal of new processes makes a second wall.
-        return {**super().rlimits(limits), "processes": 64}
+        return {**super().rlimits(limits), "processes": limits.processes}
 
     def arguments(self, folders: Sequence[Path], limits: Limits, filter_fd: int) -> list[str]:
         args = [self.binary, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -147,14 +158,16 @@ class Bubblewrap(Provider):
             args += ["--setenv", key, value]
         return args
 
-    def start(self, service: str, folders: Sequence[Path], limits: Limits) -> subprocess.Popen[bytes]:
+    def start(self, service: str, folders: Sequence[Path], limits: Limits,
+              channel: int | None = None) -> subprocess.Popen[bytes]:
         program = os.memfd_create("occubench-seccomp")
         try:
-            os.write(program, seccomp.kernel_filter())
+            os.write(program, seccomp.kernel_filter(zygote=channel is not None))
             os.lseek(program, 0, os.SEEK_SET)
             return subprocess.Popen([*self.arguments(folders, limits, program), "--", *_command(service)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    env={}, pass_fds=(program,), start_new_session=True, bufsize=0)
+                                    env={}, pass_fds=(program,) if channel is None else (program, channel),
+                                    start_new_session=True, bufsize=0)
         finally:
             os.close(program)
 
@@ -168,11 +181,13 @@ class Unconfined(Provider):
     def path(self, folder: Path, index: int) -> str:
         return str(folder.resolve())
 
-    def start(self, service: str, folders: Sequence[Path], limits: Limits) -> subprocess.Popen[bytes]:
+    def start(self, service: str, folders: Sequence[Path], limits: Limits,
+              channel: int | None = None) -> subprocess.Popen[bytes]:
         package_root = str(_package_dir().parent)
         return subprocess.Popen(_command(service), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=_environment(_library_dirs(), package_root),
-                                cwd="/", start_new_session=True, bufsize=0)
+                                cwd="/", start_new_session=True, bufsize=0,
+                                pass_fds=() if channel is None else (channel,))
 
 
 @dataclass(frozen=True)

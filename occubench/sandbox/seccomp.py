@@ -37,7 +37,7 @@ KERNEL_DENIED = (
     "personality", "landlock_create_ruleset",
 )
 #: Calls of the second filter (``clone`` is handled by its flags).
-WORKER_DENIED = ("fork", "vfork", "execve", "execveat", "socket")
+WORKER_DENIED = ("fork", "vfork", "execve", "execveat", "socket", "landlock_create_ruleset")
 
 _ALLOW = 0x7FFF0000
 _CLONE_THREAD = 0x00010000
@@ -98,8 +98,11 @@ def _compile(rules: list[tuple[str, int, _ArgCmp | None]]) -> bytes:
 
 
 @functools.cache
-def kernel_filter() -> bytes:
-    return _compile([(name, _errno(errno.EPERM), None) for name in KERNEL_DENIED])
+def kernel_filter(zygote: bool = False) -> bytes:
+    """The first filter; a zygote's lets Landlock rulesets be made (each of its children makes its own, then denies
+    it to itself with :func:`worker_filter`)."""
+    return _compile([(name, _errno(errno.EPERM), None) for name in KERNEL_DENIED
+                     if not (zygote and name == "landlock_create_ruleset")])
 
 
 @functools.cache

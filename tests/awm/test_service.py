@@ -108,7 +108,8 @@ connection.sendall(b"".join(secrets) or b"nothing")
 
 
 @pytest.mark.parametrize("attack", sorted(HOSTILE))
-def test_a_hostile_application_has_no_effect_outside_the_worker(attack: str, tmp_path: Path, sandbox: Provider,
+def test_a_hostile_application_has_no_effect_outside_the_worker(attack: str, tmp_path: Path,
+                                                                worker_sandbox: Provider,
                                                                 listener: tuple[int, list[bytes]]) -> None:
     port, received = listener
     mark = tmp_path / "MARK"
@@ -116,7 +117,7 @@ def test_a_hostile_application_has_no_effect_outside_the_worker(attack: str, tmp
     folder.mkdir(parents=True)
     (folder / "app.py").write_text(HOSTILE[attack].replace("{port}", str(port)).replace("{mark}", str(mark)))
     (folder / "schema.json").write_text('{"tables": [{"ddl": "CREATE TABLE t (id INTEGER)"}]}')
-    worker = Worker(sandbox, SERVICE, [tmp_path / "worlds"], Limits(cpu_seconds=20, memory_bytes=1 << 30))
+    worker = Worker(worker_sandbox, SERVICE, [tmp_path / "worlds"], Limits(cpu_seconds=20, memory_bytes=1 << 30))
     try:
         with pytest.raises(WorkerFailed):  # refused, failed, out of memory, or killed at its deadline
             worker.request("load", {"folder": f"{worker.path(0)}/hostile"}, 10.0)
@@ -162,9 +163,8 @@ def test_verifiers_run_on_the_initial_and_final_databases(sample: Path, tmp_path
 
 @pytest.mark.parametrize("attack", sorted(HOSTILE))
 def test_a_hostile_verifier_has_no_effect_outside_the_worker(attack: str, sample: Path, tmp_path: Path,
-                                                             sandbox: Provider,
+                                                             worker_sandbox: Provider,
                                                              listener: tuple[int, list[bytes]]) -> None:
-    pytest.importorskip("sqlalchemy")
     port, received = listener
     mark = tmp_path / "MARK"
     body = HOSTILE[attack].replace("{port}", str(port)).replace("{mark}", str(mark))
@@ -173,7 +173,7 @@ def test_a_hostile_verifier_has_no_effect_outside_the_worker(attack: str, sample
     scenario = load_set(sample).scenarios["content_platform_1"]
     scenario.pure_verifiers = {0: code}
     write_scenario(scenario, tmp_path / "worlds" / "content_platform_1")
-    worker = Worker(sandbox, SERVICE, [tmp_path / "worlds"], Limits(cpu_seconds=30, memory_bytes=1 << 30))
+    worker = Worker(worker_sandbox, SERVICE, [tmp_path / "worlds"], Limits(cpu_seconds=30, memory_bytes=1 << 30))
     try:
         worker.request("load", {"folder": f"{worker.path(0)}/content_platform_1"}, SECONDS)
         instance = worker.request("open", {}, SECONDS)

@@ -38,8 +38,12 @@ def _forked() -> list[int]:
         except OSError:  # ended meanwhile
             continue
         parents[int(name)] = (int(stat.rsplit(")", 1)[1].split()[1]), argv)
-    workers = {pid for pid, (_, argv) in parents.items()
+    pythons = {pid for pid, (_, argv) in parents.items()
                if b"occubench.sandbox.worker" in argv and not argv[0].endswith(b"bwrap")}
+    # A zygote's children are workers it forked (they keep its command line); they start nothing themselves.
+    zygotes = {pid for pid in pythons if b"occubench.sandbox.zygote" in parents[pid][1] and
+               parents[pid][0] not in pythons}
+    workers = (pythons - zygotes) | {pid for pid, (parent, _) in parents.items() if parent in zygotes}
     return [pid for pid, (parent, _) in parents.items() if parent in workers]
 
 
