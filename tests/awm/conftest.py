@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -28,3 +29,11 @@ def data(sample: Path, tmp_path: Path, sandbox: Provider, monkeypatch: pytest.Mo
     copy = tmp_path / "awm"
     shutil.copytree(sample, copy)
     return copy
+
+
+def sha256sum_digest(folder: Path) -> str:
+    """What `sha256sum gen_*.jsonl | sha256sum` prints in ``folder``: a set's content digest, computed apart from the
+    package."""
+    names = sorted(path.name for path in folder.glob("gen_*.jsonl"))
+    listing = "".join(f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}\n" for name in names)
+    return hashlib.sha256(listing.encode()).hexdigest()
