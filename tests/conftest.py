@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,20 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
 #: The built-in executable worlds and their tasks, counted from the registry: a world added needs no test changed.
 BUILTIN_WORLDS = builtin_worlds()
 BUILTIN_TASKS = sum(len(world.tasks) for world in BUILTIN_WORLDS)
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 answering with ``handler`` while the block runs; its base URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
 
 def write_small_data(root: Path, copies: int = 1) -> Path:
     """The OccuBench-format sample shipped with the package (3 tasks over two simulated worlds), its tasks repeated

@@ -3,12 +3,14 @@
 The published files do not always line up (a scenario with an application but no verifier, seed rows but no
 application; a third party's cut of them lines up worse), and a line may be unreadable. Nothing of that raises: a
 missing part is a defect of the scenario (:meth:`Scenario.defects`), an unreadable line a problem of the set
-naming its file and line (:attr:`AwmSet.problems`). Code is kept as text: it is never compiled or run here.
+naming its file and line (:attr:`AwmSet.problems`). Code is kept as text: it is never compiled or run here. What
+is read is hashed as it is read (:attr:`AwmSet.digest`): a run's identity holds the content it ran.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,8 @@ class AwmSet:
     scenarios: dict[str, Scenario]
     #: Lines that could not be read or did not hold what their file holds, as "file:line: why".
     problems: list[str]
+    #: The content digest of the files read (:func:`set_digest`).
+    digest: str
 
 
 def load_set(root: Path) -> AwmSet:
@@ -80,8 +84,10 @@ def load_set(root: Path) -> AwmSet:
         raise ConfigError(f"--data-dir: {root} holds no AWM-format file ({', '.join(FILES.values())})")
     scenarios: dict[str, Scenario] = {}
     problems: list[str] = []
+    hashes: dict[str, str] = {}
     for part, path in present.items():
-        for number, record in _records(path, problems):
+        hashed = hashlib.sha256()
+        for number, record in _records(path, problems, hashed.update):
             where = f"{path.name}:{number}"
             name = record.get("name" if part == "scenario" else "scenario")
             if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME:
@@ -90,12 +96,21 @@ def load_set(root: Path) -> AwmSet:
             scenario = scenarios.setdefault(name, Scenario(name))
             if (problem := _take(scenario, part, record)) is not None:
                 problems.append(f"{where}: {problem}")
-    return AwmSet(root, dict(sorted(scenarios.items())), problems)
+        hashes[path.name] = hashed.hexdigest()
+    return AwmSet(root, dict(sorted(scenarios.items())), problems, set_digest(hashes))
 
 
-def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each line of ``path`` that is a JSON object, with its number; the others are problems."""
-    for number, line in enumerate(_lines(path), start=1):
+def set_digest(hashes: Mapping[str, str]) -> str:
+    """A set's content digest from its files' sha256s by name: the sha256 of the listing ``sha256sum`` prints of
+    them in name order, so that ``sha256sum gen_*.jsonl | sha256sum`` in the folder (C locale) gives it too."""
+    listing = "".join(f"{hashes[name]}  {name}\n" for name in sorted(hashes))
+    return hashlib.sha256(listing.encode()).hexdigest()
+
+
+def _records(path: Path, problems: list[str], seen: Callable[[bytes], object]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each line of ``path`` that is a JSON object, with its number; the others are problems. Every byte read is
+    given to ``seen`` (a hash's update)."""
+    for number, line in enumerate(_lines(path, seen), start=1):
         if not line.strip():
             continue
         try:
@@ -109,10 +124,11 @@ def _records(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, A
             problems.append(f"{path.name}:{number}: a JSON {type(value).__name__}, not an object")
 
 
-def _lines(path: Path) -> Iterator[bytes]:
+def _lines(path: Path, seen: Callable[[bytes], object]) -> Iterator[bytes]:
     """The lines of a file read under the untrusted-folder rules, in chunks: a line is held whole, a file never."""
     pending = b""
     for chunk in read_chunks(path, MAX_SET_FILE_BYTES):
+        seen(chunk)
         *lines, pending = (pending + chunk).split(b"\n")
         yield from lines
     if pending:

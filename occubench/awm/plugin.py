@@ -1,15 +1,16 @@
-"""AWM-format sets as a plugin (``--suite awm --data-dir DIR``): a world per runnable scenario, run only in the
-sandbox worker (or, with ``--trust-world-code`` where there is no sandbox, a plain child process)."""
+"""AWM-format sets as a plugin (``--suite awm --data-dir DIR``, or without ``--data-dir`` the copy ``occubench data
+download awm`` made): a world per runnable scenario, run only in the sandbox worker (or, with
+``--trust-world-code`` where there is no sandbox, a plain child process)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from occubench.awm.data import AwmSet, Scenario, load_set
 from occubench.awm.folders import write_scenario
+from occubench.awm.hub import set_folder
 from occubench.awm.suite import AwmSuite
 from occubench.awm.world import LOAD_SECONDS, PRELOAD, SERVICE, AwmWorld
 from occubench.config import RunConfig
@@ -17,7 +18,7 @@ from occubench.core.options import SuiteOptions
 from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
 from occubench.core.tables import Table
 from occubench.core.verifier import RubricVerifier
-from occubench.errors import ConfigError, WorldError
+from occubench.errors import WorldError
 from occubench.llm import Model
 from occubench.sandbox.boundary import NAME as PLAIN_NAME
 from occubench.sandbox.boundary import problem as boundary_problem
@@ -32,7 +33,7 @@ NAME = "awm"
 
 
 class AwmOptions(SuiteOptions):
-    #: The folder of the set's JSON Lines files.
+    #: The folder of the set's JSON Lines files (None: the downloaded copy).
     data_dir: str | None = None
     #: Where no sandbox is available, run the applications as a plain process all the same.
     trust_world_code: bool = False
@@ -71,16 +72,13 @@ def runnable_worlds(awm: AwmSet, provider: Provider, console: Console) -> list[A
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     options = AwmOptions.of(config)
-    if options.data_dir is None:
-        raise ConfigError("--suite awm needs --data-dir: the folder of an AWM-format set (gen_*.jsonl)")
-    awm = load_set(Path(options.data_dir))
+    awm = load_set(set_folder(options.data_dir))
     for problem in awm.problems:
         console.print(f"[yellow]warning: {markup(problem)}[/yellow]")
     provider = provider_for(options.trust_world_code, f"--data-dir {awm.root}")
     worlds = runnable_worlds(awm, provider, console)
     every = AwmSuite(worlds).tasks()
     tasks = select_tasks(every, config, console)
-    content = json_digest({world.name: [scenario_digest(world.scenario), world.scenario.tasks] for world in worlds})
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         judge = models.get("verifier")
@@ -88,18 +86,17 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
                         if judge else None)
     return SuitePlan(tasks, {"verifier": config.verifier_model} if config.verifier_model else {}, make,
                      world_label=None, simulated=False,
-                     settings={"sandbox": provider.describe(),
-                               "trust_world_code": options.trust_world_code},
-                     task_set=task_set(every, {"task_content": content}))
+                     settings={"sandbox": provider.describe(), "trust_world_code": options.trust_world_code,
+                               "data_dir": str(awm.root)},
+                     # The run's identity is the content of the files it read, not where they are.
+                     task_set=task_set(every, {"task_content": awm.digest}))
 
 
 def check(options: ValidateOptions, console: Console) -> bool:
     """Every scenario's parts and defects; for each runnable one, in its worker: the application loads, its tools
     are listed, and each verifier compiles and returns on the initial database. Data defects are reported; only a
     runnable scenario whose application does not load makes the validation fail."""
-    if options.data_dir is None:
-        raise ConfigError("validate --suite awm needs --data-dir: the folder of an AWM-format set")
-    awm = load_set(Path(options.data_dir))
+    awm = load_set(set_folder(options.data_dir))
     provider = provider_for(options.trust_world_code, f"--data-dir {awm.root}")
     worlds = {world.name: world for world in runnable_worlds(awm, provider, Console(quiet=True))}
     rows, failed = [], []
@@ -164,4 +161,5 @@ def _in_worker(world: AwmWorld) -> tuple[str, list[str]]:
 suite = SuiteDefinition(
     name=NAME, plan=plan, validate=check,
     description="AWM-format worlds (AgentWorldModel-1K): FastAPI + SQLite applications run in the sandbox, "
-                "verified by their published code or a judge (needs --data-dir and the awm extra)")
+                "verified by their published code or a judge (needs the awm extra, and --data-dir or "
+                "`occubench data download awm`)")

@@ -1,16 +1,40 @@
-"""``occubench data download`` and ``occubench data verify``: the OccuBench benchmark data."""
+"""``occubench data download`` and ``occubench data verify``: the OccuBench benchmark data, and
+``occubench data download awm``: the AgentWorldModel-1K set."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from occubench.errors import ConfigError
+
+DATASETS = ("occubench", "awm")
+
 
 def _download(args: argparse.Namespace) -> int:
+    if args.dataset == "awm":
+        return _download_awm(args)
+    if args.revision is not None:
+        raise ConfigError("--revision is for `occubench data download awm`; the OccuBench data is pinned by --url")
     from occubench.simulated import data
 
-    dest = data.download_data(Path(args.dest), url=args.url)
+    dest = data.download_data(Path(args.dest or "data"), url=args.url)
     print(f"OccuBench data ready in {dest}")
+    return 0
+
+
+def _download_awm(args: argparse.Namespace) -> int:
+    if args.url is not None:
+        raise ConfigError("--url is for the OccuBench data; AgentWorldModel-1K comes from the Hugging Face Hub "
+                          "(HF_ENDPOINT for a mirror)")
+    from occubench.awm import hub
+
+    awm = hub.download(Path(args.dest) if args.dest else None, args.revision or hub.AWM_REVISION)
+    runnable = sum(scenario.runnable for scenario in awm.scenarios.values())
+    print(f"AgentWorldModel-1K ready in {awm.root}: {len(awm.scenarios)} scenarios, {runnable} runnable"
+          + (f", {len(awm.problems)} unreadable lines (`occubench validate --suite awm` lists them)"
+             if awm.problems else ""))
+    print(f"content digest (sha256): {awm.digest}")
     return 0
 
 
@@ -23,12 +47,22 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    data = sub.add_parser("data", help="fetch or check the OccuBench benchmark data")
+    data = sub.add_parser("data", help="fetch or check the OccuBench benchmark data or the AgentWorldModel-1K set")
     actions = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
-    download = actions.add_parser("download", help="download the pinned upstream data and verify its checksums")
-    download.add_argument("--dest", default="data", help="directory to write the data into (default: ./data)")
+    download = actions.add_parser(
+        "download", help="download a pinned data set: the OccuBench data (checksums verified) or AgentWorldModel-1K",
+        description="occubench (the default): the OccuBench benchmark data, from the pinned upstream commit, into "
+                    "--dest (./data). awm: the AgentWorldModel-1K set (Snowflake/AgentWorldModel-1K on the Hugging "
+                    "Face Hub, needs the awm extra) at a pinned revision, into the occubench cache, where "
+                    "`--suite awm` finds it without --data-dir; its content digest is printed.")
+    download.add_argument("dataset", nargs="?", choices=DATASETS, default="occubench",
+                          help="which data set (default: occubench)")
+    download.add_argument("--dest", default=None,
+                          help="directory to write the data into (default: ./data; for awm, the occubench cache)")
     download.add_argument("--url", default=None,
                           help="tarball URL to fetch instead of the pinned GitHub archive (or set OCCUBENCH_DATA_URL)")
+    download.add_argument("--revision", default=None,
+                          help="awm: the dataset's commit sha (or branch or tag) to fetch instead of the pinned one")
     download.set_defaults(func=_download)
     verify = actions.add_parser("verify", help="check a data directory against the pinned checksums")
     verify.add_argument("--dir", default="data", help="data directory to check (default: ./data)")

@@ -195,7 +195,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the tasks come from and which of them to take: shared by ``run`` and ``tasks``."""
     data = parser.add_argument_group("data and task selection")
     data.add_argument("--data-dir", help="directory holding all three data paths (default: $OCCUBENCH_DATA, "
-                      "else ./data)")
+                      "else ./data); --suite awm: the AWM-format set's folder (default: the downloaded copy)")
     data.add_argument("--eval-data", help="tasks file (default: <data-dir>/eval_benchmark_solvable.jsonl)")
     data.add_argument("--scenario-pool", help="scenarios file (default: <data-dir>/task_scenario_all_pool.jsonl)")
     data.add_argument("--config-dir", help="world-model configs (default: <data-dir>/world_model_configs)")

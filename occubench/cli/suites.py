@@ -96,6 +96,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--seed", type=int, default=0, help="workplace: generation seed (default: 0)")
     check.add_argument("--worlds-dir", metavar="DIR", help="executable: validate the world folders in DIR instead "
                        "of the built-in worlds")
-    check.add_argument("--data-dir", metavar="DIR", help="awm: the folder of the AWM-format set to validate")
+    check.add_argument("--data-dir", metavar="DIR", help="awm: the folder of the AWM-format set to validate "
+                       "(default: the copy `occubench data download awm` made)")
     evaluate.add_trust_argument(check)
     check.set_defaults(func=_validate)

@@ -96,8 +96,8 @@ def executable(world: str | list[str] | None = None, task_ids: str | list[str] |
 def awm(data_dir: str | None = None, task_ids: str | list[str] | None = None, env_mode: str = "E0",
         fault_count: int = 2, fault_duration: int = 2, trust_world_code: bool = False, num_votes: int = 3,
         max_steps: int = 50, seed: int = 0, date: str | None = None, epochs: int = 1) -> Task:
-    """An AWM-format set (``data_dir``): its applications in the sandbox, each task verified by its published code
-    or, where that needs one, by the ``grader`` model role."""
+    """An AWM-format set (``data_dir``, else the copy ``occubench data download awm`` made): its applications in the
+    sandbox, each task verified by its published code or, where that needs one, by the ``grader`` model role."""
     return _task("awm", locals(), {"verifier": Role("grader")}, verdict)
 
 

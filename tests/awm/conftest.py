@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,3 +51,11 @@ def worker_sandbox(request: pytest.FixtureRequest, sandbox: Provider, tmp_path: 
         yield forked
     finally:
         forked.close()
+
+
+def sha256sum_digest(folder: Path) -> str:
+    """What `sha256sum gen_*.jsonl | sha256sum` prints in ``folder``: a set's content digest, computed apart from the
+    package."""
+    names = sorted(path.name for path in folder.glob("gen_*.jsonl"))
+    listing = "".join(f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}\n" for name in names)
+    return hashlib.sha256(listing.encode()).hexdigest()

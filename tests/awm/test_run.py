@@ -14,6 +14,7 @@ from occubench.awm.data import FILES
 from occubench.cli import main
 from occubench.core.faults import fault_schedule
 from occubench.testing import MockLLMServer
+from tests.awm.conftest import sha256sum_digest
 from tests.awm.test_service import PURE
 
 
@@ -35,6 +36,9 @@ def test_runnable_tasks_get_a_verdict_and_its_mode(data: Path, tmp_path: Path,
     assert any(call.name and "error" not in call.observation for r in results for call in r.tool_calls)
     said = " ".join(capsys.readouterr().err.split())
     assert "e_commerce_33: not run (no application" in said
+    # The run's identity holds the content digest of the files it read.
+    args = json.loads((tmp_path / "out" / "r" / "args.json").read_text())
+    assert args["config"]["task_content"] == sha256sum_digest(data) and args["data_dir"] == str(data)
 
 
 def test_a_pure_verifier_decides_and_one_that_does_not_compile_is_an_error(data: Path, tmp_path: Path) -> None:

@@ -14,10 +14,9 @@ import socket
 import subprocess
 import sys
 import tarfile
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ import pytest
 from occubench import cli
 from occubench.errors import ConfigError, DataNotFoundError
 from occubench.simulated import data
+from tests.conftest import serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_DATA = Path(__file__).resolve().parents[3] / "shared" / "occubench-data"
@@ -97,14 +97,8 @@ def server() -> Iterator[Server]:
         def log_message(self, *args: object) -> None:  # keep test output clean
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    with serving(Handler) as state.base_url:
+        yield state
 
 
 @pytest.fixture(autouse=True)
