@@ -7,12 +7,15 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from occubench.awm.app import Application, build_database, run_verifier
+from occubench.core.state import StateDiff, state_diff, table_keys
 from occubench.core.tools import clip
 from occubench.errors import ConfigError
 from occubench.sandbox.boundary import LONG, MAX_PROBLEMS, SHORT
@@ -74,6 +77,12 @@ class ScenarioService:
             raise ConfigError(f"task {args['task']} has no {args['mode']} verifier")
         return run_verifier(code, str(args["mode"]), self.workdir / "initial.db", final, str(args["answer"]))
 
+    def diff(self, args: dict[str, Any]) -> StateDiff:
+        """What the instance's calls changed in its database since it was opened."""
+        _, final = self._instance(args)
+        with closing(sqlite3.connect(self.workdir / "initial.db")) as before, closing(sqlite3.connect(final)) as after:
+            return state_diff(table_keys(before), before, after)
+
     def compile(self, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Whether each verifier given (``{mode: {task: code}}``) compiles: for a scenario with nothing to run them
         on."""
@@ -122,9 +131,8 @@ class ScenarioService:
         return self.application
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
-        return {"load": self.load, "open": self.open, "call": self.call, "verify": self.verify, "check": self.check,
-                "compile": self.compile,
-                "close": self.close}
+        return {"load": self.load, "open": self.open, "call": self.call, "verify": self.verify, "diff": self.diff,
+                "check": self.check, "compile": self.compile, "close": self.close}
 
 
 HANDLERS = ScenarioService().handlers()

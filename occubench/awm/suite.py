@@ -51,11 +51,12 @@ class AwmSuite(Suite):
         instance = env.unwrapped
         assert isinstance(instance, AwmEnvironment)
         scenario, index = self.worlds[task.env_name].scenario, int(task.metadata["index"])
+        diff = {"state_diff": await off_loop(instance.state_diff)}  # what the viewer shows of the episode
         if index in scenario.pure_verifiers:
             report = await off_loop(instance.verify, index, "pure", trajectory.final_answer)
             passed = report.get("result") == "complete"
             return Verdict(passed, f"pure-code verifier: {report.get('result')}",
-                           details={"verification_mode": "pure_code", "verifier": report})
+                           details={"verification_mode": "pure_code", "verifier": report, **diff})
         sections = [("Task given to the agent", task.instruction)]
         mode = "judge"
         if index in scenario.verifiers:
@@ -66,5 +67,5 @@ class AwmSuite(Suite):
         if self.judge is None:
             raise VerifierError(f"task {task.task_id} needs a judge ({mode} verification): give --verifier-model")
         verdict = await self.judge.ajudge([*sections, ("Agent trajectory", trajectory.render())])
-        verdict.details = {**verdict.details, "verification_mode": mode}
+        verdict.details = {**verdict.details, "verification_mode": mode, **diff}
         return verdict

@@ -9,6 +9,7 @@ from typing import Any
 
 from occubench.awm.data import Scenario
 from occubench.core.environment import Environment, JSONObject
+from occubench.core.state import StateDiff
 from occubench.core.tools import ToolSpec
 from occubench.errors import WorldError
 from occubench.sandbox.boundary import SCHEMAS, Boundary
@@ -93,6 +94,11 @@ class AwmEnvironment(Environment):
         return self.world.request(self.worker(), "verify", {"instance": self._instance, "task": task, "mode": mode,
                                                            "answer": answer}, VERIFY_SECONDS,
                                   f"the {mode} verifier of task {task}")
+
+    def state_diff(self) -> StateDiff:
+        """What this instance's calls changed in its database."""
+        return self.world.request(self.worker(), "diff", {"instance": self._instance}, VERIFY_SECONDS,
+                                  "the state diff")
 
     def close(self) -> None:
         worker, self._worker = self._worker, None

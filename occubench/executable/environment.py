@@ -9,10 +9,9 @@ from abc import abstractmethod
 from typing import Any, NamedTuple
 
 from occubench.core.environment import Environment, JSONObject
+from occubench.core.state import StateDiff, state_diff
 from occubench.core.tools import TOOL_TIME_LIMIT, ToolSpec, call_with_time_limit
 from occubench.executable.world import Check, World
-
-StateDiff = dict[str, dict[str, list[Any]]]
 
 
 class Verification(NamedTuple):
@@ -66,7 +65,7 @@ class ExecutableEnvironment(WorldEnvironment):
     def state_diff(self) -> StateDiff:
         initial = self.world.instance()
         try:
-            return state_diff(self.world, initial, self.db)
+            return state_diff(self.world.tables(), initial, self.db)
         finally:
             initial.close()
 
@@ -79,7 +78,7 @@ class ExecutableEnvironment(WorldEnvironment):
             checks = call_with_time_limit(lambda: spec.verify(initial, self.db, answer), self.time_limit)
             if not isinstance(checks, list) or not all(isinstance(check, Check) for check in checks):
                 raise TypeError(f"task {task_id}: verify returned {type(checks).__name__}, not a list of Check")
-            return Verification(checks, state_diff(self.world, initial, self.db))
+            return Verification(checks, state_diff(self.world.tables(), initial, self.db))
         finally:
             initial.close()
 
@@ -87,26 +86,3 @@ class ExecutableEnvironment(WorldEnvironment):
         # Table names come from the schema, never from input.
         return {table: self.db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
                 for table in self.world.tables()}
-
-
-def _keyed(db: sqlite3.Connection, table: str, key: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    columns = ", ".join(f'"{c}"' for c in key)
-    return {tuple(row[:len(key)]): dict(row)
-            for row in db.execute(f'SELECT {columns}, * FROM "{table}"')}  # names come from the schema, not input
-
-
-def state_diff(world: World, before: sqlite3.Connection, after: sqlite3.Connection) -> StateDiff:
-    diff: StateDiff = {}
-    for table, key in world.tables().items():
-        old, new = _keyed(before, table, key), _keyed(after, table, key)
-        for row in (*old.values(), *new.values()):
-            row.pop("rowid", None)
-        changes = {
-            "inserted": [new[k] for k in sorted(new.keys() - old.keys(), key=repr)],
-            "deleted": [old[k] for k in sorted(old.keys() - new.keys(), key=repr)],
-            "updated": [{"key": list(k), "changes": {c: [old[k][c], v] for c, v in new[k].items() if old[k][c] != v}}
-                        for k in sorted(new.keys() & old.keys(), key=repr) if old[k] != new[k]],
-        }
-        if any(changes.values()):
-            diff[table] = changes
-    return diff

@@ -16,9 +16,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from occubench.core.state import StateDiff
 from occubench.core.tools import TOOL_TIME_LIMIT, JSONObject, ToolSpec
 from occubench.errors import ConfigError, WorldError
-from occubench.executable.environment import ExecutableEnvironment, StateDiff, Verification, WorldEnvironment
+from occubench.executable.environment import ExecutableEnvironment, Verification, WorldEnvironment
 from occubench.executable.world import Call, Check, ExecTask, World
 from occubench.sandbox import Pool, Provider, Worker, WorkerFailed, pool
 from occubench.sandbox.boundary import SCHEMAS, Boundary

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from occubench.core.state import table_keys
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.core.tools import JSONObject, ToolError, ToolSpec, schema_problem, spec_of, time_is_up
 from occubench.errors import ConfigError
@@ -170,12 +171,7 @@ class World:
     def tables(self) -> dict[str, tuple[str, ...]]:
         """Each table and the columns that identify its rows (the primary key, else ``rowid``)."""
         with self._lock:
-            template = self._built()
-            names = [r[0] for r in template.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-            return {name: tuple(column[1] for column in sorted(template.execute(f'PRAGMA table_info("{name}")'),
-                                                              key=lambda c: c[5]) if column[5]) or ("rowid",)
-                    for name in names}
+            return table_keys(self._built())
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """The seeded database as data: each table's columns (name → declared type), the columns that identify its

@@ -14,6 +14,7 @@ from occubench.awm.data import FILES
 from occubench.cli import main
 from occubench.core.faults import fault_schedule
 from occubench.testing import MockLLMServer
+from occubench.testing.responders import scripted_responder
 from tests.awm.conftest import sha256sum_digest
 from tests.awm.test_service import PURE
 
@@ -70,3 +71,21 @@ def test_harness_faults_hit_awm_calls_as_any_world_s(data: Path, tmp_path: Path)
     faulted = {event.call_index for event in result.fault_events}
     assert faulted and all(call.observation.get("error") for call in result.tool_calls
                            if call.call_index in faulted)
+
+
+def test_the_result_holds_what_the_episode_changed_in_its_database(data: Path, tmp_path: Path) -> None:
+    def subscribing(request: dict, index: int) -> str | dict:
+        """An agent that subscribes to channel 1 and answers; the judge as the project's mock plays it."""
+        if not request.get("tools"):
+            return scripted_responder(request, index)
+        if any(message.get("role") == "tool" for message in request["messages"]):
+            return "Final answer: subscribed."
+        return {"content": None, "tool_calls": [{"name": "subscribe_to_channel", "arguments": {"channel_id": 1}}]}
+
+    with MockLLMServer(subscribing) as server:
+        assert main(["run", "--suite", "awm", "--data-dir", str(data), "--agent-model", "agent", "--verifier-model",
+                     "judge", "--base-url", server.base_url, "--api-key", "k", "--output-dir", str(tmp_path / "out"),
+                     "--run-name", "r", "--task-ids", "content_platform_1/0"]) == 0
+    [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
+    inserted = result.verdict_details["state_diff"]["user_subscriptions"]["inserted"]
+    assert [row["channel_id"] for row in inserted] == [1]  # the viewer shows it as any executable world's diff
