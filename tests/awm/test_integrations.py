@@ -4,6 +4,7 @@ run's episode."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,36 @@ def test_an_awm_task_in_inspect_gives_occubench_run_s_verdict(data: Path, tmp_pa
     [native] = ours.results
     assert (theirs.is_correct, theirs.verdict_details["verification_mode"], theirs.final_answer) == \
         (native.is_correct, native.verdict_details["verification_mode"], native.final_answer)
+
+
+def test_an_outside_program_plays_awm_tasks_over_mcp_as_the_native_loop_does(
+        data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--agent command:...``: the example MCP agent, on the same scripted model, makes the native loop's calls on
+    the AWM instance and gets its verdicts."""
+    from occubench import load_results
+    from occubench.cli import main
+    from tests.mcp.test_command import command
+    from tests.mcp.test_episodes import EXAMPLE
+
+    tasks = ["--task-ids", "content_platform_1/0", "code_hosting_2/3"]
+    with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # the program's own model: the same mock
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+
+        def run(name: str, *agent: str) -> dict[str, Any]:
+            assert main(["run", "--suite", "awm", "--data-dir", str(data), "--agent-model", "scripted",
+                         "--verifier-model", "judge", "--base-url", server.base_url, "--api-key", "k",
+                         "--output-dir", str(tmp_path), "--run-name", name, *tasks, *agent]) == 0
+            return {r.task_id: r for r in load_results(tmp_path / name / "results.jsonl")}
+
+        native = run("native")
+        outside = run("command", "--agent", command(sys.executable, str(EXAMPLE), "{mcp_url}", "{instruction_file}",
+                                                    "--model", "{model}"))
+    assert outside.keys() == native.keys() == {"content_platform_1/0", "code_hosting_2/3"}
+    for task_id, result in outside.items():
+        assert result.ok and result.agent_model == "command:scripted"
+        # (Observations may differ: code_hosting_2 stamps the user it creates on first sight with the clock.)
+        assert [(c.name, c.arguments) for c in result.tool_calls] == \
+            [(c.name, c.arguments) for c in native[task_id].tool_calls]
+        assert result.tool_calls and result.is_correct == native[task_id].is_correct
+        assert result.verdict_details["verification_mode"] == "judge"
