@@ -89,3 +89,15 @@ def test_the_result_holds_what_the_episode_changed_in_its_database(data: Path, t
     [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
     inserted = result.verdict_details["state_diff"]["user_subscriptions"]["inserted"]
     assert [row["channel_id"] for row in inserted] == [1]  # the viewer shows it as any executable world's diff
+
+
+def test_a_verifier_s_huge_report_is_clipped_and_its_result_kept(data: Path, tmp_path: Path) -> None:
+    code = ("def verify_task_completion(initial_db_path, final_db_path, final_answer=None):\n"
+            "    return {'result': 'complete', 'evidence': ['x' * 1000] * 20000, 'deep': eval('[' * 60 + ']' * 60)}\n")
+    line = {"scenario": "content_platform_1", "task_idx": 0, "verification": {"code": code}}
+    (data / FILES["pure_verifier"]).write_text(json.dumps(line) + "\n")
+    assert _run(data, tmp_path / "out", "content_platform_1/0") == 0
+    [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
+    assert result.is_correct is True and result.verdict_details["verifier"]["result"] == "complete"
+    assert len(json.dumps(result.verdict_details["verifier"])) < 25_000
+    assert (tmp_path / "out" / "r" / "results.jsonl").stat().st_size < 1 << 20
