@@ -151,8 +151,7 @@ def _in_worker(world: AwmWorld) -> tuple[str, list[str]]:
     """The world's tool count and its verifiers' problems, from one of its workers."""
     environment = world.environment()
     try:
-        worker = environment.worker()
-        checked = world.request(worker, "check", {}, LOAD_SECONDS, "checking the verifiers")
+        checked = environment.request("check", {}, LOAD_SECONDS, "checking the verifiers")
     finally:
         environment.close()
     return str(len(environment.tools())), _problems(checked)

@@ -11,9 +11,9 @@ from occubench.awm.data import Scenario
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.state import StateDiff
 from occubench.core.tools import ToolSpec, clip
-from occubench.errors import WorldError
-from occubench.sandbox.boundary import SCHEMAS, SHORT, Boundary
-from occubench.sandbox.pool import Pool, Worker, WorkerFailed, pool
+from occubench.sandbox.boundary import SHORT, Boundary
+from occubench.sandbox.lease import Lease
+from occubench.sandbox.pool import Pool, pool
 from occubench.sandbox.provider import Provider
 from occubench.util.jsonsafe import dumps
 
@@ -42,22 +42,13 @@ class AwmWorld:
         #: What building the database left out (seed rows that broke a constraint, say), once loaded.
         self.problems: list[str] = []
 
-    def describe(self, worker: Worker) -> list[ToolSpec]:
+    def describe(self, lease: Lease) -> list[ToolSpec]:
         """The scenario's tools, as the worker's first load of it says (kept for every later episode)."""
         if self._tools is None:
-            reply = self.request(worker, "load", {}, LOAD_SECONDS, "loading the application")
+            reply = lease.request("load", {"folder": lease.worker.path(0)}, LOAD_SECONDS, "loading the application")
             self.problems = list(reply["problems"])
             self._tools = [ToolSpec(t["name"], t["description"], t["parameters"], t["writes"]) for t in reply["tools"]]
         return self._tools
-
-    def request(self, worker: Worker, op: str, args: dict[str, Any], seconds: float, what: str) -> Any:
-        """The worker's reply to ``op``, once the boundary accepted it; a :class:`WorldError` otherwise."""
-        try:
-            reply = worker.request(op, {"folder": worker.path(0), **args}, seconds)
-        except WorkerFailed as exc:
-            raise WorldError(f"{self.name}: {what}: {exc.kind}: {exc}") from None
-        kind = _REPLY_KINDS.get(op, op)
-        return self.boundary.reply(kind, reply, what) if kind in SCHEMAS else None
 
     def environment(self) -> AwmEnvironment:
         return AwmEnvironment(self)
@@ -68,37 +59,31 @@ class AwmEnvironment(Environment):
 
     def __init__(self, world: AwmWorld) -> None:
         self.world = world
+        self.lease = Lease(world.name, world.pool, world.boundary, _REPLY_KINDS)
         try:
-            self._worker: Worker | None = world.pool.lease()
-        except WorkerFailed as exc:
-            raise WorldError(f"{world.name}: the worker did not start: {exc.kind}: {exc}") from None
-        try:
-            self._specs = world.describe(self._worker)
-            self._instance: int = world.request(self._worker, "open", {}, LOAD_SECONDS, "opening an instance")
+            self._specs = world.describe(self.lease)
+            self._instance: int = self.request("open", {}, LOAD_SECONDS, "opening an instance")
         except BaseException:
-            self.close()
+            self.lease.close(None)
             raise
 
-    def worker(self) -> Worker:
-        """The worker this instance lives in."""
-        if self._worker is None:
-            raise WorldError(f"{self.world.name}: the instance is closed")
-        return self._worker
+    def request(self, op: str, args: dict[str, Any], seconds: float, what: str) -> Any:
+        """The worker's reply to ``op`` about this instance's scenario, once the boundary accepted it."""
+        return self.lease.request(op, {"folder": self.lease.worker.path(0), **args}, seconds, what)
 
     def tools(self) -> list[ToolSpec]:
         return self._specs
 
     def _call(self, name: str, arguments: JSONObject) -> Any:
-        return self.world.request(self.worker(), "call", {"instance": self._instance, "tool": name,
-                                                         "arguments": arguments}, CALL_SECONDS, f"tool {name}")
+        return self.request("call", {"instance": self._instance, "tool": name, "arguments": arguments},
+                            CALL_SECONDS, f"tool {name}")
 
     def verify(self, task: int, mode: str, answer: str) -> dict[str, Any]:
         """What the task's verifier of ``mode`` says of this instance's final database: a report of at most
         :data:`REPORT_CHARS` characters of JSON (a longer one keeps its ``result`` and a clipped text of the rest,
         as a judge's prompt and the results file can hold it)."""
-        report = self.world.request(self.worker(), "verify", {"instance": self._instance, "task": task, "mode": mode,
-                                                             "answer": answer}, VERIFY_SECONDS,
-                                    f"the {mode} verifier of task {task}")
+        report = self.request("verify", {"instance": self._instance, "task": task, "mode": mode, "answer": answer},
+                              VERIFY_SECONDS, f"the {mode} verifier of task {task}")
         text = dumps(report)
         if len(text) <= REPORT_CHARS:
             return dict(report)
@@ -106,17 +91,7 @@ class AwmEnvironment(Environment):
 
     def state_diff(self) -> StateDiff:
         """What this instance's calls changed in its database."""
-        return self.world.request(self.worker(), "diff", {"instance": self._instance}, VERIFY_SECONDS,
-                                  "the state diff")
+        return self.request("diff", {"instance": self._instance}, VERIFY_SECONDS, "the state diff")
 
     def close(self) -> None:
-        worker, self._worker = self._worker, None
-        if worker is None:
-            return
-        try:
-            if hasattr(self, "_instance"):
-                worker.request("close", {"folder": worker.path(0), "instance": self._instance}, LOAD_SECONDS)
-        except WorkerFailed:
-            pass  # a broken worker is not lent again
-        finally:
-            self.world.pool.release(worker)
+        self.lease.close({"instance": self._instance})

@@ -18,11 +18,12 @@ from typing import Any
 
 from occubench.core.state import StateDiff
 from occubench.core.tools import TOOL_TIME_LIMIT, JSONObject, ToolSpec
-from occubench.errors import ConfigError, WorldError
+from occubench.errors import ConfigError
 from occubench.executable.environment import ExecutableEnvironment, Verification, WorldEnvironment
 from occubench.executable.world import Call, Check, ExecTask, World
-from occubench.sandbox import Pool, Provider, Worker, WorkerFailed, pool
-from occubench.sandbox.boundary import SCHEMAS, Boundary
+from occubench.sandbox import Pool, Provider, WorkerFailed, pool
+from occubench.sandbox.boundary import Boundary
+from occubench.sandbox.lease import Lease
 
 SERVICE = "occubench.executable.service"
 #: Seconds a world may take to load (its module and SQL) or its checks to run.
@@ -125,22 +126,16 @@ class IsolatedEnvironment(WorldEnvironment):
         self.world = world
         self.seconds = time_limit  # the worker's limit per call; the deadline here is a little later
         self._specs = list(world.tools.values())
+        self._lease = Lease(world.name, world.pool, world.boundary)
         try:
-            self._worker: Worker | None = world.pool.lease()
-        except WorkerFailed as exc:
-            raise WorldError(f"{world.name}: the worker did not start: {exc.kind}: {exc}") from None
-        self._instance: int = self._request("open", {"folder": world.worker_folder, "time_limit": time_limit},
-                                            LOAD_SECONDS, "opening an instance")
+            self._instance: int = self._request("open", {"folder": world.worker_folder, "time_limit": time_limit},
+                                                LOAD_SECONDS, "opening an instance")
+        except BaseException:
+            self._lease.close(None)
+            raise
 
     def _request(self, op: str, args: dict[str, Any], seconds: float | None, what: str) -> Any:
-        """The worker's reply to ``op``, once the world's boundary accepted it (a reset's or a close's is unused)."""
-        if self._worker is None:
-            raise WorldError(f"{self.world.name}: {what}: the instance is closed")
-        try:
-            reply = self._worker.request(op, args, seconds)
-        except WorkerFailed as exc:
-            raise WorldError(f"{self.world.name}: {what}: {exc.kind}: {exc}") from None
-        return self.world.boundary.reply(op, reply, what) if op in SCHEMAS else None
+        return self._lease.request(op, args, seconds, what)
 
     def tools(self) -> list[ToolSpec]:
         return self._specs
@@ -164,12 +159,4 @@ class IsolatedEnvironment(WorldEnvironment):
         self._request("reset", {"instance": self._instance}, LOAD_SECONDS, "reset")
 
     def close(self) -> None:
-        if self._worker is None:
-            return
-        worker, self._worker = self._worker, None
-        try:
-            worker.request("close", {"instance": self._instance}, LOAD_SECONDS)
-        except WorkerFailed:
-            pass  # the worker is broken and will not be lent again
-        finally:
-            self.world.pool.release(worker)
+        self._lease.close({"instance": self._instance})
