@@ -5,6 +5,8 @@ here."""
 from __future__ import annotations
 
 import json
+import shutil
+import uuid
 from pathlib import Path
 
 from occubench.awm.data import Scenario
@@ -22,4 +24,22 @@ def write_scenario(scenario: Scenario, folder: Path) -> Path:
     verifiers = {mode: {str(index): code for index, code in codes.items()}
                  for mode, codes in (("code_augmented", scenario.verifiers), ("pure", scenario.pure_verifiers))}
     (folder / "verifiers.json").write_text(json.dumps(verifiers))
+    return folder
+
+
+def publish_scenario(scenario: Scenario, folder: Path) -> Path:
+    """``scenario`` written as ``folder``, unless it already is: written beside it, then renamed into place whole, so
+    that processes writing it at once (a run's Ray workers, two runs of one set) never see a folder half written."""
+    if folder.is_dir():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex}"
+    try:
+        write_scenario(scenario, staging)
+        staging.rename(folder)
+    except OSError:
+        if not folder.is_dir():  # not another process's copy (the same content, since the path is its digest)
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return folder

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from occubench.awm.data import AwmSet, Scenario, load_set
-from occubench.awm.folders import write_scenario
+from occubench.awm.folders import publish_scenario
 from occubench.awm.hub import set_folder
 from occubench.awm.suite import AwmSuite
 from occubench.awm.world import LOAD_SECONDS, PRELOAD, SERVICE, AwmWorld
@@ -63,9 +63,7 @@ def runnable_worlds(awm: AwmSet, provider: Provider, console: Console) -> list[A
             reason = "; ".join(scenario.defects()) or "its name is not a plain name"
             console.print(f"[yellow]{markup(scenario.name, newlines=False)}: not run ({markup(reason)})[/yellow]")
             continue
-        folder = user_cache_dir() / "awm" / scenario_digest(scenario)[:16] / scenario.name
-        if not (folder / "verifiers.json").is_file():  # written last: a folder without it is incomplete
-            write_scenario(scenario, folder)
+        folder = publish_scenario(scenario, user_cache_dir() / "awm" / scenario_digest(scenario)[:16] / scenario.name)
         worlds.append(AwmWorld(scenario, folder, provider))
     return worlds
 

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -40,10 +41,15 @@ from occubench.llm.limiter import AdaptiveLimiter
 from occubench.llm.types import Reply, Usage
 from occubench.store import ResultStore
 from occubench.util.log import setup_logging
+from occubench.util.paths import user_cache_dir
 from occubench.util.redact import Redactor
 
 #: Suite settings naming files: made absolute, since workers do not share this process's working directory.
 _PATHS = ("data_dir", "eval_data", "scenario_pool", "config_dir", "worlds_dir", "workplace_dir")
+#: Variables of this process's environment a worker must read as it does (Ray starts workers with the environment
+#: of the Ray instance, not of the run): where the user cache is — the AWM scenario folders and derived twins this
+#: process wrote, which a worker on this machine then reuses — and which sandbox runs world code.
+_VARIABLES = ("OCCUBENCH_CACHE_DIR", "XDG_CACHE_HOME", "OCCUBENCH_SANDBOX")
 
 
 class _Hub:
@@ -109,11 +115,21 @@ class _SharedCache:
         ray.get(self.hub.cache_put.remote(self.path, self.replay, key, reply, usage))
 
 
+def worker_environment() -> dict[str, str]:
+    """The variables of :data:`_VARIABLES` set here, the cache folder made absolute."""
+    found = {name: value for name in _VARIABLES if (value := os.environ.get(name))}
+    if "OCCUBENCH_CACHE_DIR" in found:
+        found["OCCUBENCH_CACHE_DIR"] = str(user_cache_dir().resolve())
+    return found
+
+
 class _EpisodeWorker:
-    """One worker process: the run built from its config, running up to its ``max_concurrency`` episodes at once."""
+    """One worker process: the run built from its config, running up to its ``max_concurrency`` episodes at once.
+    The process is the actor's alone, so it takes ``environment`` (:func:`worker_environment`) as its own."""
 
     def __init__(self, config: RunConfig, follow_ups: list[dict[tuple[Any, int], Result]], hub: Any,
-                 run_dir: Path) -> None:
+                 run_dir: Path, environment: dict[str, str]) -> None:
+        os.environ.update(environment)
         self.config, self.follow_ups, self.hub, self.run_dir = config, follow_ups, hub, run_dir
 
     def prepare(self) -> None:
@@ -239,7 +255,7 @@ def run_on_ray(config: RunConfig, date: str, settings: dict[str, Any],
         # Ray's default for actors: a CPU to be placed, none held while running, so the workers of runs started
         # together (a matrix) never wait for each other's CPUs; spread over the nodes.
         workers = [_WorkerActor.options(max_concurrency=each, scheduling_strategy="SPREAD").remote(
-            settled, shared, hub, store.run_dir.resolve()) for _ in range(count)]
+            settled, shared, hub, store.run_dir.resolve(), worker_environment()) for _ in range(count)]
         try:
             ray.get([worker.prepare.remote() for worker in workers])
             return _dispatch(workers, each, tasks, store, on_result, may_start)

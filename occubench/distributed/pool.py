@@ -12,6 +12,7 @@ stepped (tool calls made, answers judged) in the actors at once. Actions and obs
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -22,7 +23,7 @@ import ray
 from ray.exceptions import RayTaskError
 
 from occubench.config import RunConfig
-from occubench.distributed.executor import remote_error, session
+from occubench.distributed.executor import remote_error, session, worker_environment
 from occubench.engine.rollouts import episode_rows
 
 #: ``agent_fn(observation, info) -> action``; ``info`` is the episode's reset info (``task_id``, ``tools``,
@@ -64,11 +65,14 @@ class Rollout:
 
 
 class _Worlds:
-    """One worker process's environments, each stepped by one episode at a time."""
+    """One worker process's environments, each stepped by one episode at a time; the process is the actor's alone,
+    so it takes ``environment`` (:func:`~occubench.distributed.executor.worker_environment`) as its own."""
 
-    def __init__(self, suite: str, config: RunConfig | None, settings: dict[str, Any], slots: int) -> None:
+    def __init__(self, suite: str, config: RunConfig | None, settings: dict[str, Any], slots: int,
+                 environment: dict[str, str]) -> None:
         from occubench.gym import OccuBenchEnv  # gymnasium, in the worker
 
+        os.environ.update(environment)
         self.envs = [OccuBenchEnv(suite, config=config, **settings) for _ in range(slots)]
 
     def ready(self) -> None:
@@ -101,7 +105,7 @@ class RolloutPool:
         count = workers or int(ray.cluster_resources().get("CPU", 1))
         # Ray's default actor resources (none held while running) and spread over the nodes, as run workers.
         self._actors = [_WorldsActor.options(max_concurrency=per_worker, scheduling_strategy="SPREAD").remote(
-            suite, config, settings, per_worker) for _ in range(count)]
+            suite, config, settings, per_worker, worker_environment()) for _ in range(count)]
         self.slots = [(actor, slot) for slot in range(per_worker) for actor in self._actors]
         try:
             ray.get([actor.ready.remote() for actor in self._actors])
