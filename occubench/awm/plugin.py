@@ -57,18 +57,26 @@ def runnable_worlds(awm: AwmSet, provider: Provider, console: Console) -> list[A
     return worlds
 
 
-def plan(config: RunConfig, console: Console) -> SuitePlan:
-    options = AwmOptions.of(config)
+def planned_worlds(options: AwmOptions, console: Console,
+                   who: str = "--suite awm") -> tuple[list[AwmWorld], Provider, str]:
+    """The runnable worlds of the set ``options`` name (``who`` needs it), the provider that runs them and the
+    digest of what they are made of; the set's problems are warned of on ``console``."""
     if options.data_dir is None:
-        raise ConfigError("--suite awm needs --data-dir: the folder of an AWM-format set (gen_*.jsonl)")
+        raise ConfigError(f"{who} needs --data-dir: the folder of an AWM-format set (gen_*.jsonl)")
     awm = load_set(Path(options.data_dir))
     for problem in awm.problems:
         console.print(f"[yellow]warning: {markup(problem)}[/yellow]")
     provider = provider_for(options.trust_world_code, f"--data-dir {awm.root}")
     worlds = runnable_worlds(awm, provider, console)
+    return worlds, provider, json_digest({world.name: [scenario_digest(world.scenario), world.scenario.tasks]
+                                          for world in worlds})
+
+
+def plan(config: RunConfig, console: Console) -> SuitePlan:
+    options = AwmOptions.of(config)
+    worlds, provider, content = planned_worlds(options, console)
     every = AwmSuite(worlds).tasks()
     tasks = select_tasks(every, config, console)
-    content = json_digest({world.name: [scenario_digest(world.scenario), world.scenario.tasks] for world in worlds})
 
     def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
         judge = models.get("verifier")

@@ -170,26 +170,12 @@ class World:
     def tables(self) -> dict[str, tuple[str, ...]]:
         """Each table and the columns that identify its rows (the primary key, else ``rowid``)."""
         with self._lock:
-            template = self._built()
-            names = [r[0] for r in template.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-            return {name: tuple(column[1] for column in sorted(template.execute(f'PRAGMA table_info("{name}")'),
-                                                              key=lambda c: c[5]) if column[5]) or ("rowid",)
-                    for name in names}
+            return table_keys(self._built())
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
-        """The seeded database as data: each table's columns (name → declared type), the columns that identify its
-        rows (:meth:`tables`), and its rows in storage order (bytes as hex)."""
-        keys = self.tables()
+        """The seeded database as data (:func:`snapshot`)."""
         with self._lock:
-            template = self._built()
-            state: dict[str, dict[str, Any]] = {}
-            for table, key in keys.items():  # table names come from the schema, never from input
-                columns = {column[1]: column[2] for column in template.execute(f'PRAGMA table_info("{table}")')}
-                rows = [{name: value.hex() if isinstance(value, bytes) else value for name, value in zip(columns, row)}
-                        for row in template.execute(f'SELECT * FROM "{table}" ORDER BY rowid')]
-                state[table] = {"columns": columns, "key": list(key), "rows": rows}
-            return state
+            return snapshot(self._built())
 
     def instance(self) -> sqlite3.Connection:
         """A private in-memory copy of the seeded database, from :func:`new_database`, whose queries stop when the
@@ -203,12 +189,36 @@ class World:
         return connection
 
 
-def new_database(*, foreign_keys: bool = False) -> sqlite3.Connection:
-    """An empty in-memory database, locked down before any SQL of a world runs on it (see the module's docstring)."""
+def table_keys(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """Each table of ``db`` and the columns that identify its rows (the primary key, else ``rowid``)."""
+    names = [r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    return {name: tuple(column[1] for column in sorted(db.execute(f'PRAGMA table_info("{name}")'),
+                                                      key=lambda c: c[5]) if column[5]) or ("rowid",)
+            for name in names}
+
+
+def snapshot(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """``db`` as data: each table's columns (name → declared type), the columns that identify its rows
+    (:func:`table_keys`), and its rows in storage order (bytes as hex)."""
+    state: dict[str, dict[str, Any]] = {}
+    for table, key in table_keys(db).items():  # names from sqlite_master, quoted as identifiers
+        columns = {column[1]: column[2] for column in db.execute(f'PRAGMA table_info("{table}")')}
+        rows = [{name: value.hex() if isinstance(value, bytes) else value for name, value in zip(columns, row)}
+                for row in db.execute(f'SELECT * FROM "{table}" ORDER BY rowid')]
+        state[table] = {"columns": columns, "key": list(key), "rows": rows}
+    return state
+
+
+def new_database(*, foreign_keys: bool = False, max_pages: int | None = None) -> sqlite3.Connection:
+    """An empty in-memory database, locked down before any SQL of a world runs on it (see the module's docstring);
+    at most ``max_pages`` pages (of 4 KiB) when given."""
     connection = sqlite3.connect(":memory:", check_same_thread=False)
     # Functions and virtual tables not marked innocuous may not run from the schema (a DEFAULT clause, which the
     # authorizer never sees; a view; a trigger).
     connection.execute("PRAGMA trusted_schema = OFF")
+    if max_pages is not None:  # before the authorizer, which refuses it
+        connection.execute(f"PRAGMA max_page_count = {int(max_pages)}")
     if sys.version_info >= (3, 12):  # no writing to the schema table or to a virtual table's shadow tables
         connection.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
     if foreign_keys:
