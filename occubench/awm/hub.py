@@ -38,7 +38,7 @@ def set_folder(data_dir: str | None) -> Path:
         return Path(data_dir)
     folder = cached()
     if not (folder / RECORD).is_file():  # written last: a folder without it is an interrupted download
-        raise ConfigError(f"--suite awm: no downloaded AgentWorldModel-1K in {folder}; download it with "
+        raise ConfigError(f"no AWM-format set given and no downloaded AgentWorldModel-1K in {folder}; download it with "
                           "`occubench data download awm`, or give --data-dir DIR, the folder of an AWM-format set")
     return folder
 

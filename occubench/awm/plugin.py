@@ -68,13 +68,19 @@ def runnable_worlds(awm: AwmSet, provider: Provider, console: Console) -> list[A
     return worlds
 
 
-def plan(config: RunConfig, console: Console) -> SuitePlan:
-    options = AwmOptions.of(config)
+def planned_worlds(options: AwmOptions, console: Console) -> tuple[list[AwmWorld], Provider, AwmSet]:
+    """The runnable worlds of the set ``options`` name (``--data-dir``, else the downloaded copy), the provider that
+    runs them and the set; the set's problems are warned of on ``console``."""
     awm = load_set(set_folder(options.data_dir))
     for problem in awm.problems:
         console.print(f"[yellow]warning: {markup(problem)}[/yellow]")
     provider = provider_for(options.trust_world_code, f"--data-dir {awm.root}")
-    worlds = runnable_worlds(awm, provider, console)
+    return runnable_worlds(awm, provider, console), provider, awm
+
+
+def plan(config: RunConfig, console: Console) -> SuitePlan:
+    options = AwmOptions.of(config)
+    worlds, provider, awm = planned_worlds(options, console)
     every = AwmSuite(worlds).tasks()
     tasks = select_tasks(every, config, console)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from occubench.awm.app import Application, build_database, run_verifier
-from occubench.core.state import StateDiff, state_diff, table_keys
+from occubench.core.state import StateDiff, snapshot, state_diff, table_keys
 from occubench.core.tools import clip
 from occubench.errors import ConfigError
 from occubench.sandbox.boundary import LONG, MAX_PROBLEMS, SHORT
@@ -83,6 +83,12 @@ class ScenarioService:
         with closing(sqlite3.connect(self.workdir / "initial.db")) as before, closing(sqlite3.connect(final)) as after:
             return state_diff(table_keys(before), before, after)
 
+    def state(self, args: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The scenario's seeded database, as an instance starts from it, as data (a twin is derived from it)."""
+        self.load(args)
+        with closing(sqlite3.connect(self.workdir / "initial.db")) as initial:
+            return snapshot(initial)
+
     def compile(self, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Whether each verifier given (``{mode: {task: code}}``) compiles: for a scenario with nothing to run them
         on."""
@@ -132,7 +138,7 @@ class ScenarioService:
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
         return {"load": self.load, "open": self.open, "call": self.call, "verify": self.verify, "diff": self.diff,
-                "check": self.check, "compile": self.compile, "close": self.close}
+                "state": self.state, "check": self.check, "compile": self.compile, "close": self.close}
 
 
 HANDLERS = ScenarioService().handlers()

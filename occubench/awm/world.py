@@ -27,7 +27,8 @@ LOAD_SECONDS, VERIFY_SECONDS, CALL_SECONDS = 60.0, 30.0, 30.0
 #: The longest verifier report kept, in characters of JSON.
 REPORT_CHARS = 20_000
 #: The boundary's kind of each reply of the AWM service whose shape differs from the executable worlds' reply.
-_REPLY_KINDS = {"load": "awm_load", "verify": "awm_verify", "check": "awm_check", "compile": "awm_check"}
+_REPLY_KINDS = {"load": "awm_load", "verify": "awm_verify", "check": "awm_check", "compile": "awm_check",
+                "state": "awm_state"}
 
 
 class AwmWorld:

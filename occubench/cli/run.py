@@ -203,6 +203,9 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
                       help="when the data is missing, download it into the user cache directory")
     data.add_argument("--worlds-dir", metavar="DIR", help="executable suite: run the world folders in DIR (as "
                       "`occubench synth executable` writes them) instead of the built-in worlds")
+    data.add_argument("--twin-of", choices=("executable", "awm"),
+                      help="twin suite: the worlds whose twins run: executable (the default: the built-in worlds, or "
+                      "--worlds-dir) or awm (the AWM-format set of --data-dir)")
     add_trust_argument(data)
     data.add_argument("--task-ids", nargs="+", metavar="ID", help="only these tasks (space- or comma-separated)")
     data.add_argument("--categories", nargs="+", metavar="CATEGORY",

@@ -14,11 +14,12 @@ from occubench.errors import ConfigError
 
 def _derive(args: argparse.Namespace) -> int:
     from occubench.executable.plugin import listed_worlds
-    from occubench.twin.derive import write_dataset
+    from occubench.twin.derive import facts_of, write_dataset
+    from occubench.twin.suite import twin_tasks
 
     worlds = listed_worlds(args.worlds_dir, args.trust_world_code)
     try:
-        count = write_dataset(worlds, Path(args.out))
+        count = write_dataset([facts_of(world.described) for world in worlds], twin_tasks(worlds), Path(args.out))
     except OSError as exc:  # --out is a file, or not writable
         raise ConfigError(f"--out: cannot write the twins: {exc}") from None
     print(f"{len(worlds)} twin world(s), {count} task(s) written to {args.out}: run them as any simulated world "

@@ -22,6 +22,18 @@ def table_keys(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
             for name in names}
 
 
+def snapshot(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """``db`` as data: each table's columns (name → declared type), the columns that identify its rows
+    (:func:`table_keys`), and its rows in storage order (bytes as hex)."""
+    state: dict[str, dict[str, Any]] = {}
+    for table, key in table_keys(db).items():
+        columns = {column[1]: column[2] for column in db.execute(f'PRAGMA table_info("{_quoted(table)}")')}
+        rows = [{name: value.hex() if isinstance(value, bytes) else value for name, value in zip(columns, row)}
+                for row in db.execute(f'SELECT * FROM "{_quoted(table)}" ORDER BY rowid')]
+        state[table] = {"columns": columns, "key": list(key), "rows": rows}
+    return state
+
+
 def _quoted(name: str) -> str:
     return name.replace('"', '""')
 

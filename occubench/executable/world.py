@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from occubench.core.state import table_keys
+from occubench.core.state import snapshot, table_keys
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.core.tools import JSONObject, ToolError, ToolSpec, schema_problem, spec_of, time_is_up
 from occubench.errors import ConfigError
@@ -174,18 +174,9 @@ class World:
             return table_keys(self._built())
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
-        """The seeded database as data: each table's columns (name → declared type), the columns that identify its
-        rows (:meth:`tables`), and its rows in storage order (bytes as hex)."""
-        keys = self.tables()
+        """The seeded database as data (:func:`snapshot`)."""
         with self._lock:
-            template = self._built()
-            state: dict[str, dict[str, Any]] = {}
-            for table, key in keys.items():  # table names come from the schema, never from input
-                columns = {column[1]: column[2] for column in template.execute(f'PRAGMA table_info("{table}")')}
-                rows = [{name: value.hex() if isinstance(value, bytes) else value for name, value in zip(columns, row)}
-                        for row in template.execute(f'SELECT * FROM "{table}" ORDER BY rowid')]
-                state[table] = {"columns": columns, "key": list(key), "rows": rows}
-            return state
+            return snapshot(self._built())
 
     def instance(self) -> sqlite3.Connection:
         """A private in-memory copy of the seeded database, from :func:`new_database`, whose queries stop when the

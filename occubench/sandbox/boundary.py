@@ -71,6 +71,9 @@ _TOOL = _object({"name": _NAME, "description": _text(LONG), "parameters": {"type
                  "writes": {"type": "boolean"}})
 _CALLS = _list(_object({"tool": _NAME, "arguments": {"type": "object"}}), MAX_CALLS)
 _PROBLEMS = _list(_text(LONG), MAX_PROBLEMS)
+#: A database as data (:func:`occubench.core.state.snapshot`).
+_STATE = _map(_object({"columns": _map({"type": ["string", "null"], "maxLength": SHORT}, MAX_COLUMNS, _text(SHORT)),
+                       "key": _list(_text(SHORT), MAX_COLUMNS), "rows": _ROWS}), MAX_TABLES)
 
 #: Each kind of reply, by the request it answers.
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -82,9 +85,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "id": _NAME, "instruction": _text(LONG), "difficulty": {"type": "integer", "minimum": 1, "maximum": 100},
             "rubric": _text(LONG), "reference": _CALLS, "answer": _text(LONG), "wrong": _CALLS,
             "wrong_answer": _text(LONG)}), MAX_TASKS),
-        "state": _map(_object({"columns": _map({"type": ["string", "null"], "maxLength": SHORT}, MAX_COLUMNS,
-                                               _text(SHORT)),
-                               "key": _list(_text(SHORT), MAX_COLUMNS), "rows": _ROWS}), MAX_TABLES)}),
+        "state": _STATE}),
     "open": _COUNT,
     "call": {"type": "object"},
     "verify": _object({"checks": _list(_object({"name": _text(SHORT), "passed": {"type": "boolean"},
@@ -95,6 +96,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     # task's verifier returned
     "awm_load": _object({"tools": _list(_TOOL, MAX_TOOLS), "problems": _PROBLEMS}),
     "awm_verify": {"type": "object"},
+    "awm_state": _STATE,
     "awm_check": _list(_object({"mode": {"enum": ["pure", "code_augmented"]}, "task": _COUNT,
                                 "problem": _text(SHORT)}), MAX_TASKS),
     # synthesis's probes (occubench.synth.executable.probe), by the kind of job

@@ -68,12 +68,12 @@ def _executable_world(scenario: str) -> dict[str, Any] | None:
     """The twin config of the built-in executable world of ``scenario``, without its name (as stages write them)."""
     from occubench.executable.isolated import describe
     from occubench.executable.registry import builtin_worlds
-    from occubench.twin.derive import twin_config
+    from occubench.twin.derive import facts_of, twin_config
 
     world = next((w for w in builtin_worlds() if w.scenario.lower() == scenario.strip().lower()), None)
     if world is None:
         return None
-    config = twin_config(describe(world))
+    config = twin_config(facts_of(describe(world)))
     del config["environment_name"]
     return config
 

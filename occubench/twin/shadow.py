@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from occubench.core.environment import Environment, JSONObject, Wrapper
-from occubench.executable.environment import WorldEnvironment
 from occubench.llm import Model
 from occubench.twin.agreement import acompare
 from occubench.util.aio import off_loop
@@ -17,7 +16,7 @@ class Shadow(Wrapper):
     """``simulated`` as the agent's world, ``real`` beside it. :meth:`info` holds each call's pair of answers and
     how they compare (``twin_calls``); the suite reads the real instance's state for the executable verdict."""
 
-    def __init__(self, simulated: Environment, real: WorldEnvironment, judge: Model | None) -> None:
+    def __init__(self, simulated: Environment, real: Environment, judge: Model | None) -> None:
         super().__init__(simulated)
         self.real, self.judge = real, judge
         self.calls: list[dict[str, Any]] = []
@@ -26,7 +25,7 @@ class Shadow(Wrapper):
 
     async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         simulated = await self.env.acall(name, arguments)
-        real = await off_loop(self.real.call, name, arguments)  # SQLite or a sandbox worker's pipe: it blocks
+        real = await off_loop(self.real.call, name, arguments)  # a database or a sandbox worker's pipe: it blocks
         text = dumps(arguments)
         agreement = await acompare(simulated, real, tool=name, arguments=text, after_write=self._changed,
                                    judge=self.judge)

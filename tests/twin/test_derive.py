@@ -13,7 +13,7 @@ from occubench.executable.plugin import listed_worlds
 from occubench.executable.registry import _WORLDS, load_world
 from occubench.simulated.config import WorldModelConfig
 from occubench.testing import MockLLMServer
-from occubench.twin.derive import CONFIG_DIR, TASKS_FILE, twin_config
+from occubench.twin.derive import CONFIG_DIR, TASKS_FILE, facts_of, twin_config
 from tests.conftest import BUILTIN_TASKS, BUILTIN_WORLDS
 
 
@@ -53,4 +53,4 @@ def test_a_world_from_outside_is_derived_from_what_its_sandbox_worker_reports(tm
                     ignore=shutil.ignore_patterns("__pycache__"))
     [outside] = listed_worlds(str(tmp_path / "worlds"), False)
     [builtin] = [w for w in listed_worlds(None, False) if w.name == "insurance_claims"]
-    assert twin_config(outside.described) == twin_config(builtin.described)
+    assert twin_config(facts_of(outside.described)) == twin_config(facts_of(builtin.described))
