@@ -1,0 +1,2 @@
+"""The Trainee-Bench task families, one module each, registered by the reference's task name in
+:data:`FAMILIES`."""
