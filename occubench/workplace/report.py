@@ -46,8 +46,13 @@ def _task_figures(tasks: list[TaskScore]) -> dict[str, Any]:
 
 
 def _day_figures(days: list[_Scored]) -> dict[str, Any]:
-    return {"days": len(days), **_task_figures(_tasks(days)), "steps": _mean([r.step_count for r, _ in days]),
-            "tool_calls": _mean([len(r.tool_calls) for r, _ in days])}
+    """Over ``days``: the success rate of their tasks, and the checkpoint score as Trainee-Bench reports it, the mean
+    over days (its scenarios) of each day's mean task score, so that a day of many tasks weighs as much as a day of
+    one."""
+    day_scores = [_mean([task.score for task in record.task_scores]) for _, record in days]
+    return {"days": len(days), **_task_figures(_tasks(days)),
+            "checkpoint_score": _mean([score for score in day_scores if score is not None]),
+            "steps": _mean([r.step_count for r, _ in days]), "tool_calls": _mean([len(r.tool_calls) for r, _ in days])}
 
 
 def _by(tasks: list[TaskScore], key: Callable[[TaskScore], str]) -> dict[str, list[TaskScore]]:
@@ -83,8 +88,9 @@ def _learning(days: list[_Scored]) -> dict[str, dict[str, dict[str, Any]]]:
 
 def workplace_figures(results: Iterable[Result]) -> dict[str, Any]:
     """The figures of :func:`workplace_tables`, JSON-able. Over the scored day-one results: ``overall`` and
-    ``by_tasks_per_day`` (days, tasks, success_rate, checkpoint_score, steps and tool_calls per day), and
-    ``by_difficulty`` and ``by_category`` (tasks, success_rate, checkpoint_score); ``learning``, per day-two arm
+    ``by_tasks_per_day`` (days, tasks, success_rate, checkpoint_score — the mean over days of each day's mean task
+    score —, steps and tool_calls per day), and ``by_difficulty`` and ``by_category`` (tasks, success_rate, and
+    checkpoint_score over their tasks); ``learning``, per day-two arm
     and task group (overall, easy, hard), the tasks and the mean day1 and day2 scores with their gain;
     ``day_two`` whether there are day-two results, and ``guidance`` the tier every result was run with (0 when
     none, or when they differ)."""

@@ -217,3 +217,10 @@ def test_a_learning_run_reports_each_arm(tmp_path: Path, capsys: pytest.CaptureF
                           for label in ("no experience", "own notes")
                           for group, n in [("overall", sum(tasks.values())), *sorted(tasks.items())]]
     assert workplace_figures(results)["overall"]["days"] == len(firsts) == 3
+
+
+def test_the_checkpoint_score_is_the_mean_over_days_of_each_day_s_mean() -> None:
+    # Trainee-Bench averages per scenario: a day of one task done and a day of three tasks missed score 50 %, where
+    # pooling the four tasks would say 25 %. The success rate stays a share of tasks.
+    overall = workplace_figures([_day("d1", [("easy", 1.0)]), _day("d2", [("easy", 0.0)] * 3)])["overall"]
+    assert (overall["checkpoint_score"], overall["success_rate"], overall["tasks"]) == (0.5, 0.25, 4)
