@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
+from occubench.traineebench.families import MODULES
 from occubench.util.untrusted import read_file
 
 #: The eleven task families, by the names the reference's configs give them.
-FAMILY_NAMES = ("Transaction Data Review", "Meeting Attend", "Meeting Book", "Website Monitor", "Data Completion",
-                "Sales Analysis", "ADs Strategy Plan", "KB Link Fix", "Resume Select", "Attendance Statistics",
-                "Event Planning")
+FAMILY_NAMES = tuple(MODULES)
 
 
 @dataclass(frozen=True)
