@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import shutil
 import signal
@@ -29,10 +30,11 @@ from pathlib import Path
 
 import occubench
 from occubench.errors import ConfigError
-from occubench.sandbox import seccomp
+from occubench.sandbox import cgroups, seccomp
 
-#: Where the worker finds the occubench package, and the folders it was given, inside the sandbox.
-PACKAGE_ROOT, WORLDS_ROOT = "/opt/occubench", "/worlds"
+#: Where the worker finds the occubench package, and the folders it was given, inside the sandbox; where a shell
+#: command's workspace is.
+PACKAGE_ROOT, WORLDS_ROOT, WORKSPACE = "/opt/occubench", "/worlds", "/workspace"
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install "
                 "bubblewrap`) on a Linux kernel that allows unprivileged user namespaces")
 
@@ -71,6 +73,13 @@ class Provider(ABC):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
 
+    def run_in(self, workspace: Path, command: str, limits: Limits,
+               group: Path | None = None) -> subprocess.Popen[bytes]:
+        """A shell ``command`` (``sh -c``) working in ``workspace`` under ``limits``, which may start processes: its
+        output (stdout and stderr together) on the process's stdout; in the control group ``group`` when given
+        (:mod:`occubench.sandbox.cgroups`)."""
+        raise NotImplementedError(f"{self.name} runs no shell command")
+
     @abstractmethod
     def path(self, folder: Path, index: int) -> str:
         """Where the ``index``-th folder given to :meth:`start` is seen by the worker."""
@@ -106,6 +115,11 @@ def _command(service: str) -> list[str]:
     return [_python(), "-S", "-B", "-m", "occubench.sandbox.worker", service]
 
 
+def _limited(rlimits: dict[str, int], command: str) -> list[str]:
+    """``command`` run by ``sh`` once :mod:`occubench.sandbox.limited` has put ``rlimits`` on itself."""
+    return [_python(), "-S", "-B", "-m", "occubench.sandbox.limited", json.dumps(rlimits), command]
+
+
 def _environment(library_dirs: Sequence[str], package_root: str) -> dict[str, str]:
     """Built from scratch: no key, no token, no home, no proxy."""
     return {"PYTHONPATH": os.pathsep.join([package_root, *library_dirs]), "PYTHONHASHSEED": "0",
@@ -135,7 +149,10 @@ class Bubblewrap(Provider):
         # a cap that the seccomp filter's refusal of new processes makes a second wall.
         return {**super().rlimits(limits), "processes": limits.processes}
 
-    def arguments(self, folders: Sequence[Path], limits: Limits, filter_fd: int) -> list[str]:
+    def arguments(self, folders: Sequence[Path], limits: Limits, filter_fd: int,
+                  workspace: Path | None = None) -> list[str]:
+        """bubblewrap's arguments for a worker seeing ``folders``; with ``workspace``, for a program working in that
+        folder (read-write, as ``/workspace``, its working directory)."""
         args = [self.binary, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                 "--new-session", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534", "--clearenv",
                 "--ro-bind", "/usr", "/usr"]
@@ -153,7 +170,9 @@ class Bubblewrap(Provider):
         args += ["--ro-bind", str(_package_dir()), f"{PACKAGE_ROOT}/occubench"]
         for index, folder in enumerate(folders):
             args += ["--ro-bind", str(folder.resolve()), self.path(folder, index)]
-        args += ["--chdir", "/tmp", "--seccomp", str(filter_fd)]
+        if workspace is not None:
+            args += ["--bind", str(workspace.resolve()), WORKSPACE]
+        args += ["--chdir", WORKSPACE if workspace is not None else "/tmp", "--seccomp", str(filter_fd)]
         for key, value in _environment(library_dirs, PACKAGE_ROOT).items():
             args += ["--setenv", key, value]
         return args
@@ -171,6 +190,22 @@ class Bubblewrap(Provider):
         finally:
             os.close(program)
 
+    def run_in(self, workspace: Path, command: str, limits: Limits,
+               group: Path | None = None) -> subprocess.Popen[bytes]:
+        program = os.memfd_create("occubench-seccomp")
+        try:
+            os.write(program, seccomp.kernel_filter())
+            os.lseek(program, 0, os.SEEK_SET)
+            arguments = self.arguments([], limits, program, workspace)
+            # The harness's Python first: `python` in a command is the one with the packages the sandbox shows.
+            arguments += ["--setenv", "PATH", f"{os.path.dirname(_python())}:/usr/bin:/bin"]
+            return subprocess.Popen([*arguments, "--", *_limited(self.rlimits(limits), command)],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    env={}, pass_fds=(program,), start_new_session=True, bufsize=0,
+                                    preexec_fn=None if group is None else functools.partial(cgroups.enter, group))
+        finally:
+            os.close(program)
+
 
 class Unconfined(Provider):
     name, confined = "none", False
@@ -180,6 +215,15 @@ class Unconfined(Provider):
 
     def path(self, folder: Path, index: int) -> str:
         return str(folder.resolve())
+
+    def run_in(self, workspace: Path, command: str, limits: Limits,
+               group: Path | None = None) -> subprocess.Popen[bytes]:
+        package_root = str(_package_dir().parent)
+        return subprocess.Popen(_limited(self.rlimits(limits), command), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=_environment(_library_dirs(), package_root), cwd=workspace,
+                                start_new_session=True, bufsize=0,
+                                preexec_fn=None if group is None else functools.partial(cgroups.enter, group))
 
     def start(self, service: str, folders: Sequence[Path], limits: Limits,
               channel: int | None = None) -> subprocess.Popen[bytes]:

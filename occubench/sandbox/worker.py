@@ -49,7 +49,7 @@ def _write(fd: int, message: Any) -> None:
         data = data[os.write(fd, data):]
 
 
-def _limit(limits: dict[str, int]) -> None:
+def limit(limits: dict[str, int]) -> None:
     limits = {"core": 0, **limits}
     for name, value in limits.items():
         soft = hard = int(value)
@@ -87,7 +87,7 @@ def main(service: str) -> None:
     if not isinstance(start, dict) or start.get("version") != protocol.VERSION:
         _write(replies, {"error": {"kind": "refused", "message": f"protocol version {protocol.VERSION} expected"}})
         return
-    _limit(start["limits"])
+    limit(start["limits"])
     handlers: dict[str, Callable[[dict[str, Any]], Any]] = importlib.import_module(service).HANDLERS
     if start.get("filter"):
         seccomp.load(base64.b64decode(start["filter"]))
