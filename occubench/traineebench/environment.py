@@ -1,0 +1,163 @@
+"""A Trainee-Bench day as an environment: the reference's tools over the day's folders — the company's cloud disk
+(listed, downloaded from), the agent's workspace (worked on with shell commands, run only in the sandbox), its
+colleagues (messaged; each answers from the reply rules the day's tasks gave them) — and the record of what the
+agent did, which the families score (:class:`~occubench.traineebench.family.Outcome`).
+
+Paths the agent gives are its own text: a cloud-disk path or a workspace target that leaves its folder, or runs
+through a link the agent's commands planted, is refused, never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from occubench.core.environment import Environment, JSONObject
+from occubench.core.tools import ToolError, ToolSpec, spec_of
+from occubench.sandbox.provider import Provider
+from occubench.sandbox.shell import run_command
+from occubench.traineebench.company import AGENT
+from occubench.traineebench.family import Day, Employee, Message, Outcome
+
+#: Seconds a shell command may run.
+COMMAND_SECONDS = 60.0
+#: Minutes of the day's clock each kind of action takes (the reference's costs; a shell command one minute).
+MINUTES = {"send_message": 5, "list_users": 1, "download_file": 10, "open_folder": 1, "execute_command": 1}
+
+
+class Responder(Protocol):
+    def reply(self, colleague: Employee, rules: list[str], message: str, history: list[Message]) -> str: ...
+
+
+class RuleResponder:
+    """Offline colleagues: each answers with the reply rules the day gave them (the manual to read, the folder to
+    open, the code to relay), or says it cannot help."""
+
+    def reply(self, colleague: Employee, rules: list[str], message: str, history: list[Message]) -> str:
+        if rules:
+            return " ".join(rules)
+        return (f"Hi, I'm {colleague.name}, {colleague.position} in {colleague.department}. I don't think I can help "
+                "with that; for general questions see CloudDisk:manuals_for_intern.md.")
+
+
+class TraineeDay(Environment):
+    """One day of Trainee-Bench: ``day`` generated, its shell commands run by ``provider``."""
+
+    def __init__(self, day: Day, provider: Provider, responder: Responder | None = None) -> None:
+        self.day, self.provider = day, provider
+        self.responder = responder or RuleResponder()
+        self.colleagues = {employee.name: employee for employee in day.company.employees}
+        self.now = day.start
+        self.messages: list[Message] = []
+        self.finished = False
+        self._specs = [spec_of(getattr(type(self), name), name, writes=name != "list_users" and name != "open_folder")
+                       for name in ("list_users", "send_message", "open_folder", "download_file", "execute_command",
+                                    "done")]
+
+    def tools(self) -> list[ToolSpec]:
+        return self._specs
+
+    def _call(self, name: str, arguments: JSONObject) -> Any:
+        if self.finished:
+            raise ToolError("the day is over: you called done")
+        self.now += timedelta(minutes=MINUTES.get(name, 0))
+        return getattr(self, name)(**arguments)
+
+    def outcome(self) -> Outcome:
+        """What the families score."""
+        return Outcome(self.day.workspace, list(self.messages))
+
+    # -- the tools ---------------------------------------------------------------------------------------------
+
+    def list_users(self) -> JSONObject:
+        """Everyone you can message: name, department and position."""
+        return {"users": [{"name": e.name, "department": e.department, "position": e.position}
+                          for e in self.day.company.employees]}
+
+    def send_message(self, to: str, text: str) -> JSONObject:
+        """Send a chat message to a colleague and get their reply.
+
+        Args:
+            to: The colleague's full name, as list_users gives it.
+            text: Your message.
+        """
+        colleague = self.colleagues.get(to)
+        if colleague is None:
+            raise ToolError(f"nobody is called {to!r}: see list_users")
+        history = [m for m in self.messages if to in (m.sender, m.recipient)]
+        self.messages.append(Message(AGENT, to, text, self.now))
+        answer = self.responder.reply(colleague, self.day.company.rules.get(to, []), text, history)
+        self.messages.append(Message(to, AGENT, answer, self.now))
+        return {"from": to, "reply": answer, "time": _clock(self.now)}
+
+    def open_folder(self, folder_path: str) -> JSONObject:
+        """List a folder of the company's cloud disk (folders end with "/").
+
+        Args:
+            folder_path: The folder, relative to the cloud disk's root: "./" for the root, "financial/" for one.
+        """
+        folder = _inside(self.day.cloud_disk, folder_path)
+        if not folder.is_dir():
+            raise ToolError(f"no folder {folder_path!r} on the cloud disk")
+        return {"folder": folder_path, "entries": sorted(f"{p.name}/" if p.is_dir() else p.name
+                                                         for p in folder.iterdir())}
+
+    def download_file(self, file_path: str, target_path: str) -> JSONObject:
+        """Copy a file of the cloud disk into your workspace.
+
+        Args:
+            file_path: The file on the cloud disk, relative to its root (such as "financial/invoices/T1.txt").
+            target_path: Where in your workspace: a file name, or an existing folder to put it in.
+        """
+        source = _inside(self.day.cloud_disk, file_path)
+        if not source.is_file():
+            raise ToolError(f"no file {file_path!r} on the cloud disk")
+        target = _inside(self.day.workspace, target_path)
+        if target.is_dir():
+            target = _inside(self.day.workspace, str(target.relative_to(self.day.workspace.resolve()) / source.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target, follow_symlinks=False)
+        return {"downloaded": file_path, "to": str(target.relative_to(self.day.workspace.resolve()))}
+
+    def execute_command(self, command: str) -> JSONObject:
+        """Run a shell command in your workspace (a Linux shell with Python; no network).
+
+        Args:
+            command: The command, as you would type it: "ls -la", "python report.py".
+        """
+        if not command.strip():
+            raise ToolError("the command is empty")
+        result = run_command(self.provider, self.day.workspace, command, COMMAND_SECONDS)
+        return {"exit_code": result.exit_code, "output": result.output,
+                **({"left_out_bytes": result.left_out} if result.left_out else {}),
+                **({"timed_out": True} if result.exit_code is None else {})}
+
+    def done(self) -> JSONObject:
+        """End your working day: call it once every task is finished."""
+        self.finished = True
+        return {"done": True, "time": _clock(self.now)}
+
+
+def _clock(moment: datetime) -> str:
+    return moment.isoformat(timespec="minutes")
+
+
+def _inside(root: Path, relative: str) -> Path:
+    """``relative`` under ``root``, refused when it leaves it (``..``, an absolute path, a link anywhere on the
+    way, which the agent's commands may have planted)."""
+    text = relative.strip().removeprefix("CloudDisk:").removeprefix("Workspace:").lstrip("/")
+    base = root.resolve()
+    path = base / text if text not in ("", ".", "./") else base
+    walked = base
+    for part in path.relative_to(base).parts:
+        if part == "..":
+            raise ToolError(f"{relative!r} leaves its folder")
+        walked = walked / part
+        if walked.is_symlink():
+            raise ToolError(f"{relative!r} runs through a link; links are not followed")
+    if not os.path.normpath(walked).startswith(str(base)):
+        raise ToolError(f"{relative!r} leaves its folder")
+    return walked

@@ -1,0 +1,57 @@
+"""A Trainee-Bench day's tools: colleagues answer from the day's reply rules, the cloud disk is listed and
+downloaded from, shell commands run in the sandbox over the workspace, and a path that leaves its folder or runs
+through a planted link is refused, with nothing written outside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from occubench.sandbox import Provider
+from occubench.traineebench.company import AGENT
+from occubench.traineebench.environment import TraineeDay
+from occubench.traineebench.family import Day
+
+
+def test_colleagues_answer_from_their_rules_and_every_message_is_kept(day: Day, sandbox: Provider) -> None:
+    manager = day.company.manager_of("Finance")
+    day.company.add_rule(manager, "The review manual is CloudDisk:financial/manual.md.")
+    env = TraineeDay(day, sandbox)
+    answer = env.call("send_message", {"to": manager.name, "text": "How do I review transactions?"})
+    assert "financial/manual.md" in answer["reply"]
+    assert "error" in env.call("send_message", {"to": "Nobody Here", "text": "hi"})
+    other = day.company.in_department("Engineering")[0]
+    unruled = env.call("send_message", {"to": other.name, "text": "hi"})["reply"]
+    assert "manuals_for_intern.md" in unruled and "financial/manual.md" not in unruled  # no rule of theirs
+    chat = env.outcome().chat_with(manager.name)
+    assert [(m.sender, m.recipient) for m in chat] == [(AGENT, manager.name), (manager.name, AGENT)]
+    assert {u["name"] for u in env.call("list_users", {})["users"]} == {e.name for e in day.company.employees}
+
+
+def test_the_cloud_disk_is_listed_and_downloaded_from_and_commands_work_the_workspace(day: Day,
+                                                                                     sandbox: Provider) -> None:
+    (day.cloud_disk / "financial").mkdir()
+    (day.cloud_disk / "financial" / "manual.md").write_text("rules")
+    env = TraineeDay(day, sandbox)
+    assert env.call("open_folder", {"folder_path": "./"})["entries"] == ["financial/"]
+    assert env.call("download_file", {"file_path": "financial/manual.md", "target_path": "manual.md"})["to"] == \
+        "manual.md"
+    ran = env.call("execute_command", {"command": "python -c \"print(open('manual.md').read().upper())\" > up.txt"})
+    assert ran["exit_code"] == 0 and (day.workspace / "up.txt").read_text() == "RULES\n"
+    assert env.call("done", {})["done"] and "error" in env.call("list_users", {})
+
+
+def test_paths_that_leave_their_folder_or_run_through_a_link_are_refused(day: Day, sandbox: Provider,
+                                                                        tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (day.cloud_disk / "a.txt").write_text("a")
+    env = TraineeDay(day, sandbox)
+    # The agent plants links in its workspace (inside the sandbox they point at /workspace/../..., here outside).
+    env.call("execute_command", {"command": f"ln -s {outside} out && ln -s {outside}/x.txt file"})
+    for target in ("../escaped.txt", "out/escaped.txt", "out", "file", f"{outside}/escaped.txt"):
+        answer = env.call("download_file", {"file_path": "a.txt", "target_path": target})
+        assert "error" in answer or not str(answer.get("to", "")).startswith(".."), answer
+    for source in ("../secret", "/etc/passwd", "../../"):
+        assert "error" in env.call("download_file", {"file_path": source, "target_path": "x"})
+        assert "error" in env.call("open_folder", {"folder_path": source})
+    assert list(outside.iterdir()) == [] and not (tmp_path / "escaped.txt").exists()
