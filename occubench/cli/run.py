@@ -144,6 +144,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                        help="episodes per task, for pass^k and pass@k in reports (default: 1)")
     agent.add_argument("--num-votes", type=positive_int, help="verifier votes per task (default: 3)")
 
+    trainee = parser.add_argument_group("traineebench suite")
+    trainee.add_argument("--traineebench-config", metavar="FILE",
+                         help="a Trainee-Bench benchmark config in the reference's format (traineebench_config.json)")
+    trainee.add_argument("--reference-dir", metavar="DIR",
+                         help="the Trainee-Bench reference's own files (manuals, templates, résumés, articles)")
+
     work = parser.add_argument_group("workplace suite")
     work.add_argument("--days", type=positive_int, help="days to generate from --seed (default: 10)")
     work.add_argument("--workplace-dir", help="run the days written by `occubench workplace generate` instead")
