@@ -1,5 +1,5 @@
-"""What the family tests share: a day's files as a comparable snapshot, and the hostile shapes an output file can
-take in an agent's workspace (each must leave a score, never an exception)."""
+"""What the family tests share: a day's files compared across seeds, and the hostile shapes an output file can take
+in an agent's workspace (each must leave a score, never an exception)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from occubench.traineebench.families._common import MAX_OUTPUT_BYTES
-from occubench.traineebench.family import Day
+from occubench.traineebench.family import Day, TaskSpec
+from tests.traineebench.conftest import make_day
 
 
 def snapshot(day: Day) -> dict[str, object]:
@@ -25,6 +26,14 @@ def snapshot(day: Day) -> dict[str, object]:
                 files[str(path.relative_to(root.parent))] = path.read_bytes()
     files["rules"] = day.company.rules
     return files
+
+
+def assert_seeded(tmp_path: Path, generate: Callable[[Day], TaskSpec]) -> None:
+    """The same seed gives the same task and the same files; another seed, other files."""
+    days = [make_day(tmp_path / name, seed) for name, seed in (("a", 5), ("b", 5), ("c", 6))]
+    tasks = [generate(day) for day in days]
+    assert tasks[0] == tasks[1] and snapshot(days[0]) == snapshot(days[1])
+    assert snapshot(days[0]) != snapshot(days[2])
 
 
 def _huge(path: Path) -> None:

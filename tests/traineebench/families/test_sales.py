@@ -16,8 +16,7 @@ import pytest
 from occubench.errors import ConfigError
 from occubench.traineebench.families.sales import FAMILY, MANUAL
 from occubench.traineebench.family import Day, Outcome, TaskSpec
-from tests.traineebench.conftest import make_day
-from tests.traineebench.families.outputs import hostile, snapshot
+from tests.traineebench.families.outputs import assert_seeded, hostile
 
 CASES = {"top_sales_employee": {"department": "Sales_3"},
          "sales_statistics": {"department": "Sales_2"},
@@ -209,10 +208,7 @@ def test_defaults_are_the_reference_s(day: Day) -> None:
 
 
 def test_the_same_seed_gives_the_same_day(tmp_path: Path) -> None:
-    days = [make_day(tmp_path / name, seed) for name, seed in (("a", 5), ("b", 5), ("c", 6))]
-    tasks = [generated(day, "cross_depts_top_n") for day in days]
-    assert tasks[0] == tasks[1] and snapshot(days[0]) == snapshot(days[1])
-    assert snapshot(days[0]) != snapshot(days[2])
+    assert_seeded(tmp_path, lambda day: generated(day, "cross_depts_top_n"))
 
 
 @pytest.mark.parametrize("shape", sorted(hostile(b"")))
