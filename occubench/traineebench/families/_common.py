@@ -1,0 +1,140 @@
+"""What several families share: their config arguments checked, the reference's own files read, what the agent left
+in its workspace read as the untrusted data it is, and the reference's weighted checkpoint score."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from occubench.errors import ConfigError
+from occubench.traineebench.family import Company, Day
+from occubench.util.untrusted import read_chunks, read_file
+
+#: The largest workspace file a check reads; a larger one counts as unreadable (an agent may write anything).
+MAX_OUTPUT_BYTES = 16 << 20
+#: Marks an argument without a default.
+REQUIRED = object()
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def arguments(family: str, given: Any, spec: Mapping[str, tuple[type | tuple[type, ...], Any]],
+              prefix: str = "") -> dict[str, Any]:
+    """``given`` (a config's arguments, or a nested object of them named by ``prefix``) checked against ``spec``
+    (name → its type and its default, or :data:`REQUIRED`), the defaults filled in; an unknown, missing or
+    wrong-typed argument is a :class:`ConfigError` naming it. A bool is never taken for a number."""
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"{family}: {prefix.rstrip('.') or 'arguments'} must be an object, not {_shown(given)}")
+    for name in given:
+        if name not in spec:
+            raise ConfigError(f"{family}: unknown argument {prefix}{name} (it takes {', '.join(spec) or 'none'})")
+    checked = {}
+    for name, (kind, default) in spec.items():
+        if name not in given:
+            if default is REQUIRED:
+                raise ConfigError(f"{family}: argument {prefix}{name} is missing")
+            checked[name] = default
+            continue
+        value = given[name]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(k.__name__ for k in kinds)
+            raise ConfigError(f"{family}: argument {prefix}{name} must be {wanted}, not {_shown(value)}")
+        checked[name] = value
+    return checked
+
+
+def one_of(family: str, name: str, value: Any, choices: Any) -> None:
+    """A :class:`ConfigError` naming the argument unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ConfigError(f"{family}: argument {name} must be one of {', '.join(map(str, choices))}, "
+                          f"not {_shown(value)}")
+
+
+def at_least(family: str, name: str, value: int, least: int) -> None:
+    if value < least:
+        raise ConfigError(f"{family}: argument {name} must be at least {least}, not {value}")
+
+
+def reference_bytes(day: Day, path: str) -> bytes:
+    """A file of the reference's (``path`` inside its environments/traineebench/); a :class:`ConfigError` naming it
+    when it is missing, a link or too large."""
+    return read_file(day.reference / path)
+
+
+def reference_text(day: Day, path: str) -> str:
+    try:
+        return reference_bytes(day, path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{day.reference / path}: not UTF-8 text") from None
+
+
+def place(target: Path, content: str | bytes) -> None:
+    """Write ``content`` to ``target`` on the workspace or the cloud disk, its folders made."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, str):
+        target.write_text(content, encoding="utf-8")
+    else:
+        target.write_bytes(content)
+
+
+def fill(template: str, values: Mapping[str, object]) -> str:
+    """``template`` with each ``{name}`` of ``values`` replaced; any other brace is left as it is (a template is
+    data, not a format string that could fail)."""
+    return re.sub(r"\{(\w+)\}", lambda m: str(values[m[1]]) if m[1] in values else m[0], template)
+
+
+def departments(company: Company) -> list[str]:
+    """The company's departments in roster order, its executives left out (the reference never draws them)."""
+    return [d for d in dict.fromkeys(e.department for e in company.employees) if d != "Executive"]
+
+
+def deadline(day: Day) -> datetime:
+    """The reference's deadline for every task: 20:00 on the day."""
+    return day.start.replace(hour=20, minute=0, second=0, microsecond=0)
+
+
+def read_text(path: Path) -> str | None:
+    """The text of the workspace file ``path``; None when it is missing, a link, not a regular file, larger than
+    :data:`MAX_OUTPUT_BYTES` or not UTF-8."""
+    try:
+        return b"".join(read_chunks(path, MAX_OUTPUT_BYTES)).decode("utf-8")
+    except (ConfigError, OSError, UnicodeDecodeError):  # OSError: read_chunks lets a folder's IsADirectoryError out
+        return None
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value of the workspace file ``path``; None when it cannot be read or parsed (the reference's
+    evaluators treat such a file as one that says nothing)."""
+    text = read_text(path)
+    try:
+        return None if text is None else json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, an integer too long to read, nesting too deep
+        return None
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a finite number, reading a numeric string as the reference's float() does; None for anything
+    else, NaN and infinities included (in the reference's comparisons NaN passes every tolerance)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        result = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return result if math.isfinite(result) else None
+
+
+def weighted_score(passed: int, total: int, basics: bool) -> float:
+    """The reference's points for ``passed`` of ``total`` checkpoints: the first (``basics``: the manual downloaded
+    and the output written) weighs 30% of the ``total`` full points, the others share the rest evenly."""
+    points = 0.3 * total * basics + 0.7 * total / (total - 1) * (passed - basics)
+    return round(points, 6)  # every checkpoint met is exactly the full points, not 4.000000000000001
