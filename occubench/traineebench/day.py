@@ -15,7 +15,10 @@ from occubench.traineebench.company import make_company
 from occubench.traineebench.config import DayEntry
 from occubench.traineebench.families import family
 from occubench.traineebench.family import Day, Family, TaskSpec
+from occubench.util.untrusted import read_file
 
+#: The intern's manual on every day's cloud disk.
+INTERN_MANUAL = "manuals_for_intern.md"
 #: When every reference day starts.
 START = datetime(2025, 10, 1, 8, 0)
 
@@ -36,6 +39,10 @@ def build_day(root: Path, scenario: str, entry: DayEntry, *, seed: int, referenc
     disk.mkdir()
     rng = random.Random(f"{seed}/{scenario}/{entry.name}")  # a string seeds the same in every process
     day = Day(workspace, disk, make_company(rng), START, rng, reference)
+    try:
+        (disk / INTERN_MANUAL).write_bytes(read_file(reference / "schemas/templates" / INTERN_MANUAL))
+    except ConfigError as exc:
+        raise ConfigError(f"the reference's files: {exc} (see --reference-dir)") from None
     tasks = []
     for number, task in enumerate(entry.tasks):
         try:
@@ -45,4 +52,6 @@ def build_day(root: Path, scenario: str, entry: DayEntry, *, seed: int, referenc
         except TypeError as exc:  # an argument the family's generator does not take
             raise ConfigError(f"{where}tasks[{number}] ({task.family}).arguments: {exc}") from None
         tasks.append(replace(spec, deadline=task.deadline))
+    for employee in day.company.employees:  # as the reference tells every colleague, last
+        day.company.add_rule(employee, f"For general questions about the company, see CloudDisk:{INTERN_MANUAL}.")
     return BuiltDay(day, tasks)

@@ -38,6 +38,13 @@ def _families(name: str) -> Family:
     return Dice() if name == "Dice" else family(name)
 
 
+@pytest.fixture(autouse=True)
+def reference(tmp_path: Path) -> None:
+    """The one reference file every day reads: the intern's manual."""
+    (tmp_path / "schemas" / "templates").mkdir(parents=True)
+    (tmp_path / "schemas" / "templates" / "manuals_for_intern.md").write_text("stand-in intern manual")
+
+
 def _entry(**arguments: Any) -> DayEntry:
     return DayEntry("day_1", (TaskEntry("Dice", arguments, datetime(2025, 10, 1, 20)),))
 
@@ -50,7 +57,9 @@ def test_the_same_seed_gives_the_same_day(tmp_path: Path) -> None:
     assert built[2].day.company != built[0].day.company
     [task] = built[0].tasks
     assert task.deadline == datetime(2025, 10, 1, 20) and task.check["roll"] == int(rolls[0])
-    assert built[0].day.company.rules  # the family's reply rule is on a colleague
+    finance = built[0].day.company.manager_of("Finance").name
+    assert built[0].day.company.rules[finance][0] == "Point the intern to roll.txt."  # the family's rule, first
+    assert (built[0].day.cloud_disk / "manuals_for_intern.md").read_text() == "stand-in intern manual"
 
 
 def test_a_refused_argument_and_an_unknown_family_name_their_place(tmp_path: Path) -> None:
