@@ -3,6 +3,8 @@ in an agent's workspace (each must leave a score, never an exception)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -26,6 +28,11 @@ def snapshot(day: Day) -> dict[str, object]:
                 files[str(path.relative_to(root.parent))] = path.read_bytes()
     files["rules"] = day.company.rules
     return files
+
+
+def reread(task: TaskSpec) -> TaskSpec:
+    """``task`` as it reads back from JSON (what it holds must score the same after)."""
+    return dataclasses.replace(task, check=json.loads(json.dumps(task.check, allow_nan=False)))
 
 
 def assert_seeded(tmp_path: Path, generate: Callable[[Day], TaskSpec]) -> None:

@@ -16,7 +16,7 @@ from occubench.errors import ConfigError
 from occubench.traineebench.families.data_completion import FAMILY, KINDS, MANUAL, TEMPLATES
 from occubench.traineebench.family import Day, Message, Outcome, TaskSpec
 from tests.traineebench.conftest import make_day
-from tests.traineebench.families.outputs import assert_seeded, hostile
+from tests.traineebench.families.outputs import assert_seeded, hostile, reread
 
 REST = 2.8 / 3  # each checkpoint after the first
 #: Each balance's terms with their signs, the last being the balance itself.
@@ -156,8 +156,10 @@ def work(day: Day, task: TaskSpec, manual: bool = True, ask: bool = True, output
 def test_completing_by_the_handbook_earns_full_points(day: Day, domain: str, task_type: str) -> None:
     task = generated(day, domain, task_type)
     assert task.check["expected"]
-    score = FAMILY.evaluate(task, work(day, task))
+    outcome = work(day, task)
+    score = FAMILY.evaluate(task, outcome)
     assert (score.points, score.full, score.notes) == (4.0, 4.0, ())
+    assert FAMILY.evaluate(reread(task), outcome) == score
 
 
 def test_interpolating_daily_stock_misses_the_reference_truth(day: Day) -> None:

@@ -17,7 +17,7 @@ from occubench.errors import ConfigError
 from occubench.traineebench.families.kb_fix import ARTICLES, FAMILY, MANUAL
 from occubench.traineebench.family import Day, Message, Outcome, TaskSpec
 from tests.traineebench.conftest import make_day
-from tests.traineebench.families.outputs import assert_seeded, hostile
+from tests.traineebench.families.outputs import assert_seeded, hostile, reread
 
 REST = 2.8 / 3
 BROKEN = re.compile(r"charts\?id=(OLD\d+) \(Chart Owner: ([^)]+)\)")
@@ -72,8 +72,10 @@ def work(day: Day, task: TaskSpec, manual: bool = True, ask: bool = True, skip: 
 
 def test_the_right_work_earns_full_points(day: Day) -> None:
     task = generated(day)
-    score = FAMILY.evaluate(task, work(day, task))
+    outcome = work(day, task)
+    score = FAMILY.evaluate(task, outcome)
     assert (score.points, score.full, score.notes) == (4.0, 4.0, ())
+    assert FAMILY.evaluate(reread(task), outcome) == score
 
 
 @pytest.mark.parametrize(("parts", "points"), [

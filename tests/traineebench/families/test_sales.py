@@ -16,7 +16,7 @@ import pytest
 from occubench.errors import ConfigError
 from occubench.traineebench.families.sales import FAMILY, MANUAL
 from occubench.traineebench.family import Day, Outcome, TaskSpec
-from tests.traineebench.families.outputs import assert_seeded, hostile
+from tests.traineebench.families.outputs import assert_seeded, hostile, reread
 
 CASES = {"top_sales_employee": {"department": "Sales_3"},
          "sales_statistics": {"department": "Sales_2"},
@@ -123,7 +123,9 @@ def _off(value: Any) -> Any:
 @pytest.mark.parametrize("kind", sorted(CASES))
 def test_the_right_answer_earns_full_points(day: Day, kind: str) -> None:
     task = generated(day, kind)
-    score = FAMILY.evaluate(task, work(day, task, result=answer(day, kind, task)))
+    outcome = work(day, task, result=answer(day, kind, task))
+    score = FAMILY.evaluate(task, outcome)
+    assert FAMILY.evaluate(reread(task), outcome) == score
     assert (score.points, score.full, score.notes) == (points(kind, True, 3 if kind in FOUR else 2),
                                                        4 if kind in FOUR else 3, ())
     assert score.points == score.full

@@ -12,7 +12,7 @@ import pytest
 from occubench.errors import ConfigError
 from occubench.traineebench.families.transactions import FAMILY, MANUAL, REPORT, TEMPLATES
 from occubench.traineebench.family import Day, Outcome, TaskSpec
-from tests.traineebench.families.outputs import assert_seeded, hostile
+from tests.traineebench.families.outputs import assert_seeded, hostile, reread
 
 ARGS = {"num_normal_transactions": 3, "num_abnormal_transactions": 2}
 
@@ -81,8 +81,11 @@ def test_the_day_holds_normal_and_abnormal_suppliers_with_their_forms(day: Day) 
 
 
 def test_the_right_work_earns_full_points(day: Day) -> None:
-    score = FAMILY.evaluate(generated(day), work(day))
+    task = generated(day)
+    outcome = work(day)
+    score = FAMILY.evaluate(task, outcome)
     assert (score.points, score.full, score.notes) == (3.0, 3.0, ())
+    assert FAMILY.evaluate(reread(task), outcome) == score
 
 
 @pytest.mark.parametrize(("intern", "manual", "answer", "points"), [(True, False, False, 0.5),
