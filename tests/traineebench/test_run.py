@@ -15,12 +15,14 @@ from occubench.testing import MockLLMServer
 from occubench.traineebench.families.transactions import MANUAL, REPORT
 from tests.traineebench.families.test_transactions import stand_in
 
-SCRIPT = ("import json, sqlite3; rows = sqlite3.connect('transactions.db').execute("
-          "'SELECT DISTINCT supplier_name FROM transactions WHERE supplier_rating IS NULL OR supplier_rating = \"\"');"
-          f" json.dump({{'abnormal_suppliers': [r[0] for r in rows]}}, open('{REPORT}', 'w'))")
+SCRIPT = f"""import json, sqlite3
+rows = sqlite3.connect("transactions.db").execute(
+    "SELECT DISTINCT supplier_name FROM transactions WHERE coalesce(supplier_rating, '') = ''")
+json.dump({{"abnormal_suppliers": [row[0] for row in rows]}}, open("{REPORT}", "w"))
+"""
 CALLS = [("download_file", {"file_path": "manuals_for_intern.md", "target_path": "manuals_for_intern.md"}),
          ("download_file", {"file_path": f"financial/{MANUAL}", "target_path": MANUAL}),
-         ("execute_command", {"command": f'python -c "{SCRIPT}"'}),
+         ("execute_command", {"command": f"python - <<'EOF'\n{SCRIPT}EOF"}),
          ("done", {})]
 
 
