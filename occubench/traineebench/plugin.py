@@ -17,6 +17,7 @@ from occubench.llm import Model
 from occubench.sandbox.provider import provider_for
 from occubench.traineebench.config import load_config
 from occubench.traineebench.day import build_day
+from occubench.traineebench.scoring import reference_tables
 from occubench.traineebench.suite import PlannedDay, TraineeBenchSuite
 from occubench.util.jsonl import json_digest
 from occubench.util.untrusted import read_file
@@ -61,6 +62,6 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 
 
 suite = SuiteDefinition(
-    name=NAME, plan=plan,
+    name=NAME, plan=plan, report_tables=reference_tables,
     description="Trainee-Bench as its authors run it: their benchmark configs and task families, scored in their "
                 "points (needs --traineebench-config and --reference-dir)")

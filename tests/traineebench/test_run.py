@@ -13,6 +13,7 @@ from occubench.cli import main
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
 from occubench.traineebench.families.transactions import MANUAL, REPORT
+from occubench.traineebench.scoring import reference_tables
 from tests.traineebench.families.test_transactions import stand_in
 
 SCRIPT = f"""import json, sqlite3
@@ -55,3 +56,5 @@ def test_a_config_day_runs_end_to_end_and_earns_the_reference_s_points(tmp_path:
     [score] = result.verdict_details["reference_scores"]
     assert (score["family"], score["points"], score["full"]) == ("Transaction Data Review", 3.0, 3.0)
     assert result.is_correct is True
+    [table] = reference_tables([result])
+    assert table.title == "Trainee-Bench (reference scoring)" and table.rows[0][3:] == ["100.0%", "100.0%"]
