@@ -1,13 +1,17 @@
-"""Shared fixtures: a loopback OpenAI-compatible server, the project's small dataset, the real OccuBench data."""
+"""Shared fixtures: a loopback OpenAI-compatible server, a loopback server of archives, the project's small dataset,
+the real OccuBench data."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import tarfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -36,6 +40,71 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         httpd.server_close()
         thread.join()
 
+
+
+@dataclass
+class ArchiveServer:
+    """Files served over loopback HTTP (``serve``), and the paths asked for; ``announce_length`` off sends a body
+    without a Content-Length, ended by closing the connection."""
+
+    base_url: str
+    routes: dict[str, bytes] = field(default_factory=dict)
+    requests: list[str] = field(default_factory=list)
+    announce_length: bool = True
+
+    def serve(self, name: str, body: bytes) -> str:
+        self.routes[f"/{name}"] = body
+        return f"{self.base_url}/{name}"
+
+
+@pytest.fixture
+def archive_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ArchiveServer]:
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")  # loopback bypasses any proxy of the developer's
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    state = ArchiveServer(base_url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.requests.append(self.path)
+            body = state.routes.get(self.path)
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/gzip")
+            if state.announce_length:
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:  # keep test output clean
+            pass
+
+    with serving(Handler) as state.base_url:
+        yield state
+
+
+def make_archive(top: str, files: dict[str, bytes], *members: tarfile.TarInfo) -> bytes:
+    """A gzipped archive in GitHub's shape: ``files`` (paths below the one folder ``top``), then ``members`` as they
+    are (links, devices, paths of any kind; a regular one filled with zeros)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as archive:
+        for name, payload in files.items():
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(payload)
+            archive.addfile(info, io.BytesIO(payload))
+        for info in members:
+            archive.addfile(info, io.BytesIO(bytes(info.size)) if info.isreg() else None)
+    return buffer.getvalue()
+
+
+def tar_member(name: str, kind: bytes, **attrs: object) -> tarfile.TarInfo:
+    """An archive member's header of any kind (a link, a device, a file of any claimed size)."""
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    for key, value in attrs.items():
+        setattr(info, key, value)
+    return info
 
 def write_small_data(root: Path, copies: int = 1) -> Path:
     """The OccuBench-format sample shipped with the package (3 tasks over two simulated worlds), its tasks repeated

@@ -14,9 +14,7 @@ import socket
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,8 @@ import pytest
 from occubench import cli
 from occubench.errors import ConfigError, DataNotFoundError
 from occubench.simulated import data
-from tests.conftest import serving
+from tests.conftest import ArchiveServer as Server
+from tests.conftest import tar_member as _member
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_DATA = Path(__file__).resolve().parents[3] / "shared" / "occubench-data"
@@ -66,39 +65,9 @@ def make_tarball(files: dict[str, bytes], *, extra: Sequence[tarfile.TarInfo] = 
     return buffer.getvalue()
 
 
-@dataclass
-class Server:
-    base_url: str
-    routes: dict[str, bytes] = field(default_factory=dict)
-    requests: list[str] = field(default_factory=list)
-
-    def serve(self, name: str, body: bytes) -> str:
-        self.routes[f"/{name}"] = body
-        return f"{self.base_url}/{name}"
-
-
 @pytest.fixture
-def server() -> Iterator[Server]:
-    state = Server(base_url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.requests.append(self.path)
-            body = state.routes.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/gzip")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:  # keep test output clean
-            pass
-
-    with serving(Handler) as state.base_url:
-        yield state
+def server(archive_server: Server) -> Server:
+    return archive_server
 
 
 @pytest.fixture(autouse=True)
@@ -226,14 +195,6 @@ def test_download_completes_a_partial_dest_and_keeps_user_files(
     assert (dest / CONFIG).read_bytes() == upstream[CONFIG]
     assert (dest / "my-notes.txt").read_text() == "keep me\n"
     assert sorted(os.listdir(tmp_path)) == ["data"]
-
-
-def _member(name: str, kind: bytes, **attrs: object) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.type = kind
-    for key, value in attrs.items():
-        setattr(info, key, value)
-    return info
 
 
 @pytest.mark.parametrize("make_member, expected", [
