@@ -148,7 +148,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     trainee.add_argument("--traineebench-config", metavar="FILE",
                          help="a Trainee-Bench benchmark config in the reference's format (traineebench_config.json)")
     trainee.add_argument("--reference-dir", metavar="DIR",
-                         help="the Trainee-Bench reference's own files (manuals, templates, résumés, articles)")
+                         help="the Trainee-Bench reference's own files (manuals, templates, résumés, articles; "
+                         "default: the copy `occubench data download traineebench` made)")
 
     work = parser.add_argument_group("workplace suite")
     work.add_argument("--days", type=positive_int, help="days to generate from --seed (default: 10)")

@@ -1,6 +1,7 @@
 """Trainee-Bench as a plugin (``--suite traineebench --traineebench-config FILE``): the config's days generated
-from ``--seed`` (the families' data drawn from it, the reference's own files read from ``--reference-dir``), an
-episode per day, the agent's shell commands run only in the sandbox."""
+from ``--seed`` (the families' data drawn from it; the reference's own files read from ``--reference-dir``, else
+from the copy ``occubench data download traineebench`` made), an episode per day, the agent's shell commands run only
+in the sandbox."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from occubench.llm import Model
 from occubench.sandbox.provider import provider_for
 from occubench.traineebench.config import load_config
 from occubench.traineebench.day import build_day
+from occubench.traineebench.reference import reference_folder
 from occubench.traineebench.scoring import reference_tables
 from occubench.traineebench.suite import PlannedDay, TraineeBenchSuite
 from occubench.util.jsonl import json_digest
@@ -28,8 +30,11 @@ NAME = "traineebench"
 class TraineeBenchOptions(SuiteOptions):
     #: The benchmark config (the reference's ``traineebench_config.json`` format).
     traineebench_config: str | None = None
-    #: The reference's own files (manuals, templates, résumés, articles).
+    #: The reference's own files (manuals, templates, résumés, articles); None: the copy `occubench data download
+    #: traineebench` made.
     reference_dir: str | None = None
+    #: When there is no such copy, download it.
+    download: bool = False
     #: Where no sandbox is available, run the agent's shell commands as plain processes all the same.
     trust_world_code: bool = False
 
@@ -39,9 +44,8 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
     if options.traineebench_config is None:
         raise ConfigError("--suite traineebench needs --traineebench-config FILE: a benchmark config in the "
                           "reference's format (traineebench_config.json)")
-    if options.reference_dir is None:
-        raise ConfigError("--suite traineebench needs --reference-dir DIR: the reference's own files")
-    path, reference = Path(options.traineebench_config), Path(options.reference_dir)
+    path = Path(options.traineebench_config)
+    reference = Path(options.reference_dir) if options.reference_dir else reference_folder(download=options.download)
     bench = load_config(path)
     provider = provider_for(options.trust_world_code, "--suite traineebench (the agent's shell commands)")
     root = Path(tempfile.mkdtemp(prefix="traineebench-"))
@@ -64,4 +68,4 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 suite = SuiteDefinition(
     name=NAME, plan=plan, report_tables=reference_tables,
     description="Trainee-Bench as its authors run it: their benchmark configs and task families, scored in their "
-                "points (needs --traineebench-config and --reference-dir)")
+                "points (needs --traineebench-config, and `occubench data download traineebench` or --reference-dir)")
