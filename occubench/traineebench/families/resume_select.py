@@ -1,0 +1,172 @@
+"""Resume Select: a sample of the reference's résumés is put on the cloud disk, and the agent lists, in
+``suitable_candidates.txt``, the applicants for a position who meet four requirements (degree, major, years of
+work experience, skills). Scored as the reference does: the file exists (1 point), and its names are exactly the
+suitable applicants, in any order and case (1 point); full 2.
+
+Who is suitable is decided from the reference's ``resume_info.json`` (each résumé's position, degree, major,
+years and skills) by the requirements as the task states them: the same position, at least the degree, one of
+the majors, at least the years, and every skill. The reference's own generator, given its configs' values (the
+position as a one-item list), compares a list with a string and so finds nobody suitable whatever the résumés
+say; here the values are unwrapped and compared as the task text promises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from occubench.errors import ConfigError
+from occubench.traineebench.families._shared import bad_argument, deadline, known_arguments, read, write
+from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.util import untrusted
+
+NAME = "Resume Select"
+#: The reference's résumés and their facts, inside its environments/traineebench/ folder.
+RESUMES = "schemas/tasks/resume_select/resumes"
+FACTS = "schemas/tasks/resume_select/resume_info.json"
+FOLDER = "human_resources/resumes"
+OUTPUT = "suitable_candidates.txt"
+#: Degrees from lowest to highest: a higher degree than the one required qualifies.
+DEGREES = ("Bachelor's", "Master's", "Doctoral")
+_YEARS = re.compile(r"(\d+) years?")
+
+
+def _one(name: str, value: Any, expected: str) -> str | None:
+    """A requirement given as a string or a one-item list (the configs' form); None when there is none."""
+    if isinstance(value, list) and len(value) <= 1:
+        value = value[0] if value else None
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise bad_argument(NAME, name, expected, value)
+    return value
+
+
+def _many(name: str, value: Any) -> list[str]:
+    if value is None or isinstance(value, str):
+        return [value] if value else []
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise bad_argument(NAME, name, "a list of names", value)
+    return list(value)
+
+
+def _requirement(value: Any) -> dict[str, Any]:
+    if not isinstance(value, list) or len(value) != 4:
+        raise bad_argument(NAME, "requirement", "a list of four: [degree], [majors], [years], [skills]", value)
+    degree = _one("requirement", value[0], "one degree")
+    if degree is not None and degree not in DEGREES:
+        raise bad_argument(NAME, "requirement", f"a degree among {', '.join(DEGREES)}", degree)
+    years = _one("requirement", value[2], "one number of years such as '3 years'")
+    if years is not None and not (_YEARS.fullmatch(years) or years.startswith("Not")):
+        raise bad_argument(NAME, "requirement", "years such as '3 years' (or 'Not required')", years)
+    return {"degree": degree, "majors": _many("requirement", value[1]), "years": years,
+            "skills": _many("requirement", value[3])}
+
+
+def _years(text: object) -> int:
+    """The years of a résumé's ``work_experience`` ('6 years'; 'Not yet graduated' is none)."""
+    match = _YEARS.match(text) if isinstance(text, str) else None
+    return int(match.group(1)) if match else 0
+
+
+def _suitable(facts: dict[str, Any], position: str, need: dict[str, Any]) -> bool:
+    if facts.get("position") != position:
+        return False
+    degree = facts.get("education")
+    if need["degree"] and degree in DEGREES and DEGREES.index(degree) < DEGREES.index(need["degree"]):
+        return False
+    if need["majors"] and facts.get("major") not in need["majors"]:
+        return False
+    match = _YEARS.fullmatch(need["years"] or "")
+    if match and _years(facts.get("work_experience")) < int(match.group(1)):
+        return False
+    skills = facts.get("skills") or []
+    return all(skill.lower() in skills for skill in need["skills"])
+
+
+def _describe(position: str, need: dict[str, Any]) -> str:
+    asks = []
+    if need["degree"]:
+        asks.append(f"at least a {need['degree']} degree")
+    majors = [f"'{major}'" for major in need["majors"]]
+    if len(majors) == 1:
+        asks.append(f"a major that is exactly {majors[0]}")
+    elif majors:
+        asks.append(f"a major that is exactly one of {', '.join(majors[:-1])} or {majors[-1]}")
+    if need["years"]:
+        no_limit = need["years"].startswith("Not")
+        asks.append("any length of work experience" if no_limit else f"at least {need['years']} of work experience")
+    if need["skills"]:
+        asks.append(f"experience with {', '.join(need['skills'])}")
+    return (f"We are hiring a {position} to strengthen our development work. The résumés received so far are in "
+            f"the `CloudDisk:{FOLDER}/` folder: review them and pick out the suitable applicants. A suitable "
+            f"applicant clearly wants this position and has {'; '.join(asks) or 'no further requirement'}.\n"
+            f"When you have found every suitable applicant, create `{OUTPUT}` in your workspace with their names, "
+            "one name per line. If nobody is suitable, create the file anyway and leave it empty.")
+
+
+def _facts(day: Day) -> dict[str, Any]:
+    path = day.reference / FACTS
+    try:
+        facts = json.loads(untrusted.read_file(path))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(facts, dict):
+        raise ConfigError(f"{path}: not an object of applicants")
+    return facts
+
+
+class ResumeSelect:
+    name = NAME
+
+    def generate(self, day: Day, **arguments: Any) -> TaskSpec:
+        known_arguments(NAME, arguments, ("requirement", "position", "number_of_resumes"))
+        for required in ("requirement", "position"):
+            if required not in arguments:
+                raise ConfigError(f"{NAME}: argument {required!r} is missing")
+        need = _requirement(arguments["requirement"])
+        position = _one("position", arguments["position"], "one position")
+        if position is None:
+            raise bad_argument(NAME, "position", "a position", arguments["position"])
+        count = arguments.get("number_of_resumes")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            raise bad_argument(NAME, "number_of_resumes", "a whole number of at least 1", count)
+
+        folder = day.reference / RESUMES
+        names = sorted(untrusted.folder_files(folder)) if folder.is_dir() else []
+        if not names:
+            raise ConfigError(f"{folder}: no résumés there (fetch the reference's files first)")
+        chosen = sorted(day.rng.sample(names, min(count or len(names), len(names))))
+        facts = _facts(day)
+        answer = []
+        for file in chosen:
+            write(day.cloud_disk / FOLDER / file, untrusted.read_file(folder / file))
+            applicant = file.split("_")[0]
+            if not isinstance(facts.get(applicant), dict):
+                raise ConfigError(f"{day.reference / FACTS}: no entry for {applicant!r} (résumé {file})")
+            if _suitable(facts[applicant], position, need):
+                answer.append(applicant)
+        return TaskSpec(NAME, _describe(position, need), deadline(day),
+                        {"output_file": OUTPUT, "answer": answer, "resumes": chosen})
+
+    def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
+        output = task.check["output_file"]
+        data = read(outcome.workspace / output)
+        if data is None:
+            return Score(0, 2, (f"Save the suitable applicants in `{output}`; create it empty when nobody "
+                                "qualifies.",))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return Score(1, 2, (f"`{output}` is not UTF-8 text: write the names as plain text.",))
+        # Lines as Python's text files split them (\n, \r\n or \r), blank ones left out.
+        names = [line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+        given = sorted(name.lower() for name in names if name)
+        if given == sorted(name.lower() for name in task.check["answer"]):
+            return Score(2, 2)
+        return Score(1, 2, ("Not the right applicants: list everyone who applied, then go through the résumés one "
+                            "by one and tick off each requirement for each of them.",))
+
+
+FAMILY = ResumeSelect()
