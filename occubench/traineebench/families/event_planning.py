@@ -1,0 +1,323 @@
+"""Event Planning (one of the paper's two human-guidance cases): a team-building day for a department next month.
+The agent asks the department's members when they are free (each says, and points to the cloud disk's
+``event_planning`` folder: guidelines, locations and restaurants, the road map as PNG and JSON), picks a date in
+the window they share, and writes a JSON proposal: the metrics of a given itinerary, and whether it ends by a given
+time (``general_event_planning``), or the best itinerary for one metric (``optimal_event_planning``).
+
+Scored as the reference scores it, every check kept: the three resource files copied to the workspace (the first
+checkpoint, worth 30% of the full score), the date, the itinerary, each metric asked for within tolerance, and
+the end time and on-time judgement; where the reference stops early (no itinerary, or one matching no candidate)
+the checkpoints passed so far count one point each, unweighted, as there. A given itinerary adds a checkpoint to
+the full score that the reference never awards, so those tasks top out below it (8.2125 of 9 with an end time)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from occubench.errors import ConfigError
+from occubench.traineebench.families import _event_map as world
+from occubench.traineebench.families._common import (
+    REQUIRED,
+    arguments,
+    deadline,
+    number,
+    one_of,
+    weighted_score,
+)
+from occubench.traineebench.families._shared import find, read_json
+from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+
+NAME = "Event Planning"
+GENERAL, OPTIMAL = "general_event_planning", "optimal_event_planning"
+FOLDER = "event_planning"
+RESOURCES = ("event_planning_guidelines.txt", "locations_restaurants_info.txt", "mst_map.json")
+METRICS = {
+    "interest_score": "the interest score (the two locations' and the restaurant's interest scores added up)",
+    "cost_per_person": "the cost per person in CNY",
+    "total_travel_distance": "the total travel distance in km",
+    "overall_score": "the overall score (normalised interest score, cost per person and travel distance weighted "
+                     "0.4, 0.4 and 0.2)",
+}
+MODES = {
+    "highest_interest": "has the highest total interest score of its locations and restaurant",
+    "lowest_cost": "costs the least per person",
+    "shortest_distance": "has the shortest total travel distance",
+    "highest_score": "has the highest overall score, balancing normalised interest score, cost per person and "
+                     "travel distance with weights 0.4, 0.4 and 0.2",
+}
+#: A metric passes within both its absolute and its relative tolerance (the relative one waived for a zero).
+TOLERANCES = {"interest_score": (0.01, 0.01), "cost_per_person": (0.1, 0.01), "total_travel_distance": (0.1, 0.01),
+              "overall_score": (0.01, 0.01)}
+END_TOLERANCE_MINUTES = 3.0
+MOST_LOCATIONS, MOST_RESTAURANTS = 20, 30
+CLOCK = "%H:%M"
+DATE_HINT = "'event_date': the date chosen (YYYY-MM-DD), inside the window every member is free"
+PLAN_HINT = "'plan': the itinerary, with its 'morning', 'lunch' and 'afternoon' places"
+
+
+@dataclass(frozen=True)
+class Params:
+    department: str
+    locations: int
+    restaurants: int
+    plan: dict[str, str] | None
+    metrics: list[str]
+    end_time: str | None
+    mode: str | None
+
+
+#: The task parameters each type takes: (type, default).
+SHARED_PARAMS: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "department": (str, REQUIRED), "n_loc": (int, REQUIRED), "n_res": (int, REQUIRED)}
+PARAMS = {GENERAL: {**SHARED_PARAMS, "plan": ((dict, type(None)), None), "metrics": (list, list(METRICS)),
+                    "end_time": ((str, type(None)), None)},
+          OPTIMAL: {**SHARED_PARAMS, "mode": (str, "highest_score")}}
+
+
+def _params(task_type: str, given: Any) -> Params:
+    raw = arguments(NAME, given, PARAMS[task_type], "task_params.")
+    _count("n_loc", raw["n_loc"], 2, MOST_LOCATIONS)  # two: the morning and afternoon places differ
+    _count("n_res", raw["n_res"], 1, MOST_RESTAURANTS)
+    plan = raw.get("plan")
+    if plan is not None and (sorted(plan) != ["afternoon", "lunch", "morning"]
+                             or not all(isinstance(v, str) for v in plan.values())):
+        raise ConfigError(f"{NAME}: argument task_params.plan must name a 'morning', 'lunch' and 'afternoon' "
+                          f"place, not {plan!r:.120}")
+    for metric in raw.get("metrics", []):
+        one_of(NAME, "task_params.metrics", metric, tuple(METRICS))
+    end_time = raw.get("end_time")
+    if end_time is not None and _clock(end_time) is None:
+        raise ConfigError(f"{NAME}: argument task_params.end_time must be a time as HH:MM, not {end_time!r:.80}")
+    if "mode" in raw:
+        one_of(NAME, "task_params.mode", raw["mode"], tuple(MODES))
+    return Params(raw["department"], raw["n_loc"], raw["n_res"], plan, raw.get("metrics", []), end_time,
+                  raw.get("mode"))
+
+
+def _count(name: str, value: int, least: int, most: int) -> None:
+    if not least <= value <= most:
+        raise ConfigError(f"{NAME}: argument task_params.{name} must be from {least} to {most}, not {value}")
+
+
+def _clock(text: Any) -> datetime | None:
+    try:
+        return datetime.strptime(text, CLOCK) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _next_month(day: Day) -> tuple[int, int]:
+    year, month = day.start.year, day.start.month
+    return (year + 1, 1) if month == 12 else (year, month + 1)
+
+
+class EventPlanning:
+    name = NAME
+
+    def generate(self, day: Day, **given: Any) -> TaskSpec:
+        # The seed is the reference's (its default): its configs' itinerary is on the map it draws.
+        args = arguments(NAME, given, {"seed": (int, 42), "task_type_name": (str, GENERAL),
+                                       "task_params": (dict, REQUIRED)})
+        seed, task_type = args["seed"], args["task_type_name"]
+        one_of(NAME, "task_type_name", task_type, (GENERAL, OPTIMAL))
+        params = _params(task_type, args["task_params"])
+        members = day.company.in_department(params.department)
+        if not members or any(c in params.department for c in "/\\\0"):  # it names the output file
+            raise ConfigError(f"{NAME}: argument task_params.department names no department of the company: "
+                              f"{params.department!r:.80}")
+        year, month = _next_month(day)
+        spans, window = world.free_dates(len(members), year, month, seed + 2)
+        for member, (first, last) in zip(members, spans):
+            day.company.add_rule(member, "If the intern asks about the team-building event, point them to the event "
+                                 f"materials on the cloud disk (the `{FOLDER}` folder) and say you are free for it "
+                                 f"from {first.isoformat()} to {last.isoformat()}.")
+        plans = self._write_world(day, params, seed, window[0])
+        output = f"dept_{params.department}_" + ("plan_metrics.json" if task_type == GENERAL else "optimal_plan.json")
+        description = _description(params, f"{year:04d}-{month:02d}", output, task_type)
+        return TaskSpec(NAME, description, deadline(day), {
+            "task_type": task_type, "output": output, "common_period": [d.isoformat() for d in window],
+            "plan": params.plan, "metrics": params.metrics, "end_time": params.end_time, "mode": params.mode,
+            "plans": plans if params.mode is None else world.optimal(plans, params.mode)})
+
+    @staticmethod
+    def _write_world(day: Day, params: Params, seed: int, visit: date) -> list[dict[str, Any]]:
+        """The cloud disk's event folder, and every itinerary with its metrics (prices as on ``visit``)."""
+        places = world.locations(params.locations, seed)
+        meals = world.restaurants(params.restaurants, seed + 1, places)
+        spots = [world.COMPANY, *places, *meals]
+        edges = world.road_map(spots)
+        folder = day.cloud_disk / FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "event_planning_guidelines.txt").write_text(world.guidelines(), encoding="utf-8")
+        (folder / "locations_restaurants_info.txt").write_text(world.catalogue(places, meals), encoding="utf-8")
+        (folder / "mst_map.json").write_text(json.dumps(world.map_json(spots, edges, day.start.isoformat()),
+                                                        indent=2, ensure_ascii=False), encoding="utf-8")
+        (folder / "mst_map.png").write_bytes(world.map_png(spots, edges))
+        return world.itineraries(places, meals, world.distances(edges), visit)
+
+    def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
+        check = task.check
+        tally = Tally(float(_checkpoints(check)))
+        missing = [name for name in RESOURCES if not (outcome.workspace / name).exists()]
+        tally.first = not missing
+        tally.add(not missing, f"These resource files are not in your workspace: {', '.join(missing)}. Copy them "
+                               "from the cloud disk before you work on the task.")
+        answer = read_json(find(outcome.workspace, check["output"]))
+        if not isinstance(answer, dict):
+            return tally.weighted(f"No readable `{check['output']}` holding a JSON object in your workspace: write "
+                                  "your result there.")
+        event_date = answer.pop("event_date", None)
+        if event_date is None:
+            tally.add(False, "Your output has no 'event_date': give the date you chose in the common free window.")
+        else:
+            # As the reference checks it: the window's first or last day (it tests membership of the pair).
+            tally.add(event_date in check["common_period"], f"The event date {event_date!r:.40} is not in the "
+                      "common free window: ask the members when they are free and choose a date they all are.")
+        return (_general if check["task_type"] == GENERAL else _optimal)(check, answer, tally)
+
+
+@dataclass
+class Tally:
+    """Checkpoints passed so far, and the notes on those missed."""
+
+    full: float
+    correct: int = 0
+    first: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, passed: bool, note: str) -> None:
+        if passed:
+            self.correct += 1
+        else:
+            self.notes.append(note)
+
+    def counted(self, note: str) -> Score:
+        """Where the reference stops early: a point for each checkpoint passed, unweighted."""
+        return Score(float(self.correct), self.full, (*self.notes, note))
+
+    def weighted(self, note: str | None = None) -> Score:
+        """The first checkpoint carries 30% of the full score, the others share the rest equally."""
+        return Score(weighted_score(self.correct, int(self.full), self.first), self.full,
+                     (*self.notes, *([note] if note else [])))
+
+
+def _checkpoints(check: Mapping[str, Any]) -> int:
+    if check["task_type"] == OPTIMAL:
+        return 4
+    return 2 + bool(check["plan"]) + len(check["metrics"]) + 2 * bool(check["end_time"])
+
+
+def _matching(plan: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not isinstance(plan, dict):
+        return None
+    return next((c for c in candidates if all(plan.get(k) == v for k, v in c["plan"].items())), None)
+
+
+def _close(given: Any, wanted: float, metric: str) -> bool:
+    value = None if isinstance(given, str) else number(given)  # the reference subtracts: text fails
+    if value is None:
+        return False
+    absolute, relative = TOLERANCES[metric]
+    error = abs(value - wanted)
+    return error <= absolute and (abs(wanted) <= 1e-9 or error / abs(wanted) <= relative)
+
+
+def _general(check: Mapping[str, Any], answer: dict[str, Any], tally: Tally) -> Score:
+    if check["plan"] is None and "plan" not in answer:
+        return tally.counted("Your output has no 'plan': give the morning, lunch and afternoon places so it can be "
+                             "matched with a candidate itinerary.")
+    match = _matching(check["plan"] or answer["plan"], check["plans"])
+    if match is None:
+        return tally.counted("Your itinerary matches none of the candidates: its morning, lunch and afternoon places "
+                             "must be among the listed locations and restaurants.")
+    # No point for the match: the reference counts a given itinerary in the full score but never awards it.
+    for metric in check["metrics"]:
+        wanted = match["metrics"][metric]
+        if metric not in answer:
+            tally.add(False, f"Your output has no '{metric}' (it should be {wanted}): compute it and include it.")
+        elif _close(answer[metric], wanted, metric):
+            tally.correct += 1
+        elif answer[metric] is not None:  # the reference leaves a null metric unremarked
+            tally.notes.append(f"'{metric}' is off: {wanted} was expected, {answer[metric]!r:.40} given. Check its "
+                               "definition, its unit and the formula you used.")
+    if check["end_time"]:
+        _end_time(answer, check["end_time"], match["metrics"]["end_time"], tally)
+    return tally.weighted()
+
+
+def _end_time(answer: dict[str, Any], by: str, wanted: str, tally: Tally) -> None:
+    """The end time within three minutes, and whether the itinerary ends by ``by``."""
+    end, limit = _clock(wanted), _clock(by)
+    on_time = end is not None and limit is not None and limit >= end
+    given = answer.get("end_time")
+    parsed = _clock(given)
+    if given is None:
+        tally.add(False, f"Your output has no 'end_time', though the task asks whether the event ends by {by}.")
+    elif parsed is None or end is None:
+        tally.add(False, f"The end time {given!r:.40} is not a time as HH:MM (say '17:30').")
+    else:
+        minutes = abs((parsed - end).total_seconds()) / 60
+        tally.add(minutes <= END_TOLERANCE_MINUTES, f"The end time is off: about {wanted} (within "
+                  f"{END_TOLERANCE_MINUTES:g} minutes) was expected, {given} given.")
+    judged = answer.get("can_complete_on_time")
+    if judged is None:
+        tally.add(False, "Your output has no 'can_complete_on_time': say whether the itinerary ends in time.")
+    else:
+        tally.add(judged == on_time, f"'can_complete_on_time' should be {str(on_time).lower()}: compare the "
+                  f"itinerary's end time with {by}.")
+
+
+def _optimal(check: Mapping[str, Any], answer: dict[str, Any], tally: Tally) -> Score:
+    metric = world.MODES[check["mode"]][0]
+    for needed in ("plan", metric):
+        if needed not in answer:
+            return tally.counted(f"Your output has no '{needed}': give both the itinerary and its '{metric}'.")
+    match = _matching(answer["plan"], check["plans"])
+    if match is None:
+        return tally.counted(f"Your itinerary is not a best one for '{check['mode']}': its morning, lunch and "
+                             "afternoon places must be those of an itinerary no other beats on that metric.")
+    tally.correct += 1
+    wanted = match["metrics"][metric]
+    tally.add(_close(answer[metric], wanted, metric), f"'{metric}' is off: {wanted} was expected, "
+              f"{answer[metric]!r:.40} given.")
+    return tally.weighted()
+
+
+def _description(params: Params, month: str, output: str, task_type: str) -> str:
+    return (f"In {month} the company is holding a team-building event for the `{params.department}` department. "
+            "Find out when the department's members are free that month, choose a date inside the window they all "
+            f"share, and use the road map to plan the day. Write your proposal to `{output}` at the root of your "
+            f"workspace.\n\nObjective:\n- {_objective(params, task_type)}\n\nOutput:\n- `{output}`, a JSON object, "
+            "at the root of the workspace.\n\nResources:\n- `CloudDisk:manuals_for_intern.md` says whom to "
+            "contact.\n\nHow to work:\n- When information is missing, ask the colleague who has it; never make "
+            "anything up.\n- Writing the analysis as a Python script (say `solve.py`) and running it avoids shell "
+            "quoting trouble.\n")
+
+
+def _objective(params: Params, task_type: str) -> str:
+    dept = f"the `{params.department}` department"
+    if task_type == OPTIMAL:
+        metric = world.MODES[params.mode or ""][0]
+        return (f"Find the itinerary for {dept} that {MODES[params.mode or '']}. The JSON holds: (1) {DATE_HINT}; "
+                f"(2) {PLAN_HINT}; (3) '{metric}': its value.")
+    plan = json.dumps(params.plan, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    if params.plan is not None and params.end_time is not None:
+        task = (f"For the proposed itinerary {plan}, decide whether the event of {dept} can be over by "
+                f"{params.end_time}, and choose the event's date.")
+        parts = [DATE_HINT, "'end_time': when the itinerary ends, as HH:MM",
+                 f"'can_complete_on_time': true or false, whether it is over by {params.end_time}"]
+    elif params.plan is not None:
+        task, parts = f"Compute the metrics of the proposed itinerary {plan} for {dept}, and choose its date.", [
+            DATE_HINT]
+    else:  # as in the reference, an end time without an itinerary is scored but not asked for here
+        task, parts = f"Propose an itinerary for {dept}, choose its date, and compute its metrics.", [
+            DATE_HINT, PLAN_HINT]
+    parts += [f"'{m}': {METRICS[m]}" for m in params.metrics]
+    return f"{task} The JSON holds: " + "; ".join(f"({n}) {part}" for n, part in enumerate(parts, 1)) + "."
+
+
+FAMILY = EventPlanning()
