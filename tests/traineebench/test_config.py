@@ -63,3 +63,9 @@ def test_a_file_that_is_not_json_is_an_error_not_a_crash(tmp_path: Path) -> None
     path.write_bytes(b"\xff\xfe{" + b"[" * 100_000)
     with pytest.raises(ConfigError, match="not JSON"):
         load_config(path)
+
+
+def test_every_family_the_configs_name_is_implemented_under_that_name() -> None:
+    from occubench.traineebench.families import family
+
+    assert {name: family(name).name for name in FAMILY_NAMES} == {name: name for name in FAMILY_NAMES}
