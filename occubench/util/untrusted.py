@@ -98,8 +98,12 @@ def read_chunks(path: Path, limit: int = MAX_FILE_BYTES) -> Iterator[bytes]:
     except OSError as exc:
         reason = _LINK if os.path.islink(path) else f"cannot read it ({exc.strerror})"  # ELOOP, or EMLINK on BSDs
         raise ConfigError(f"{path}: {reason}") from None
+    try:
+        _checked(path, os.fstat(fd), limit)  # before open(), which refuses a folder with its own error
+    except BaseException:
+        os.close(fd)
+        raise
     with open(fd, "rb", buffering=0, closefd=True) as handle:
-        _checked(path, os.fstat(fd), limit)
         read = 0
         try:
             while chunk := handle.read(_CHUNK):

@@ -119,3 +119,14 @@ def test_a_folder_past_the_count_of_entries_is_refused(tmp_path: Path) -> None:
         (tmp_path / "w" / f"d{number}").mkdir(parents=True)  # empty folders count as much as files
     with pytest.raises(ConfigError, match=f"more than {MAX_FILES:,} files and folders"):
         folder_files(tmp_path / "w")
+
+
+def test_a_folder_where_a_file_is_expected_is_a_config_error(tmp_path: Path) -> None:
+    from occubench.util.untrusted import read_file
+
+    (tmp_path / "answer.json").mkdir()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(ConfigError, match="is a directory"):
+            read_file(tmp_path / "answer.json")
+    assert len(os.listdir("/proc/self/fd")) == before  # each descriptor opened for it was closed
