@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,21 @@ MAX_OUTPUT_BYTES = 16 << 20
 REQUIRED = object()
 
 
-def _shown(value: Any) -> str:
+def brief(value: object, limit: int = 80) -> str:
+    """``value`` as a note or a message shows it: an agent's answer can be megabytes long."""
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def known_arguments(family: str, arguments: Mapping[str, Any], known: Collection[str]) -> None:
+    """A :class:`ConfigError` naming the first argument the family does not take."""
+    for name in arguments:
+        if name not in known:
+            raise ConfigError(f"{family}: unknown argument {name!r} (it takes {', '.join(sorted(known)) or 'none'})")
+
+
+def bad_argument(family: str, name: str, expected: str, value: object) -> ConfigError:
+    return ConfigError(f"{family}: argument {name!r} must be {expected}, not {brief(value)}")
 
 
 def arguments(family: str, given: Any, spec: Mapping[str, tuple[type | tuple[type, ...], Any]],
@@ -32,7 +45,7 @@ def arguments(family: str, given: Any, spec: Mapping[str, tuple[type | tuple[typ
     (name → its type and its default, or :data:`REQUIRED`), the defaults filled in; an unknown, missing or
     wrong-typed argument is a :class:`ConfigError` naming it. A bool is never taken for a number."""
     if not isinstance(given, Mapping):
-        raise ConfigError(f"{family}: {prefix.rstrip('.') or 'arguments'} must be an object, not {_shown(given)}")
+        raise ConfigError(f"{family}: {prefix.rstrip('.') or 'arguments'} must be an object, not {brief(given)}")
     for name in given:
         if name not in spec:
             raise ConfigError(f"{family}: unknown argument {prefix}{name} (it takes {', '.join(spec) or 'none'})")
@@ -47,7 +60,7 @@ def arguments(family: str, given: Any, spec: Mapping[str, tuple[type | tuple[typ
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             wanted = " or ".join(k.__name__ for k in kinds)
-            raise ConfigError(f"{family}: argument {prefix}{name} must be {wanted}, not {_shown(value)}")
+            raise ConfigError(f"{family}: argument {prefix}{name} must be {wanted}, not {brief(value)}")
         checked[name] = value
     return checked
 
@@ -56,7 +69,7 @@ def one_of(family: str, name: str, value: Any, choices: Any) -> None:
     """A :class:`ConfigError` naming the argument unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ConfigError(f"{family}: argument {name} must be one of {', '.join(map(str, choices))}, "
-                          f"not {_shown(value)}")
+                          f"not {brief(value)}")
 
 
 def at_least(family: str, name: str, value: int, least: int) -> None:
@@ -102,18 +115,39 @@ def deadline(day: Day) -> datetime:
     return day.start.replace(hour=20, minute=0, second=0, microsecond=0)
 
 
-def read_text(path: Path) -> str | None:
-    """The text of the workspace file ``path``; None when it is missing, a link, not a regular file, larger than
-    :data:`MAX_OUTPUT_BYTES` or not UTF-8."""
+def find(workspace: Path, name: str) -> Path | None:
+    """The first file named ``name`` in the workspace, its top folder first, then each folder below in name order
+    (the reference looks for an agent's output wherever in the workspace it was saved)."""
+    for folder, folders, files in os.walk(workspace):
+        folders.sort()
+        if name in files:
+            return Path(folder) / name
+    return None
+
+
+def read(path: Path | None) -> bytes | None:
+    """The bytes of the workspace file ``path``; None when there is none, or it is a link, not a regular file or
+    larger than :data:`MAX_OUTPUT_BYTES`."""
+    if path is None:
+        return None
     try:
-        return b"".join(read_chunks(path, MAX_OUTPUT_BYTES)).decode("utf-8")
-    except (ConfigError, OSError, UnicodeDecodeError):  # OSError: read_chunks lets a folder's IsADirectoryError out
+        return b"".join(read_chunks(path, MAX_OUTPUT_BYTES))
+    except (ConfigError, OSError):
         return None
 
 
-def read_json(path: Path) -> Any:
+def read_text(path: Path | None) -> str | None:
+    """The text of the workspace file ``path`` (as :func:`read`); None also when it is not UTF-8."""
+    data = read(path)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def read_json(path: Path | None) -> Any:
     """The JSON value of the workspace file ``path``; None when it cannot be read or parsed (the reference's
-    evaluators treat such a file as one that says nothing)."""
+    evaluators treat such a file as one that says nothing; NaN and Infinity parse, as in Python)."""
     text = read_text(path)
     try:
         return None if text is None else json.loads(text)

@@ -18,13 +18,13 @@ from typing import Any
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 
-from occubench.traineebench.families._shared import (
+from occubench.traineebench.families._common import (
     bad_argument,
     deadline,
     find,
     known_arguments,
+    place,
     read_json,
-    write,
 )
 from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
 
@@ -231,11 +231,11 @@ class AdsStrategyPlan:
                                 (params["heatmap_sigma_min"], params["heatmap_sigma_max"]),
                                 0.22 * size if spacing is None else spacing) for group in GROUPS}
         for group, grid in grids.items():
-            write(day.cloud_disk / FOLDER / f"target_user_density_{group}.png", png(grid))
+            place(day.cloud_disk / FOLDER / f"target_user_density_{group}.png", png(grid))
         channels = _channels(day, params, grids[GROUPS[0]])
         rows = [COLUMNS, *([str(channel[c]) for c in COLUMNS] for channel in channels)]
-        write(day.cloud_disk / FOLDER / "channels.csv", "".join(",".join(row) + "\n" for row in rows))
-        write(day.cloud_disk / FOLDER / HANDBOOK, HANDBOOK_TEXT)
+        place(day.cloud_disk / FOLDER / "channels.csv", "".join(",".join(row) + "\n" for row in rows))
+        place(day.cloud_disk / FOLDER / HANDBOOK, HANDBOOK_TEXT)
         for employee in day.company.in_department("Marketing"):
             day.company.add_rule(employee, (
                 f"If asked how to plan the ads strategy, point to the handbook, CloudDisk:{FOLDER}/{HANDBOOK}. If "

@@ -17,14 +17,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from occubench.traineebench.families import attendance_records as records
-from occubench.traineebench.families._shared import (
+from occubench.traineebench.families._common import (
     bad_argument,
     brief,
     deadline,
     find,
     known_arguments,
+    place,
     read_json,
-    write,
 )
 from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
 
@@ -355,11 +355,11 @@ class AttendanceStatistics:
         people = records.roster(rules, day.rng)
         punches, approvals = records.punches(people, rules, chances, day.rng)
         folder = day.cloud_disk / FOLDER
-        write(folder / records.ROSTER, json.dumps(people, ensure_ascii=False, indent=2))
+        place(folder / records.ROSTER, json.dumps(people, ensure_ascii=False, indent=2))
         if approvals:
-            write(folder / records.APPROVALS, json.dumps(approvals, ensure_ascii=False, indent=2))
-        write(folder / records.CSV, records.csv_text(punches))
-        write(folder / records.MANUAL, records.manual(rules))
+            place(folder / records.APPROVALS, json.dumps(approvals, ensure_ascii=False, indent=2))
+        place(folder / records.CSV, records.csv_text(punches))
+        place(folder / records.MANUAL, records.manual(rules))
         for employee in day.company.employees:
             if "Manager" in employee.position:
                 day.company.add_rule(employee, f"If asked about the attendance rules, point to "

@@ -24,11 +24,12 @@ from occubench.traineebench.families._common import (
     REQUIRED,
     arguments,
     deadline,
+    find,
     number,
     one_of,
+    read_json,
     weighted_score,
 )
-from occubench.traineebench.families._shared import find, read_json
 from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
 
 NAME = "Event Planning"

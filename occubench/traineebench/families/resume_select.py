@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._shared import bad_argument, deadline, known_arguments, read, write
+from occubench.traineebench.families._common import bad_argument, deadline, known_arguments, place, read
 from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
 from occubench.util import untrusted
 
@@ -141,7 +141,7 @@ class ResumeSelect:
         facts = _facts(day)
         answer = []
         for file in chosen:
-            write(day.cloud_disk / FOLDER / file, untrusted.read_file(folder / file))
+            place(day.cloud_disk / FOLDER / file, untrusted.read_file(folder / file))
             applicant = file.split("_")[0]
             if not isinstance(facts.get(applicant), dict):
                 raise ConfigError(f"{day.reference / FACTS}: no entry for {applicant!r} (résumé {file})")

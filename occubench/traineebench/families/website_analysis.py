@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._shared import deadline, known_arguments, read
+from occubench.traineebench.families._common import deadline, known_arguments, read
 from occubench.traineebench.family import Day, Message, Outcome, Score, TaskSpec
 
 NAME = "Website Monitor"
