@@ -89,7 +89,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         "combination, all at once, sharing the endpoints, then a leaderboard and the E0–E3 table")
     models.add_argument("--world-model", help="model that simulates the environments (simulated suites)")
     models.add_argument("--verifier-model", help="model that judges trajectories (default: the world model); for "
-                        "executable suites, an optional judge that labels each episode")
+                        "executable suites, an optional judge that labels each episode; for traineebench, the judge "
+                        "of the checks the reference leaves to a model")
     models.add_argument("--api-key", help="API key for every role (default: $OPENAI_API_KEY)")
     models.add_argument("--base-url", help="OpenAI-compatible endpoint for every role (default: $OPENAI_BASE_URL, "
                         "else OpenAI)")
@@ -139,7 +140,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--verifier-params", type=json_object,
                        help="verifier request parameters as a JSON object")
     agent.add_argument("--npc-params", type=json_object,
-                       help="colleague-model request parameters as a JSON object (workplace suite)")
+                       help="colleague-model request parameters as a JSON object (workplace and traineebench suites)")
     agent.add_argument("--trials", type=positive_int,
                        help="episodes per task, for pass^k and pass@k in reports (default: 1)")
     agent.add_argument("--num-votes", type=positive_int, help="verifier votes per task (default: 3)")
@@ -150,6 +151,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     trainee.add_argument("--reference-dir", metavar="DIR",
                          help="the Trainee-Bench reference's own files (manuals, templates, résumés, articles; "
                          "default: the copy `occubench data download traineebench` made)")
+    trainee.add_argument("--mentor-feedback", action="store_true",
+                         help="run each scenario's days in order, the agent starting each day after the first with "
+                         "its mentor's feedback on the day before (the reference's evaluators' notes)")
+    trainee.add_argument("--paper-day-two", action="store_true",
+                         help="each scenario as the paper's continual-learning experiment has it: its first day, then "
+                         "a second with the same tasks and new arguments (the config's later days are not used)")
 
     work = parser.add_argument_group("workplace suite")
     work.add_argument("--days", type=positive_int, help="days to generate from --seed (default: 10)")
@@ -164,8 +171,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--guidance", type=int, nargs="+", choices=(0, 1, 2, 3), metavar="TIER",
                       help="hints each task shows in the task list: 0 none (default), 1 where to look, 2 also whom to "
                       "ask and what for, 3 also the plan step by step; several tiers run at once, a run directory each")
-    work.add_argument("--npc-model", help="model that plays the colleagues (default: deterministic colleagues "
-                      "that answer when asked the right question)")
+    work.add_argument("--npc-model", help="model that plays the colleagues, in the workplace and traineebench "
+                      "suites (default: deterministic colleagues: the workplace's answer when asked the right "
+                      "question, Trainee-Bench's with their reply rules)")
 
     limits = parser.add_argument_group("limits")
     limits.add_argument("--max-tokens-per-task", type=positive_int, metavar="N",

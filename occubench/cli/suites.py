@@ -64,7 +64,8 @@ def _validate(args: argparse.Namespace) -> int:
     if definition.validate is None:
         raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
     options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir,
-                              trust_world_code=args.trust_world_code, data_dir=args.data_dir)
+                              trust_world_code=args.trust_world_code, data_dir=args.data_dir,
+                              traineebench_config=args.traineebench_config, reference_dir=args.reference_dir)
     return 0 if definition.validate(options, Console(highlight=False)) else 1
 
 
@@ -98,5 +99,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "of the built-in worlds")
     check.add_argument("--data-dir", metavar="DIR", help="awm: the folder of the AWM-format set to validate "
                        "(default: the copy `occubench data download awm` made)")
+    check.add_argument("--traineebench-config", metavar="FILE", help="traineebench: the benchmark config whose days "
+                       "to generate and check")
+    check.add_argument("--reference-dir", metavar="DIR", help="traineebench: the reference's own files (default: "
+                       "the copy `occubench data download traineebench` made)")
     evaluate.add_trust_argument(check)
     check.set_defaults(func=_validate)

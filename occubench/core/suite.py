@@ -123,6 +123,9 @@ class ValidateOptions:
     trust_world_code: bool = False
     #: AWM-format sets: the folder of the set's files.
     data_dir: str | None = None
+    #: Trainee-Bench: the benchmark config, and the reference's files (None: the downloaded copy).
+    traineebench_config: str | None = None
+    reference_dir: str | None = None
 
 
 @dataclass(frozen=True)

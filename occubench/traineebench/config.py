@@ -7,6 +7,7 @@ such as ``scenarios[3].days[0].tasks[2].name``); arguments are checked by their 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families import MODULES
+from occubench.traineebench.families import MODULES, family
 from occubench.util.untrusted import read_file
 
 #: The eleven task families, by the names the reference's configs give them.
@@ -60,6 +61,17 @@ def load_config(path: Path, families: Collection[str] = FAMILY_NAMES) -> BenchCo
     version = document.get("version")
     return BenchConfig(path, tuple(_scenario(where, item, f"scenarios[{i}]", families)
                                    for i, item in enumerate(scenarios)), version if isinstance(version, str) else None)
+
+
+def paper_days(scenario: ScenarioEntry, seed: int) -> ScenarioEntry:
+    """``scenario`` as the paper's continual-learning experiment reads it: its first day, then a second with the
+    same tasks in the same order and deadlines, each with arguments its family draws anew (seeded by ``seed`` and the
+    scenario); the config's own later days are not used."""
+    first = scenario.days[0]
+    rng = random.Random(f"{seed}/{scenario.name}/day_2 arguments")
+    second = tuple(TaskEntry(task.family, family(task.family).sample_arguments(rng), task.deadline)
+                   for task in first.tasks)
+    return ScenarioEntry(scenario.name, (first, DayEntry("day_2", second)))
 
 
 class _Where:

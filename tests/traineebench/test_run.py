@@ -58,3 +58,94 @@ def test_a_config_day_runs_end_to_end_and_earns_the_reference_s_points(tmp_path:
     assert result.is_correct is True
     [table] = reference_tables([result])
     assert table.title == "Trainee-Bench (reference scoring)" and table.rows[0][3:] == ["100.0%", "100.0%"]
+
+
+def reference_folder(tmp_path: Path) -> Path:
+    reference = tmp_path / "reference"
+    (reference / "schemas" / "templates").mkdir(parents=True)
+    (reference / "schemas" / "templates" / "manuals_for_intern.md").write_text("stand-in intern manual")
+    stand_in(SimpleNamespace(reference=reference))
+    return reference
+
+
+def write_config(tmp_path: Path, days: list[list[dict]]) -> Path:
+    config = tmp_path / "traineebench_config.json"
+    config.write_text(json.dumps({"scenarios": [{"name": "scenario_a", "days": [
+        {"name": f"day_{n}", "tasks": tasks} for n, tasks in enumerate(days, start=1)]}]}))
+    return config
+
+
+MONITOR = {"name": "Website Monitor", "arguments": {}, "deadline": "2025-10-01T20:00:00"}
+COLLEAGUE_REPLY = "Ask me again tomorrow \ud800 please."  # a lone surrogate, as a model may send
+
+
+def office(request: dict, index: int) -> str | dict:
+    """The agent asks the HR Manager who keeps the website, writes its report and stops; the colleague model
+    answers; the judge says yes to every question it is asked."""
+    if request["model"] == "colleague":
+        return COLLEAGUE_REPLY
+    if request["model"] == "judge":
+        return "yes"
+    results = [json.loads(m["content"]) for m in request["messages"] if m.get("role") == "tool"]
+    if not results:
+        return {"content": None, "tool_calls": [{"name": "list_users", "arguments": {}}]}
+    if len(results) == 1:
+        hr = next(u["name"] for u in results[0]["users"] if u["position"] == "HR Manager")
+        return {"content": None, "tool_calls": [{"name": "send_message", "arguments": {
+            "to": hr, "text": "Who maintains the company website? I need to find them."}}]}
+    if len(results) == 2:
+        return {"content": None, "tool_calls": [{"name": "execute_command", "arguments": {
+            "command": "echo 'The /blog page loads slowly.' > website_analysis_report.md"}}]}
+    return "Final answer: done."
+
+
+def test_colleagues_are_played_by_the_npc_model_and_judged_checks_by_the_verifier(tmp_path: Path,
+                                                                                  sandbox: Provider) -> None:
+    config = write_config(tmp_path, [[MONITOR]])
+    common = ["run", "--suite", "traineebench", "--traineebench-config", str(config), "--reference-dir",
+              str(reference_folder(tmp_path)), "--agent-model", "intern", "--api-key", "k",
+              "--output-dir", str(tmp_path / "out"), "--seed", "3"]
+    with MockLLMServer(office) as server:
+        assert main([*common, "--base-url", server.base_url, "--run-name", "models", "--npc-model", "colleague",
+                     "--verifier-model", "judge"]) == 0
+        asked = [r for r in server.requests if r["model"] == "colleague" and len(r["messages"]) > 1]  # not preflight
+        assert main([*common, "--base-url", server.base_url, "--run-name", "offline"]) == 0
+    [played] = load_results(tmp_path / "out" / "models" / "results.jsonl")
+    [offline] = load_results(tmp_path / "out" / "offline" / "results.jsonl")
+    # The colleague's model was told who it is and its reply rule; the agent got its reply as sent.
+    [request] = asked
+    hr = json.loads(played.tool_calls[1].arguments)["to"]
+    assert hr in request["messages"][0]["content"] and "maintains the company website" in request["messages"][0][
+        "content"]
+    assert request["messages"][-1]["content"] == "Who maintains the company website? I need to find them."
+    assert played.tool_calls[1].observation["reply"].startswith("Ask me again tomorrow")
+    assert offline.tool_calls[1].observation["reply"] != played.tool_calls[1].observation["reply"]
+    # The judge's yes earns the report's point and the HR chat's; without a judge neither scores.
+    [judged], [unjudged] = played.verdict_details["reference_scores"], offline.verdict_details["reference_scores"]
+    assert (judged["points"], judged["full"]) == (2.0, 5.0)
+    assert unjudged["points"] == 0.0 and any("No judge" in note for note in unjudged["notes"])
+
+
+def idle(request: dict, index: int) -> str | dict:
+    """An agent that ends each day at once."""
+    if any(m.get("role") == "tool" for m in request["messages"]):
+        return "Final answer: nothing done."
+    return {"content": None, "tool_calls": [{"name": "done", "arguments": {}}]}
+
+
+def test_with_mentor_feedback_each_day_starts_with_the_notes_on_the_day_before(tmp_path: Path,
+                                                                                sandbox: Provider) -> None:
+    task = {"name": "Transaction Data Review", "deadline": "2025-10-01T20:00:00",
+            "arguments": {"num_normal_transactions": 3, "num_abnormal_transactions": 2}}
+    config = write_config(tmp_path, [[task], [task]])
+    with MockLLMServer(idle) as server:
+        assert main(["run", "--suite", "traineebench", "--traineebench-config", str(config), "--reference-dir",
+                     str(reference_folder(tmp_path)), "--agent-model", "intern", "--base-url", server.base_url,
+                     "--api-key", "k", "--output-dir", str(tmp_path / "out"), "--run-name", "r",
+                     "--mentor-feedback"]) == 0
+        openings = [r["messages"][1]["content"] for r in server.requests if len(r["messages"]) == 2]
+    first, second = sorted(load_results(tmp_path / "out" / "r" / "results.jsonl"), key=lambda r: str(r.task_id))
+    assert (first.task_id, second.task_id) == ("scenario_a/day_1", "scenario_a/day_2")
+    notes = first.verdict_details["reference_scores"][0]["notes"]
+    assert notes and "mentor's feedback" not in openings[0]
+    assert "mentor's feedback" in openings[1] and all(note in openings[1] for note in notes)
