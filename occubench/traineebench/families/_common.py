@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,11 @@ def one_of(family: str, name: str, value: Any, choices: Any) -> None:
     if value not in choices:
         raise ConfigError(f"{family}: argument {name} must be one of {', '.join(map(str, choices))}, "
                           f"not {brief(value)}")
+
+
+def drawn(rng: random.Random, candidates: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """One of each argument's candidate values, drawn by ``rng`` (as the reference's samplers draw flat arguments)."""
+    return {name: rng.choice(values) for name, values in candidates.items()}
 
 
 def at_least(family: str, name: str, value: int, least: int) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import random
 import re
 from typing import Any
 
@@ -49,6 +50,11 @@ PRESETS = {
 #: The configs write "very easy" and "very hard"; the reference looks those up among the names above, misses, and
 #: generates them at medium: so do we.
 PRESETS["very easy"] = PRESETS["very hard"] = PRESETS["medium"]
+#: What the reference's sampler draws: a city of its preset list, and a difficulty spelt as its configs spell it
+#: (so that two of the five are generated at medium there, and here).
+CITIES = ("Shanghai", "Beijing", "Guangzhou", "Shenzhen", "Hangzhou", "Chengdu", "Wuhan", "Nanjing", "Chongqing",
+          "XiAn")
+SAMPLED_DIFFICULTIES = ("very easy", "easy", "medium", "hard", "very hard")
 #: Each overridable number's bounds (the knapsack is budget x channels; the heatmap's cells are labelled).
 BOUNDS: dict[str, tuple[float, float]] = {
     "budget": (1, 50_000), "num_channels": (1, 100), "heatmap_size": (2, 30), "heatmap_centers": (1, 10),
@@ -248,6 +254,9 @@ class AdsStrategyPlan:
             "budget_tolerance": params["budget_tolerance"],
             "channels": {c["id"]: [c["cost"], c["effective_exposure"]] for c in channels},
             "optimal": best_plan(channels, params["budget"])})
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        return {"task_params": {"city": rng.choice(CITIES), "difficulty": rng.choice(SAMPLED_DIFFICULTIES)}}
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -369,6 +370,19 @@ class AttendanceStatistics:
             "task_type": kind, **params, "output_file": output, "level": level,
             "resources": [records.CSV, records.MANUAL, records.ROSTER],
             "expected": expected(kind, params, records.totals(people, rules, punches))})
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        """A question, a department (or everyone) and a level, drawn as the reference's sampler draws them. That
+        sampler names the question in upper case (its enum's name), which its own generator refuses; the name
+        here is the one its configs and generator use."""
+        kind = rng.choice(list(OBJECTIVES))
+        params: dict[str, Any] = {"department": rng.choice([*records.DEPARTMENTS, "all"])}
+        if kind == "late_early_employee":
+            params["mode"] = rng.choice(list(MODES))
+        elif kind == "top_percent_employees":
+            params.update(percent=rng.choice((5, 10, 15, 20)), metric=rng.choice(("late", "early")))
+        level = rng.choice(sorted(level for level in records.LEVELS if level))
+        return {"task_type_name": kind, "task_params": params, "difficulty": {"level": level}}
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check

@@ -310,6 +310,12 @@ class DataCompletion:
                                             f"'Please check the {name} file in the {folder} directory.'")
         return {"department": department, "colleagues": [e.name for e in staff], "keyword": name.strip("`")}
 
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        """A domain, then one of its task types, each drawn evenly, as the reference's sampler draws them."""
+        domain = rng.choice(list(dict.fromkeys(d for d, _ in KINDS)))
+        return {"domain": domain, "task_type": rng.choice([t for d, t in KINDS if d == domain]),
+                "difficulty": rng.choice(list(DIFFICULTIES))}
+
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, notes = task.check, []
         manual = (outcome.workspace / MANUAL).is_file()

@@ -13,12 +13,14 @@ the full score that the reference never awards, so those tasks top out below it 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from occubench.errors import ConfigError
+from occubench.traineebench.company import DEPARTMENTS
 from occubench.traineebench.families import _event_map as world
 from occubench.traineebench.families._common import (
     REQUIRED,
@@ -56,6 +58,11 @@ TOLERANCES = {"interest_score": (0.01, 0.01), "cost_per_person": (0.1, 0.01), "t
 END_TOLERANCE_MINUTES = 3.0
 MOST_LOCATIONS, MOST_RESTAURANTS = 20, 30
 CLOCK = "%H:%M"
+#: What the reference's sampler gives: six locations and ten restaurants, the itinerary of its "A" tasks (on the map
+#: of the default seed, which it keeps) and the times an itinerary may be asked to end by.
+SAMPLED_PLACES = {"n_loc": 6, "n_res": 10}
+SAMPLED_PLAN = {"morning": "Riverside Wetland", "lunch": "Maple · Hotpot", "afternoon": "Stonegate Eco Park"}
+SAMPLED_END_TIMES = ("17:30", "18:00", "19:00")
 DATE_HINT = "'event_date': the date chosen (YYYY-MM-DD), inside the window every member is free"
 PLAN_HINT = "'plan': the itinerary, with its 'morning', 'lunch' and 'afternoon' places"
 
@@ -159,6 +166,23 @@ class EventPlanning:
                                                         indent=2, ensure_ascii=False), encoding="utf-8")
         (folder / "mst_map.png").write_bytes(world.map_png(spots, edges))
         return world.itineraries(places, meals, world.distances(edges), visit)
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        """A level (A, B or C, then 1 to 4) and a department, drawn as the reference's sampler draws them. A asks
+        for a given itinerary's metrics, B for one's own itinerary and its metrics: at 1 one or two, at 2 two or
+        three of the first three metrics, at 3 and 4 all four, at 4 also whether it ends in time. C asks for the
+        best itinerary by the mode its number names."""
+        letter, grade = rng.choice("ABC"), rng.randint(1, 4)
+        params: dict[str, Any] = {"department": rng.choice(list(DEPARTMENTS)), **SAMPLED_PLACES}
+        if letter == "C":
+            return {"task_type_name": OPTIMAL, "task_params": {**params, "mode": list(MODES)[grade - 1]}}
+        if letter == "A":
+            params["plan"] = dict(SAMPLED_PLAN)
+        metrics = list(METRICS)
+        params["metrics"] = rng.sample(metrics[:3], rng.randint(grade, grade + 1)) if grade <= 2 else metrics
+        if grade == 4:
+            params["end_time"] = rng.choice(SAMPLED_END_TIMES)
+        return {"task_type_name": GENERAL, "task_params": params}
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check

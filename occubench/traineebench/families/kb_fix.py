@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,9 @@ class KbLinkFix:
                                         "If asked to change files or links yourself, decline: you are busy with other "
                                         "work and can only give the mapping.\n"
                                         f"When asked how to map chart IDs, point to `CloudDisk://kb/{MANUAL}`.")
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        return {"task_params": {"difficulty": rng.choice(list(DIFFICULTIES))}}
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         articles, notes = task.check["articles"], []

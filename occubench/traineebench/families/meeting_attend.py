@@ -9,6 +9,7 @@ file JSON (1) and its ``requirement`` list matching the expected requests (1), o
 from __future__ import annotations
 
 import json
+import random
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from occubench.traineebench.families._common import (
     REQUIRED,
     arguments,
     deadline,
+    drawn,
     number,
     one_of,
     place,
@@ -33,6 +35,9 @@ OUTPUT = "meeting_summary.json"
 RULES = "financial/procurement_rules.md"
 TEMPLATE = "schemas/tasks/meeting_attend/templates/procurement_rules.md"
 TASK_TYPES = ("none", "write", "sum", "check", "check_sum")
+#: The values the reference's sampler draws each argument from.
+SAMPLED = {"meeting_start_time": ("2025-10-01T09:00:00", "2025-10-01T09:30:00", "2025-10-01T10:00:00"),
+           "meeting_last_time": (0.5, 1.0, 1.5, 2.0), "task_type": TASK_TYPES, "task_level": (1, 2, 3)}
 #: Items the attendees ask for, with the range a sensible request's unit price is drawn from.
 CATALOG = (("Notebook", 3, 15), ("Ballpoint Pen", 1, 5), ("Mechanical Keyboard", 80, 180),
            ("Wireless Mouse", 20, 60), ("Office Chair Cushion", 25, 70), ("USB-C Hub", 30, 90),
@@ -117,6 +122,9 @@ class MeetingAttend:
         requests = [{**request(day, sensible), "name": name} for name, sensible in people]
         day.rng.shuffle(requests)
         return requests
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        return drawn(rng, SAMPLED)
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         attended = on_time(outcome.attended, task.check["title"], datetime.fromisoformat(task.check["start"]))

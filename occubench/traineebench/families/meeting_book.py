@@ -9,12 +9,13 @@ several bookings for the slot, the last one counts."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import REQUIRED, arguments, deadline, one_of
+from occubench.traineebench.families._common import REQUIRED, arguments, deadline, drawn, one_of
 from occubench.traineebench.family import Attendance, Day, Employee, Meeting, Outcome, Score, TaskSpec
 
 NAME = "Meeting Book"
@@ -24,6 +25,10 @@ ROOMS = tuple(f"Room_{number:02d}" for number in range(1, 11))
 LATENESS = timedelta(minutes=5)
 #: The department the reference's department variant invites, and how many of its members say they are busy.
 DEPARTMENT, BUSY = "Marketing", 3
+#: The values the reference's sampler draws each argument from.
+SAMPLED = {"task_type": ("department", "manager"),
+           "start_time": ("2025-10-01T13:00:00", "2025-10-01T14:30:00", "2025-10-01T15:00:00"),
+           "last_time": (0.5, 1.0, 1.5, 2.0), "conflict_nums": (1, 2, 3)}
 
 
 def add_rooms(day: Day) -> None:
@@ -122,6 +127,9 @@ class MeetingBook:
                        "department. Before you book it, ask each member whether they can come. Then join the "
                        "meeting on time (not too early).")
         return [e.name for e in members if e not in busy] + [manager.name], [e.name for e in busy], description
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        return drawn(rng, SAMPLED)
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         start, end = datetime.fromisoformat(task.check["start"]), datetime.fromisoformat(task.check["end"])

@@ -13,6 +13,7 @@ say; here the values are unwrapped and compared as the task text promises.
 from __future__ import annotations
 
 import json
+import random
 import re
 from typing import Any
 
@@ -29,6 +30,13 @@ FOLDER = "human_resources/resumes"
 OUTPUT = "suitable_candidates.txt"
 #: Degrees from lowest to highest: a higher degree than the one required qualifies.
 DEGREES = ("Bachelor's", "Master's", "Doctoral")
+#: What the reference's sampler draws requirements, positions and sample sizes from (one to three skills).
+MAJORS = ("Electrical Engineering", "Software Engineering", "Data Science", "Computer Science", "Mathematics")
+EXPERIENCE = ("1 year", "3 years", "5 years")
+SKILLS = ("python", "c++", "java", "redis", "mongodb", "kubernetes", "deep learning", "reinforcement learning",
+          "data visualization", "data analysis")
+POSITIONS = ("Software Engineer", "Software Developer", "Algorithm Researcher")
+SAMPLE_SIZES = (6, 9, 12)
 _YEARS = re.compile(r"(\d+) years?")
 
 
@@ -149,6 +157,13 @@ class ResumeSelect:
                 answer.append(applicant)
         return TaskSpec(NAME, _describe(position, need), deadline(day),
                         {"output_file": OUTPUT, "answer": answer, "resumes": chosen})
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        """Arguments in the form the reference's sampler and configs give them: one-item lists but the skills."""
+        requirement = [[rng.choice(DEGREES)], [rng.choice(MAJORS)], [rng.choice(EXPERIENCE)],
+                       rng.sample(SKILLS, rng.randint(1, 3))]
+        return {"requirement": requirement, "position": [rng.choice(POSITIONS)],
+                "number_of_resumes": rng.choice(SAMPLE_SIZES)}
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         output = task.check["output_file"]

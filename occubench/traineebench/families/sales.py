@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import random
 from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
@@ -34,6 +35,8 @@ from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
 
 MANUAL = "manuals_for_sales_data_analysis.md"
 TOLERANCE = 0.05
+#: The departments the reference's sampler draws from: its company's sales teams.
+SALES = ("Sales_1", "Sales_2", "Sales_3")
 _ONE = {"department": (str, REQUIRED), "quarter": (int, None)}
 _MANY = {"departments": (list, REQUIRED), "quarter": (int, None)}
 _GROWTH = {"quarter": (int, None), "direction": (str, "up")}
@@ -207,6 +210,27 @@ class SalesAnalysis:
                                "employee_id": person.name.replace(" ", "_").lower(), "name": person.name,
                                "department": team, "amount": round(rng.lognormvariate(8.5, 0.5), 2)})
         return orders
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        """A task type, then its parameters, drawn as the reference's sampler draws them: two or three departments
+        where it takes several; a quarter only for the averages (any) and the growth counts (one with a quarter
+        before); for the others the quarter is left to generate, which draws it."""
+        kind = rng.choice(list(TYPES))
+        spec = TYPES[kind][0]
+        params: dict[str, Any] = {}
+        if "department" in spec:
+            params["department"] = rng.choice(SALES)
+        if "departments" in spec:
+            params["departments"] = rng.sample(SALES, rng.randint(2, 3))
+        if "mode" in spec:
+            params["mode"] = rng.choice(("top", "bottom"))
+        if "n" in spec:
+            params["n"] = rng.randint(1, 3)
+        if "direction" in spec:
+            params["quarter"], params["direction"] = rng.choice((2, 3, 4)), rng.choice(("up", "down"))
+        elif kind == "per_dept_avg_sales":
+            params["quarter"] = rng.choice((1, 2, 3, 4))
+        return {"task_type": kind, "task_params": params}
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, notes = task.check, []

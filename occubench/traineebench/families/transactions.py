@@ -23,6 +23,7 @@ from occubench.traineebench.families._common import (
     at_least,
     deadline,
     departments,
+    drawn,
     fill,
     place,
     read_json,
@@ -36,6 +37,8 @@ MANUAL = "manuals_for_transactions_data_review.md"
 REPORT = "transaction_data_review_report.json"
 #: Every payment of an abnormal supplier is under this approval limit, by 1% to 5%.
 THRESHOLD = 10_000.0
+#: The values the reference's sampler draws each argument from.
+SAMPLED = {"num_normal_transactions": (2, 3, 4, 5), "num_abnormal_transactions": (0, 1, 2)}
 
 _PREFIXES = ("Brightline", "Northwind", "Keystone", "Summit", "Bluefield", "Harbor", "Vertex", "Pinecrest",
              "Crescent")
@@ -189,6 +192,9 @@ class TransactionDataReview:
             place(day.cloud_disk / "financial/approvals" / f"{ids[2]}.txt", fill(templates["approval"], fields))
             rows.append((*ids, supplier["name"], rating, requester.name, approver.name, paid.isoformat(), amount))
         return rows
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        return drawn(rng, SAMPLED)
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, points, notes = task.check, 0.0, []

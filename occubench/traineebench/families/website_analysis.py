@@ -11,6 +11,7 @@ engineer. The monitor's readings are the tool's, not generated here.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,6 +80,9 @@ class WebsiteMonitor:
         return TaskSpec(NAME, DESCRIPTION, deadline(day), {
             "output_file": OUTPUT, "page": PAGE, "code": CODE, "engineer": engineer, "hr_managers": hr,
             "engineering_managers": managers})
+
+    def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
+        return {}  # the task takes no arguments: the reference's sampler gives none
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check
