@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from occubench.errors import ConfigError
-from occubench.traineebench.config import FAMILY_NAMES, load_config
+from occubench.traineebench.config import FAMILY_NAMES, DayEntry, ScenarioEntry, TaskEntry, load_config, paper_days
 
 TASK = {"name": "Transaction Data Review", "arguments": {"num_normal_transactions": 4, "num_abnormal_transactions": 2},
         "deadline": "2025-10-01T20:00:00"}
@@ -69,3 +69,17 @@ def test_every_family_the_configs_name_is_implemented_under_that_name() -> None:
     from occubench.traineebench.families import family
 
     assert {name: family(name).name for name in FAMILY_NAMES} == {name: name for name in FAMILY_NAMES}
+
+
+def test_the_paper_s_day_two_draws_new_arguments_for_the_same_tasks_from_the_seed() -> None:
+    first = DayEntry("day_1", (TaskEntry("Transaction Data Review", {"num_normal_transactions": 3,
+                                                                      "num_abnormal_transactions": 2},
+                                         datetime(2025, 10, 1, 20)),
+                               TaskEntry("Website Monitor", {}, datetime(2025, 10, 1, 20))))
+    scenario = ScenarioEntry("s", (first, DayEntry("day_2", ())))
+    drawn = paper_days(scenario, 3)
+    assert drawn.days[0] == first and [d.name for d in drawn.days] == ["day_1", "day_2"]
+    assert [(t.family, t.deadline) for t in drawn.days[1].tasks] == [(t.family, t.deadline) for t in first.tasks]
+    assert drawn == paper_days(scenario, 3)
+    assert len({json.dumps(paper_days(scenario, seed).days[1].tasks[0].arguments, sort_keys=True)
+                for seed in range(20)}) > 1  # drawn anew, not copied

@@ -149,3 +149,21 @@ def test_with_mentor_feedback_each_day_starts_with_the_notes_on_the_day_before(t
     notes = first.verdict_details["reference_scores"][0]["notes"]
     assert notes and "mentor's feedback" not in openings[0]
     assert "mentor's feedback" in openings[1] and all(note in openings[1] for note in notes)
+
+
+def test_the_paper_s_day_two_repeats_the_first_day_s_tasks_with_new_arguments(tmp_path: Path,
+                                                                              sandbox: Provider) -> None:
+    task = {"name": "Transaction Data Review", "deadline": "2025-10-01T20:00:00",
+            "arguments": {"num_normal_transactions": 3, "num_abnormal_transactions": 2}}
+    resume = {"name": "Resume Select", "deadline": "2025-10-01T20:00:00", "arguments": {}}
+    config = write_config(tmp_path, [[task, task], [resume]])  # the config's own day 2 is not used
+    with MockLLMServer(idle) as server:
+        assert main(["run", "--suite", "traineebench", "--traineebench-config", str(config), "--reference-dir",
+                     str(reference_folder(tmp_path)), "--agent-model", "intern", "--base-url", server.base_url,
+                     "--api-key", "k", "--output-dir", str(tmp_path / "out"), "--run-name", "r", "--paper-day-two",
+                     "--mentor-feedback"]) == 0
+        openings = [r["messages"][1]["content"] for r in server.requests if len(r["messages"]) == 2]
+    first, second = sorted(load_results(tmp_path / "out" / "r" / "results.jsonl"), key=lambda r: str(r.task_id))
+    assert second.task_id == "scenario_a/day_2"
+    assert [row["family"] for row in second.verdict_details["reference_scores"]] == ["Transaction Data Review"] * 2
+    assert "Resume Select" not in openings[1] and "mentor's feedback" in openings[1]
