@@ -1,14 +1,18 @@
 """A Trainee-Bench day's tools: colleagues answer from the day's reply rules, the cloud disk is listed and
 downloaded from, shell commands run in the sandbox over the workspace, and a path that leaves its folder or runs
-through a planted link is refused, with nothing written outside."""
+through a planted link is refused, with nothing written outside; every call moves the day's clock by the
+reference's cost for it."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from occubench.sandbox import Provider
+from occubench.sandbox.provider import Unconfined
 from occubench.traineebench.company import AGENT
-from occubench.traineebench.environment import TraineeDay
+from occubench.traineebench.environment import TOOLS, TraineeDay, _clock
 from occubench.traineebench.family import Day
 
 
@@ -55,3 +59,29 @@ def test_paths_that_leave_their_folder_or_run_through_a_link_are_refused(day: Da
         assert "error" in env.call("download_file", {"file_path": source, "target_path": "x"})
         assert "error" in env.call("open_folder", {"folder_path": source})
     assert list(outside.iterdir()) == [] and not (tmp_path / "escaped.txt").exists()
+
+
+def test_every_tool_is_offered_and_each_call_moves_the_clock_by_the_reference_s_cost(day: Day) -> None:
+    (day.cloud_disk / "a.txt").write_text("a")
+    env = TraineeDay(day, Unconfined())  # no shell command runs here
+    assert {spec.name for spec in env.tools()} == set(TOOLS)
+    manager = day.company.manager_of("Finance").name
+    calls: list[tuple[str, dict[str, Any], int]] = [
+        ("list_users", {}, 1), ("open_folder", {"folder_path": "./"}, 1),
+        ("send_message", {"to": manager, "text": "hi"}, 5),
+        ("download_file", {"file_path": "a.txt", "target_path": "a.txt"}, 10),
+        ("get_available_rooms", {"start": "2025-10-01T10:00:00", "end": "2025-10-01T11:00:00"}, 1),
+        ("book_meeting", {"attendees": [manager], "room_name": "Room_01", "start": "2025-10-01T10:00:00",
+                          "end": "2025-10-01T11:00:00"}, 5),
+        ("cancel_meeting", {"room_name": "Room_01", "start": "2025-10-01T10:00:00", "end": "2025-10-01T11:00:00"}, 1),
+        ("jump_time", {"minutes": 30}, 31),
+        ("list_users", {"extra": 1}, 0),  # rejected by the tool contract: it never runs
+    ]
+    for name, arguments, minutes in calls:
+        before = env.now
+        answer = env.call(name, arguments)
+        assert env.now - before == timedelta(minutes=minutes), name
+        assert answer.get("now", _clock(env.now)) == _clock(env.now)
+    # The message was sent at the time the call began, as the reference's chat records it.
+    assert env.outcome().chat_with(manager)[0].at == datetime(2025, 10, 1, 8, 2)
+    assert env.call("done", {})["now"] == _clock(env.now)
