@@ -1,8 +1,8 @@
 """A Trainee-Bench day as an environment: the reference's tools over the day's folders — the company's cloud disk
 (listed, downloaded from), the agent's workspace (worked on with shell commands, run only in the sandbox), its
-colleagues (messaged; each answers from the reply rules the day's tasks gave them), the meeting-room calendar — and
-the record of what the agent did, which the families score (:class:`~occubench.traineebench.family.Outcome`).
-Every day offers every tool, as the reference's generated days do.
+colleagues (messaged; each answers from the reply rules the day's tasks gave them), the meeting-room calendar and a
+calculator — and the record of what the agent did, which the families score
+(:class:`~occubench.traineebench.family.Outcome`). Every day offers every tool, as the reference's generated days do.
 
 Each call moves the day's clock on by its action's minutes once it has run (a failed call too; a call the tool
 contract rejects never runs), as the reference's clock does; every answer gives the time then as ``now``.
@@ -27,6 +27,7 @@ from occubench.traineebench.calendar import Calendar, end_of, moment
 from occubench.traineebench.company import AGENT
 from occubench.traineebench.families.meeting_book import ROOMS
 from occubench.traineebench.family import Day, Employee, Message, Outcome
+from occubench.workplace.environment import _Calculator
 
 #: Seconds a shell command may run.
 COMMAND_SECONDS = 60.0
@@ -37,8 +38,8 @@ MINUTES = {"send_message": 5, "list_users": 1, "download_file": 10, "open_folder
 MAX_JUMP = 24 * 60
 #: The tools, in the order the agent is shown them, and those that only read.
 TOOLS = ("list_users", "send_message", "open_folder", "download_file", "execute_command", "get_available_rooms",
-         "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "done")
-READ_ONLY = {"list_users", "open_folder", "get_available_rooms"}
+         "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator", "done")
+READ_ONLY = {"list_users", "open_folder", "get_available_rooms", "calculator"}
 
 
 class Responder(Protocol):
@@ -221,6 +222,16 @@ class TraineeDay(Environment):
             raise ToolError(f"minutes must be from 1 to {MAX_JUMP}, not {minutes}")
         self._advance(timedelta(minutes=minutes))
         return {"skipped_minutes": minutes}
+
+    def calculator(self, expression: str) -> JSONObject:
+        """Work out arithmetic: numbers, + - * / (// % ** too) and parentheses; no functions or names.
+
+        Args:
+            expression: For example (1200 - 150) * 0.2.
+        """
+        value = _Calculator().evaluate(expression)
+        # The reference's form: a whole number without ".0", others to 15 significant digits.
+        return {"expression": expression, "result": int(value) if value == int(value) else float(f"{value:.15g}")}
 
     def done(self) -> JSONObject:
         """End your working day: call it once every task is finished."""
