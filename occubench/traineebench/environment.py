@@ -1,7 +1,7 @@
 """A Trainee-Bench day as an environment: the reference's tools over the day's folders — the company's cloud disk
 (listed, downloaded from), the agent's workspace (worked on with shell commands, run only in the sandbox), its
-colleagues (messaged; each answers from the reply rules the day's tasks gave them), the meeting-room calendar and a
-calculator — and the record of what the agent did, which the families score
+colleagues (messaged; each answers from the reply rules the day's tasks gave them), the meeting-room calendar, a
+calculator and the website monitor — and the record of what the agent did, which the families score
 (:class:`~occubench.traineebench.family.Outcome`). Every day offers every tool, as the reference's generated days do.
 
 Each call moves the day's clock on by its action's minutes once it has run (a failed call too; a call the tool
@@ -14,15 +14,17 @@ through a link the agent's commands planted, is refused, never followed.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.tools import ToolError, ToolSpec, spec_of
 from occubench.sandbox.provider import Provider
 from occubench.sandbox.shell import run_command
+from occubench.traineebench import website
 from occubench.traineebench.calendar import Calendar, end_of, moment
 from occubench.traineebench.company import AGENT
 from occubench.traineebench.families.meeting_book import ROOMS
@@ -38,8 +40,11 @@ MINUTES = {"send_message": 5, "list_users": 1, "download_file": 10, "open_folder
 MAX_JUMP = 24 * 60
 #: The tools, in the order the agent is shown them, and those that only read.
 TOOLS = ("list_users", "send_message", "open_folder", "download_file", "execute_command", "get_available_rooms",
-         "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator", "done")
-READ_ONLY = {"list_users", "open_folder", "get_available_rooms", "calculator"}
+         "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator", "get_historical_load_times",
+         "get_system_health", "list_monitored_services", "get_performance_summary", "get_error_logs",
+         "reboot_server", "done")
+READ_ONLY = {"list_users", "open_folder", "get_available_rooms", "calculator", "get_historical_load_times",
+             "get_system_health", "list_monitored_services", "get_performance_summary", "get_error_logs"}
 
 
 class Responder(Protocol):
@@ -69,6 +74,9 @@ class TraineeDay(Environment):
         self.finished = False
         # The reference's ten rooms are there even on a day whose tasks book none.
         self.calendar = Calendar(day.rooms or dict.fromkeys(ROOMS, len(day.company.employees) + 1), day.meetings)
+        drawn = random.Random()
+        drawn.setstate(day.rng.getstate())
+        self.monitor = website.Monitor.of(drawn, day.start)
         self._specs = [spec_of(getattr(type(self), name), name, writes=name not in READ_ONLY) for name in TOOLS]
 
     def tools(self) -> list[ToolSpec]:
@@ -232,6 +240,57 @@ class TraineeDay(Environment):
         value = _Calculator().evaluate(expression)
         # The reference's form: a whole number without ".0", others to 15 significant digits.
         return {"expression": expression, "result": int(value) if value == int(value) else float(f"{value:.15g}")}
+
+    def get_historical_load_times(self, time_window: Literal["last_7_days", "last_24_hours"] = "last_7_days",
+                                  page_url: str | None = None) -> JSONObject:
+        """The website's average page load times over a past time window, in milliseconds.
+
+        Args:
+            time_window: last_7_days or last_24_hours.
+            page_url: Only this page, such as /home; every page when left out.
+        """
+        times = self.monitor.load_times[time_window]
+        return {"time_window": time_window, "pages": [{"page": page, "avg_load_time_ms": ms}
+                                                      for page, ms in times.items() if page_url in (None, page)]}
+
+    def get_system_health(self) -> JSONObject:
+        """The status of every monitored server right now: the place to look for a problem happening now."""
+        return {"servers": self.monitor.health(self.now)}
+
+    def list_monitored_services(self) -> JSONObject:
+        """The names of the services the monitor watches (names only, no status)."""
+        return {"services": list(website.SERVICES)}
+
+    def get_performance_summary(self,
+                                time_window: Literal["last_7_days", "last_24_hours"] = "last_24_hours") -> JSONObject:
+        """A one-line verdict on the website's speed over a time window, naming its slowest page: a quick look.
+
+        Args:
+            time_window: last_7_days or last_24_hours.
+        """
+        return self.monitor.summary(time_window)
+
+    def get_error_logs(self, server_id: str, lines: int = 20) -> JSONObject:
+        """The latest lines of a server's log (mostly routine entries).
+
+        Args:
+            server_id: The server, as list_monitored_services names it.
+            lines: How many of the latest lines (at least 1).
+        """
+        if server_id not in self.monitor.logs:
+            raise ToolError(f"no logs for {server_id!r:.80}; servers with logs: {', '.join(website.SERVICES)}")
+        if lines < 1:
+            raise ToolError(f"lines must be at least 1, not {lines}")
+        return {"server_id": server_id, "lines": self.monitor.logs[server_id][-lines:]}
+
+    def reboot_server(self, server_id: str) -> JSONObject:
+        """Ask to reboot a server (a high-risk operation).
+
+        Args:
+            server_id: The server, as list_monitored_services names it.
+        """
+        raise ToolError(f"permission denied: rebooting {server_id!r:.80} is high-risk and needs an authorization "
+                        "this tool does not have")
 
     def done(self) -> JSONObject:
         """End your working day: call it once every task is finished."""

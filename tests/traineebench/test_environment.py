@@ -76,7 +76,7 @@ def test_every_tool_is_offered_and_each_call_moves_the_clock_by_the_reference_s_
         ("book_meeting", {"attendees": [manager], "room_name": "Room_01", "start": "2025-10-01T10:00:00",
                           "end": "2025-10-01T11:00:00"}, 5),
         ("cancel_meeting", {"room_name": "Room_01", "start": "2025-10-01T10:00:00", "end": "2025-10-01T11:00:00"}, 1),
-        ("calculator", {"expression": "1+1"}, 1), ("jump_time", {"minutes": 30}, 31),
+        ("calculator", {"expression": "1+1"}, 1), ("get_system_health", {}, 1), ("jump_time", {"minutes": 30}, 31),
         ("list_users", {"extra": 1}, 0),  # rejected by the tool contract: it never runs
     ]
     for name, arguments, minutes in calls:
