@@ -1,7 +1,11 @@
 """A Trainee-Bench day as an environment: the reference's tools over the day's folders — the company's cloud disk
 (listed, downloaded from), the agent's workspace (worked on with shell commands, run only in the sandbox), its
-colleagues (messaged; each answers from the reply rules the day's tasks gave them) — and the record of what the
-agent did, which the families score (:class:`~occubench.traineebench.family.Outcome`).
+colleagues (messaged; each answers from the reply rules the day's tasks gave them), the meeting-room calendar, a
+calculator and the website monitor — and the record of what the agent did, which the families score
+(:class:`~occubench.traineebench.family.Outcome`). Every day offers every tool, as the reference's generated days do.
+
+Each call moves the day's clock on by its action's minutes once it has run (a failed call too; a call the tool
+contract rejects never runs), as the reference's clock does; every answer gives the time then as ``now``.
 
 Paths the agent gives are its own text: a cloud-disk path or a workspace target that leaves its folder, or runs
 through a link the agent's commands planted, is refused, never followed.
@@ -10,22 +14,37 @@ through a link the agent's commands planted, is refused, never followed.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.tools import ToolError, ToolSpec, spec_of
 from occubench.sandbox.provider import Provider
 from occubench.sandbox.shell import run_command
+from occubench.traineebench import website
+from occubench.traineebench.calendar import Calendar, end_of, moment
 from occubench.traineebench.company import AGENT
+from occubench.traineebench.families.meeting_book import ROOMS
 from occubench.traineebench.family import Day, Employee, Message, Outcome
+from occubench.workplace.environment import _Calculator
 
 #: Seconds a shell command may run.
 COMMAND_SECONDS = 60.0
-#: Minutes of the day's clock each kind of action takes (the reference's costs; a shell command one minute).
-MINUTES = {"send_message": 5, "list_users": 1, "download_file": 10, "open_folder": 1, "execute_command": 1}
+#: Minutes of the day's clock the actions the reference prices take; every other action takes one, as there.
+MINUTES = {"send_message": 5, "list_users": 1, "download_file": 10, "open_folder": 1, "book_meeting": 5,
+           "cancel_meeting": 1, "get_available_rooms": 1}
+#: The most minutes one jump_time may skip: a day.
+MAX_JUMP = 24 * 60
+#: The tools, in the order the agent is shown them, and those that only read.
+TOOLS = ("list_users", "send_message", "open_folder", "download_file", "execute_command", "get_available_rooms",
+         "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator", "get_historical_load_times",
+         "get_system_health", "list_monitored_services", "get_performance_summary", "get_error_logs",
+         "reboot_server", "done")
+READ_ONLY = {"list_users", "open_folder", "get_available_rooms", "calculator", "get_historical_load_times",
+             "get_system_health", "list_monitored_services", "get_performance_summary", "get_error_logs"}
 
 
 class Responder(Protocol):
@@ -53,9 +72,12 @@ class TraineeDay(Environment):
         self.now = day.start
         self.messages: list[Message] = []
         self.finished = False
-        self._specs = [spec_of(getattr(type(self), name), name, writes=name != "list_users" and name != "open_folder")
-                       for name in ("list_users", "send_message", "open_folder", "download_file", "execute_command",
-                                    "done")]
+        # The reference's ten rooms are there even on a day whose tasks book none.
+        self.calendar = Calendar(day.rooms or dict.fromkeys(ROOMS, len(day.company.employees) + 1), day.meetings)
+        drawn = random.Random()
+        drawn.setstate(day.rng.getstate())
+        self.monitor = website.Monitor.of(drawn, day.start)
+        self._specs = [spec_of(getattr(type(self), name), name, writes=name not in READ_ONLY) for name in TOOLS]
 
     def tools(self) -> list[ToolSpec]:
         return self._specs
@@ -63,12 +85,22 @@ class TraineeDay(Environment):
     def _call(self, name: str, arguments: JSONObject) -> Any:
         if self.finished:
             raise ToolError("the day is over: you called done")
-        self.now += timedelta(minutes=MINUTES.get(name, 0))
-        return getattr(self, name)(**arguments)
+        try:
+            result = getattr(self, name)(**arguments)
+        finally:
+            self._advance(timedelta(minutes=MINUTES.get(name, 1)))
+        return {**result, "now": _clock(self.now)}
+
+    def _advance(self, span: timedelta) -> None:
+        try:
+            self.now += span
+        except OverflowError:  # a meeting booked in the year 9999 and attended
+            raise ToolError("the clock cannot run past the year 9999") from None
 
     def outcome(self) -> Outcome:
         """What the families score."""
-        return Outcome(self.day.workspace, list(self.messages))
+        return Outcome(self.day.workspace, list(self.messages), attended=list(self.calendar.attended),
+                       booked=self.calendar.booked())
 
     # -- the tools ---------------------------------------------------------------------------------------------
 
@@ -91,7 +123,7 @@ class TraineeDay(Environment):
         self.messages.append(Message(AGENT, to, text, self.now))
         answer = self.responder.reply(colleague, self.day.company.rules.get(to, []), text, history)
         self.messages.append(Message(to, AGENT, answer, self.now))
-        return {"from": to, "reply": answer, "time": _clock(self.now)}
+        return {"from": to, "reply": answer}
 
     def open_folder(self, folder_path: str) -> JSONObject:
         """List a folder of the company's cloud disk (folders end with "/").
@@ -135,14 +167,139 @@ class TraineeDay(Environment):
                 **({"left_out_bytes": result.left_out} if result.left_out else {}),
                 **({"timed_out": True} if result.exit_code is None else {})}
 
+    # The calendar acts for the agent: the reference's applicant and agent_name arguments are left out, since the
+    # agent is always the intern, and any other name there only filed its booking or its join under someone else.
+
+    def get_available_rooms(self, start: str, end: str) -> JSONObject:
+        """The meeting rooms free for the whole of a time slot (rooms are booked between 9:00 and 17:00).
+
+        Args:
+            start: When the slot starts, as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T10:30:00.
+        """
+        return {"available": self.calendar.available(moment("start", start), moment("end", end))}
+
+    def book_meeting(self, attendees: list[str], room_name: str, start: str, end: str) -> JSONObject:
+        """Book a meeting room and invite colleagues. It fails when the room is taken, the slot is outside 9:00 to
+        17:00, or you or an invitee are in another meeting then (each one's meetings are listed).
+
+        Args:
+            attendees: The invitees' full names, as list_users gives them (you are in the meeting anyway).
+            room_name: The room, such as Room_01.
+            start: When the meeting starts, as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T11:00:00.
+        """
+        meeting = self.calendar.book(attendees, room_name, moment("start", start), moment("end", end))
+        return {"booked": meeting.title, "room": meeting.room, "start": meeting.start.isoformat(),
+                "end": end_of(meeting).isoformat(), "attendees": list(meeting.attendees)}
+
+    def cancel_meeting(self, room_name: str, start: str, end: str) -> JSONObject:
+        """Cancel a meeting you booked (only your own bookings can be cancelled).
+
+        Args:
+            room_name: Its room, such as Room_01.
+            start: When it starts (not the time now), as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T11:00:00.
+        """
+        meeting = self.calendar.cancel(room_name, moment("start", start), moment("end", end))
+        return {"cancelled": meeting.title, "room": meeting.room, "start": meeting.start.isoformat()}
+
+    def attend_meeting(self, room_name: str, start: str, end: str) -> JSONObject:
+        """Join a meeting; you stay until it ends, and the clock moves to its end. Be there around its start: no
+        more than five minutes late, and not long before. What is said in the meeting is given back to you.
+
+        Args:
+            room_name: The meeting's room, such as Room_06.
+            start: When the meeting starts (not the time now), as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T11:00:00.
+        """
+        joined = self.now
+        meeting = self.calendar.attend(room_name, moment("start", start), moment("end", end), joined)
+        finish = end_of(meeting)
+        self.now = max(self.now, finish)  # never back: a meeting joined after its end leaves the clock where it is
+        return {"attended": meeting.title, "room": meeting.room, "joined": _clock(joined), "until": _clock(finish),
+                **({"notes": meeting.notes} if meeting.notes else {})}
+
+    def jump_time(self, minutes: int) -> JSONObject:
+        """Let time pass when there is nothing to do until a later task or meeting.
+
+        Args:
+            minutes: How many minutes to skip (1 to 1440).
+        """
+        if not 1 <= minutes <= MAX_JUMP:
+            raise ToolError(f"minutes must be from 1 to {MAX_JUMP}, not {minutes}")
+        self._advance(timedelta(minutes=minutes))
+        return {"skipped_minutes": minutes}
+
+    def calculator(self, expression: str) -> JSONObject:
+        """Work out arithmetic: numbers, + - * / (// % ** too) and parentheses; no functions or names.
+
+        Args:
+            expression: For example (1200 - 150) * 0.2.
+        """
+        value = _Calculator().evaluate(expression)
+        # The reference's form: a whole number without ".0", others to 15 significant digits.
+        return {"expression": expression, "result": int(value) if value == int(value) else float(f"{value:.15g}")}
+
+    def get_historical_load_times(self, time_window: Literal["last_7_days", "last_24_hours"] = "last_7_days",
+                                  page_url: str | None = None) -> JSONObject:
+        """The website's average page load times over a past time window, in milliseconds.
+
+        Args:
+            time_window: last_7_days or last_24_hours.
+            page_url: Only this page, such as /home; every page when left out.
+        """
+        times = self.monitor.load_times[time_window]
+        return {"time_window": time_window, "pages": [{"page": page, "avg_load_time_ms": ms}
+                                                      for page, ms in times.items() if page_url in (None, page)]}
+
+    def get_system_health(self) -> JSONObject:
+        """The status of every monitored server right now: the place to look for a problem happening now."""
+        return {"servers": self.monitor.health(self.now)}
+
+    def list_monitored_services(self) -> JSONObject:
+        """The names of the services the monitor watches (names only, no status)."""
+        return {"services": list(website.SERVICES)}
+
+    def get_performance_summary(self,
+                                time_window: Literal["last_7_days", "last_24_hours"] = "last_24_hours") -> JSONObject:
+        """A one-line verdict on the website's speed over a time window, naming its slowest page: a quick look.
+
+        Args:
+            time_window: last_7_days or last_24_hours.
+        """
+        return self.monitor.summary(time_window)
+
+    def get_error_logs(self, server_id: str, lines: int = 20) -> JSONObject:
+        """The latest lines of a server's log (mostly routine entries).
+
+        Args:
+            server_id: The server, as list_monitored_services names it.
+            lines: How many of the latest lines (at least 1).
+        """
+        if server_id not in self.monitor.logs:
+            raise ToolError(f"no logs for {server_id!r:.80}; servers with logs: {', '.join(website.SERVICES)}")
+        if lines < 1:
+            raise ToolError(f"lines must be at least 1, not {lines}")
+        return {"server_id": server_id, "lines": self.monitor.logs[server_id][-lines:]}
+
+    def reboot_server(self, server_id: str) -> JSONObject:
+        """Ask to reboot a server (a high-risk operation).
+
+        Args:
+            server_id: The server, as list_monitored_services names it.
+        """
+        raise ToolError(f"permission denied: rebooting {server_id!r:.80} is high-risk and needs an authorization "
+                        "this tool does not have")
+
     def done(self) -> JSONObject:
         """End your working day: call it once every task is finished."""
         self.finished = True
-        return {"done": True, "time": _clock(self.now)}
+        return {"done": True}
 
 
-def _clock(moment: datetime) -> str:
-    return moment.isoformat(timespec="minutes")
+def _clock(at: datetime) -> str:
+    return at.isoformat(timespec="minutes")
 
 
 def _inside(root: Path, relative: str) -> Path:

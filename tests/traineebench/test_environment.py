@@ -1,14 +1,20 @@
 """A Trainee-Bench day's tools: colleagues answer from the day's reply rules, the cloud disk is listed and
 downloaded from, shell commands run in the sandbox over the workspace, and a path that leaves its folder or runs
-through a planted link is refused, with nothing written outside."""
+through a planted link is refused, with nothing written outside; every call moves the day's clock by the
+reference's cost for it, and the calculator works out bounded arithmetic only."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from occubench.sandbox import Provider
+from occubench.sandbox.provider import Unconfined
 from occubench.traineebench.company import AGENT
-from occubench.traineebench.environment import TraineeDay
+from occubench.traineebench.environment import TOOLS, TraineeDay, _clock
 from occubench.traineebench.family import Day
 
 
@@ -55,3 +61,51 @@ def test_paths_that_leave_their_folder_or_run_through_a_link_are_refused(day: Da
         assert "error" in env.call("download_file", {"file_path": source, "target_path": "x"})
         assert "error" in env.call("open_folder", {"folder_path": source})
     assert list(outside.iterdir()) == [] and not (tmp_path / "escaped.txt").exists()
+
+
+def test_every_tool_is_offered_and_each_call_moves_the_clock_by_the_reference_s_cost(day: Day) -> None:
+    (day.cloud_disk / "a.txt").write_text("a")
+    env = TraineeDay(day, Unconfined())  # no shell command runs here
+    assert {spec.name for spec in env.tools()} == set(TOOLS)
+    manager = day.company.manager_of("Finance").name
+    calls: list[tuple[str, dict[str, Any], int]] = [
+        ("list_users", {}, 1), ("open_folder", {"folder_path": "./"}, 1),
+        ("send_message", {"to": manager, "text": "hi"}, 5),
+        ("download_file", {"file_path": "a.txt", "target_path": "a.txt"}, 10),
+        ("get_available_rooms", {"start": "2025-10-01T10:00:00", "end": "2025-10-01T11:00:00"}, 1),
+        ("book_meeting", {"attendees": [manager], "room_name": "Room_01", "start": "2025-10-01T10:00:00",
+                          "end": "2025-10-01T11:00:00"}, 5),
+        ("cancel_meeting", {"room_name": "Room_01", "start": "2025-10-01T10:00:00", "end": "2025-10-01T11:00:00"}, 1),
+        ("calculator", {"expression": "1+1"}, 1), ("get_system_health", {}, 1), ("jump_time", {"minutes": 30}, 31),
+        ("list_users", {"extra": 1}, 0),  # rejected by the tool contract: it never runs
+    ]
+    for name, arguments, minutes in calls:
+        before = env.now
+        answer = env.call(name, arguments)
+        assert env.now - before == timedelta(minutes=minutes), name
+        assert answer.get("now", _clock(env.now)) == _clock(env.now)
+    # The message was sent at the time the call began, as the reference's chat records it.
+    assert env.outcome().chat_with(manager)[0].at == datetime(2025, 10, 1, 8, 2)
+    assert env.call("done", {})["now"] == _clock(env.now)
+
+
+@pytest.mark.parametrize(("expression", "result"), [
+    ("1+2*3", 7), ("(1+2)/3", 1), ("1/3", 0.333333333333333), ("-.5 * 8", -4), ("0.1 + 0.2", 0.3),
+    ("1 + 3/4 + 3.4", 5.15), ("2*(3.5+0.5)", 8), ("2**10", 1024), ("7 // 2 + 7 % 2", 4),
+])
+def test_the_calculator_works_out_arithmetic_as_the_reference_shows_it(day: Day, expression: str,
+                                                                       result: float) -> None:
+    answer = TraineeDay(day, Unconfined()).call("calculator", {"expression": expression})
+    assert answer["result"] == result and type(answer["result"]) is type(result)
+
+
+@pytest.mark.parametrize(("expression", "words"), [
+    ("1/0", "division by zero"), ("2**10**10", "too large"), ("9" * 400, "too large"), ("1e308*10", "too large"),
+    ("9" * 5000, "longer than"), ("__import__('os').system('id')", "unsupported"), ("abs(-1)", "unsupported"),
+    ("x + 1", "unsupported"), ("(" * 220 + "1" + ")" * 220, "not an arithmetic"), ("", "not an arithmetic"),
+    ("2(3)", "unsupported"), ("'a' * 10", "only numbers"), ("(-8) ** 0.5", "not a real number"),
+    ("1+" * 240 + "1", "too long"),
+])
+def test_the_calculator_refuses_what_is_not_bounded_arithmetic(day: Day, expression: str, words: str) -> None:
+    answer = TraineeDay(day, Unconfined()).call("calculator", {"expression": expression})
+    assert answer["error"] == "tool_error" and words in answer["message"], answer
