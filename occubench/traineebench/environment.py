@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from occubench.core.calculator import calculate
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.tools import ToolError, ToolSpec, spec_of
 from occubench.sandbox.provider import Provider
@@ -29,7 +30,6 @@ from occubench.traineebench.calendar import Calendar, end_of, moment
 from occubench.traineebench.company import AGENT
 from occubench.traineebench.families.meeting_book import ROOMS
 from occubench.traineebench.family import Day, Employee, Message, Outcome
-from occubench.workplace.environment import _Calculator
 
 #: Seconds a shell command may run.
 COMMAND_SECONDS = 60.0
@@ -237,7 +237,7 @@ class TraineeDay(Environment):
         Args:
             expression: For example (1200 - 150) * 0.2.
         """
-        value = _Calculator().evaluate(expression)
+        value = calculate(expression)
         # The reference's form: a whole number without ".0", others to 15 significant digits.
         return {"expression": expression, "result": int(value) if value == int(value) else float(f"{value:.15g}")}
 
