@@ -21,6 +21,7 @@ _EXPORTS = {name: module for module, names in {
     "occubench.config": ("RunConfig", "ModelRole"),
     "occubench.core.agent": ("Agent", "AsyncAgent", "ToolCallingAgent", "ScriptedAgent"),
     "occubench.core.environment": ("AsyncEnvironment", "Environment", "Wrapper"),
+    "occubench.core.images": ("Image",),
     "occubench.core.results": ("Result", "ErrorInfo"),
     "occubench.core.suite": ("Suite", "SuiteDefinition", "SuitePlan"),
     "occubench.core.task": ("Task",),
@@ -39,7 +40,7 @@ _EXPORTS = {name: module for module, names in {
 
 __all__ = [
     "Agent", "AgentContext", "AsyncAgent", "AsyncEnvironment", "ConfigError", "Environment", "ErrorInfo",
-    "Executor", "LLMClient", "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome", "Model",
+    "Executor", "Image", "LLMClient", "LLMError", "LLMRequestError", "LLMUnavailableError", "MatrixOutcome", "Model",
     "ModelRole", "OccuBenchError", "Result", "RetryPolicy", "RubricVerifier", "RunConfig", "RunSummary",
     "ScriptedAgent", "Step", "Suite", "SuiteDefinition", "SuitePlan", "Task", "ToolCall", "ToolCallingAgent",
     "ToolError", "ToolSpec", "Trajectory", "Usage", "Verdict", "VerifierError", "Vote", "WorldError", "Wrapper",
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from occubench.config import ModelRole, RunConfig
     from occubench.core.agent import Agent, AsyncAgent, ScriptedAgent, ToolCallingAgent
     from occubench.core.environment import AsyncEnvironment, Environment, Wrapper
+    from occubench.core.images import Image
     from occubench.core.results import ErrorInfo, Result
     from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
     from occubench.core.task import Task

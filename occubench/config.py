@@ -315,6 +315,9 @@ class RunConfig(_RunRoles):
     max_steps: int = Field(50, ge=1)
     #: The agent sees only its last K turns (train and evaluate with the same window).
     history_window: int | None = Field(None, ge=1)
+    #: The agent's model takes image input: an image a tool returns reaches it as image content, not as its text
+    #: (:mod:`occubench.core.images`). The built-in agent and outside agents over MCP.
+    agent_images: bool = False
     date: str | None = None
     temperature: float | None = None
     max_tokens: int | None = Field(None, ge=1)

@@ -125,6 +125,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--history-window", type=positive_int, metavar="K",
                        help="the agent sees only its last K turns after the system prompt and the task (default: all); "
                        "train and evaluate with the same window")
+    agent.add_argument("--agent-images", action="store_true",
+                       help="the agent's model takes image input: an image a tool returns is sent as image content "
+                       "(the built-in agent, and outside agents over MCP); without it, the image's text stands in")
     agent.add_argument("--date",
                        help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")

@@ -37,7 +37,7 @@ def _serve(args: argparse.Namespace) -> int:
     env = world.environment()
     try:
         serve(env, own["env"], transport=transport, host=own["host"], port=own["port"], token=token,
-              allowed_hosts=own["allowed_host"])
+              allowed_hosts=own["allowed_host"], images=getattr(args, "agent_images", False))
     finally:
         env.close()
     return 0

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from occubench.core.environment import Environment, JSONObject
+from occubench.core.images import Image, deliver
 from occubench.core.results import Result
 from occubench.core.task import Task
 from occubench.core.tools import ToolSpec, json_arguments, tool_error, unknown_tool
@@ -42,10 +43,13 @@ def system_prompt(task: Task, date: str, with_plan: bool, finish: str = ANSWER_B
     return prompt
 
 
-async def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_calls: int) -> bool:
+async def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, env_calls: int,
+                    images: list[Image] | None = None) -> bool:
     """Make ``record``'s call and fill in its observation; whether it reached the environment. A call of an unknown
     tool or with arguments that are not one JSON object never does, and gets no ``call_index`` (fault windows count
-    the environment's calls); the others get ``env_calls``, the count of calls that reached it before."""
+    the environment's calls); the others get ``env_calls``, the count of calls that reached it before. The images
+    of the observation are delivered (:func:`~occubench.core.images.deliver`): added to ``images`` to be sent as
+    image content when it is given (the agent takes images), else as their text."""
     if record.name not in {spec.name for spec in specs}:
         record.observation = unknown_tool(record.name, specs)
         return False
@@ -55,7 +59,9 @@ async def make_call(env: Environment, specs: list[ToolSpec], record: ToolCall, e
         record.observation = tool_error("invalid_arguments", str(exc))
         return False
     record.call_index = env_calls
-    record.observation = await env.acall(record.name, arguments)
+    record.observation, shown = deliver(await env.acall(record.name, arguments), images is not None)
+    if images is not None:
+        images += shown
     return True
 
 
@@ -93,16 +99,19 @@ async def play(agent: Agent, task: Task, env: Environment, trajectory: Trajector
 
 class ToolCallingAgent(AsyncAgent):
     """OpenAI tool calling: calls the model with the tools, executes its tool calls in order, stops at a reply
-    without tool calls or after ``max_steps`` turns."""
+    without tool calls or after ``max_steps`` turns. With ``images`` (the model takes image input), the images of a
+    turn's observations follow its tool results as a user message of image content (:func:`image_message`);
+    without, each observation holds their text."""
 
     def __init__(self, model: Model, *, max_steps: int = 50, with_plan: bool = False,
-                 date: str | None = None, history_window: int | None = None) -> None:
+                 date: str | None = None, history_window: int | None = None, images: bool = False) -> None:
         self.model = model
         self.max_steps = max_steps
         self.with_plan = with_plan
         self.date = date or datetime.date.today().isoformat()
         #: Send only the last K turns (each an assistant message and its tool results) after the opening.
         self.history_window = history_window
+        self.images = images
 
     async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         specs = env.tools()
@@ -112,10 +121,11 @@ class ToolCallingAgent(AsyncAgent):
                                   {"role": "user", "content": task.instruction}]
         messages = trajectory.messages  # the conversation after the opening, kept as it grows
         env_calls = 0
+        urls: dict[str, str] = {}  # the data URL of each image the recorded conversation names by its digest
         for step_number in range(1, self.max_steps + 1):
             log.debug("[AGENT] Step %d, messages=%d", step_number, len(opening) + len(messages))
             try:
-                completion = await self.model.achat(opening + self._window(messages), tools=tools)
+                completion = await self.model.achat(_inlined(opening + self._window(messages), urls), tools=tools)
             except ContextLengthError:
                 if not trajectory.steps:
                     raise  # nothing was done yet: the task never fits this model, an error rather than a FAIL
@@ -135,13 +145,18 @@ class ToolCallingAgent(AsyncAgent):
                 return
             message = assistant_message(reply, step_number)
             messages.append(message)
+            shown: list[tuple[str, str, Image]] = []
             for request, sent in zip(reply.tool_calls, message["tool_calls"]):
                 log.debug("[AGENT] Tool call: %s(%s)", request.name, request.arguments)
                 record = ToolCall(name=request.name, arguments=request.arguments, observation={})
                 step.tool_calls.append(record)
-                env_calls += await make_call(env, specs, record, env_calls)
+                images: list[Image] | None = [] if self.images else None
+                env_calls += await make_call(env, specs, record, env_calls, images)
                 messages.append({"role": "tool", "tool_call_id": sent["id"],
                                  "content": json.dumps(record.observation, ensure_ascii=False)})
+                shown += [(sent["id"], request.name, image) for image in images or []]
+            if shown:
+                messages.append(image_message(shown, urls))
             trajectory.final_answer = reply.content or ""
         trajectory.stop_reason = "max_steps"
 
@@ -151,6 +166,35 @@ class ToolCallingAgent(AsyncAgent):
             return messages
         turns = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
         return messages[turns[-self.history_window]:] if len(turns) > self.history_window else messages
+
+
+def image_message(shown: list[tuple[str, str, Image]], urls: dict[str, str]) -> Message:
+    """The images a turn's calls returned, each as (call id, tool, image), as the user message that follows the
+    turn's tool results (in Chat Completions a tool message carries no image). The conversation recorded names each
+    image ``sha256:<digest>``, its data URL kept in ``urls`` for the requests (:func:`_inlined`): a run's results
+    hold no image data."""
+    parts: list[dict[str, Any]] = []
+    for call_id, tool, image in shown:
+        name = f"sha256:{image.sha256}"
+        urls[name] = image.data_url()
+        parts += [{"type": "text", "text": f"The image {tool} returned (call {call_id}):"},
+                  {"type": "image_url", "image_url": {"url": name}}]
+    return {"role": "user", "content": parts}
+
+
+def _inlined(messages: list[Message], urls: dict[str, str]) -> list[Message]:
+    """``messages`` with each image named in :func:`image_message`'s parts given its data URL."""
+    if not urls:
+        return messages
+    return [{**message, "content": [_inlined_part(part, urls) for part in message["content"]]}
+            if message["role"] == "user" and isinstance(message["content"], list) else message
+            for message in messages]
+
+
+def _inlined_part(part: dict[str, Any], urls: dict[str, str]) -> dict[str, Any]:
+    if part.get("type") != "image_url" or part["image_url"]["url"] not in urls:
+        return part
+    return {**part, "image_url": {**part["image_url"], "url": urls[part["image_url"]["url"]]}}
 
 
 class ScriptedAgent(AsyncAgent):
@@ -167,7 +211,7 @@ class ScriptedAgent(AsyncAgent):
         for index, (name, arguments) in enumerate(calls):
             record = ToolCall(name=name, arguments=json.dumps(arguments), observation={}, call_index=index)
             step.tool_calls.append(record)
-            record.observation = await env.acall(name, arguments)
+            record.observation, _ = deliver(await env.acall(name, arguments), False)
         trajectory.final_answer = answer
         trajectory.stop_reason = "answer"
 
@@ -181,11 +225,12 @@ NOOP = ScriptedAgent(lambda task: ([], NOOP_ANSWER))
 class ReplayAgent(AsyncAgent):
     """Plays back saved episodes so that they are judged again (``occubench rescore``): the same turns, tool calls
     and final answer. In a world that is code, each call that reached the environment is made again, so the code
-    checks read the state the agent left; a simulated world is not asked again, its saved answers stand."""
+    checks read the state the agent left, its images recorded as the run delivered them (``images``: as image
+    content); a simulated world is not asked again, its saved answers stand."""
 
     def __init__(self, episodes: dict[tuple[Any, int], Result], context: dict[str, Any], *,
-                 call_env: bool) -> None:
-        self.episodes, self.context, self.call_env = episodes, context, call_env
+                 call_env: bool, images: bool = False) -> None:
+        self.episodes, self.context, self.call_env, self.images = episodes, context, call_env, images
 
     async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         saved = self.episodes[(task.task_id, current_trial.get())]
@@ -197,6 +242,6 @@ class ReplayAgent(AsyncAgent):
             for call in step.tool_calls:
                 observation = call.observation
                 if self.call_env and call.call_index is not None:
-                    observation = await env.acall(call.name, json_arguments(call.arguments))
+                    observation, _ = deliver(await env.acall(call.name, json_arguments(call.arguments)), self.images)
                 replayed.tool_calls.append(ToolCall(call.name, call.arguments, observation, call.call_index))
         trajectory.final_answer, trajectory.stop_reason = saved.final_answer, saved.stop_reason

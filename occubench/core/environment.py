@@ -15,7 +15,10 @@ world keeps the same contract, implemented once here by :meth:`Environment.call`
 - an :class:`occubench.errors.OccuBenchError` (a simulator that stays unparsable, a model endpoint that is down)
   is not the agent's doing: it propagates, and the episode is recorded as an error rather than scored; so does a
   ``MemoryError`` (a world past its memory bound: in a sandbox worker, an environment error);
-- a result that is not a JSON object is wrapped as ``{"result": value}``.
+- a result that is not a JSON object is wrapped as ``{"result": value}``;
+- an :class:`~occubench.core.images.Image` in a result (or as the result) is written in the reserved shape
+  ``{"$image": {...}}`` of :mod:`occubench.core.images`, which agents receive through
+  :func:`~occubench.core.images.deliver`.
 
 Cross-cutting behaviour (fault injection, recording) wraps an environment instead of being built into one, as
 Gymnasium's ``Env``/``Wrapper`` do, so it composes with every kind of world; a wrapper hands calls to the wrapped
@@ -28,6 +31,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from typing import Any, TypeVar
 
+from occubench.core.images import json_default
 from occubench.core.tools import (
     JSONObject,
     TimeLimitExceeded,
@@ -143,8 +147,8 @@ class AsyncEnvironment(Environment):
 
 
 def _observation(result: Any) -> JSONObject:
-    # What reaches the agent is strict JSON: NaN, sets, dates and the like become marked text.
-    return json_safe(result if isinstance(result, dict) else {"result": result})
+    # What reaches the agent is strict JSON: NaN, sets, dates and the like become marked text, images their shape.
+    return json_safe(result if isinstance(result, dict) else {"result": result}, default=json_default)
 
 
 def _failure(name: str, exc: Exception) -> JSONObject:

@@ -8,6 +8,9 @@ A failed call is an ordinary observation, ``{"error": kind, "message": text}``, 
 - ``tool_error``: the tool reported a domain failure (:class:`ToolError`: a record not found, a rule broken);
 - ``tool_failed``: the tool's code raised something unexpected;
 - ``timeout``: the call ran longer than its environment's time limit and was interrupted.
+
+A tool that shows a picture returns an :class:`occubench.core.images.Image` (alone or inside its result): its bytes
+and what it shows in words, which agents that take no images get instead.
 """
 
 from __future__ import annotations

@@ -104,6 +104,7 @@ class EpisodeFactory:
         when_set = {"rescore_of": rescored.config_hash if rescored else None,
                     "max_tokens_per_task": config.max_tokens_per_task,
                     "max_seconds_per_task": config.max_seconds_per_task, "history_window": config.history_window,
+                    "agent_images": config.agent_images or None,
                     "context_window": config.context_window, "guidance": config.guidance or None,
                     "agent_command": config.agent if config.agent.startswith("command:") else None,
                     "reflection_model": self.roles.get("reflection")}
@@ -140,7 +141,7 @@ class EpisodeFactory:
         config = self.config
         if config.agent == "llm":
             return ToolCallingAgent(models["agent"], max_steps=config.max_steps, with_plan=config.with_plan,
-                                    date=date, history_window=config.history_window)
+                                    date=date, history_window=config.history_window, images=config.agent_images)
         if config.agent in ("reference", "noop"):
             if self.plan.reference is None:
                 raise ConfigError(f"--agent {config.agent} needs a suite with reference solutions (executable, "

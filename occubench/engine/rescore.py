@@ -57,7 +57,7 @@ class SavedEpisodes:
     agent: ReplayAgent
 
     @classmethod
-    def read(cls, source: Path, plan: SuitePlan, suite: str, console: Console) -> SavedEpisodes:
+    def read(cls, source: Path, plan: SuitePlan, suite: str, console: Console, images: bool = False) -> SavedEpisodes:
         if "verifier" not in plan.roles:
             raise ConfigError(f"the {suite} suite judges its episodes without a model: there is nothing to rescore "
                               "(give --verifier-model for a suite whose judge is a model)")
@@ -70,7 +70,7 @@ class SavedEpisodes:
                               "holds only errors)")
         hashes = {result.config_hash for result in episodes.values()}
         return cls(source, hashes.pop() if len(hashes) == 1 else None,
-                   ReplayAgent(episodes, read_context(source), call_env=not plan.simulated))
+                   ReplayAgent(episodes, read_context(source), call_env=not plan.simulated, images=images))
 
     def todo(self, todo: list[tuple[Task, int]]) -> list[tuple[Task, int]]:
         """Of ``todo``, the episodes the source run evaluated."""

@@ -116,7 +116,8 @@ class _Run:
         self.config, self.console, self.redactor, self.group = config, console, redactor, group
         self.prices = load_prices(Path(config.prices)) if config.prices else None
         self.factory = factory = EpisodeFactory.create(config, console)
-        self.rescored = SavedEpisodes.read(Path(config.rescore), factory.plan, factory.definition.name, console) \
+        self.rescored = SavedEpisodes.read(Path(config.rescore), factory.plan, factory.definition.name, console,
+                                            config.agent_images) \
             if config.rescore else None
         self.run_name = config.run_name or factory.folder_name(self.rescored)
         self.run_dir = Path(config.output_dir) / self.run_name

@@ -12,7 +12,8 @@ world.
   unknown tool, or arguments that are not one JSON object, never reach the world; otherwise the world answers. The
   observation is the JSON text of the tool's answer (the tool message the agent loop sends), the reward 0, or
   ``-malformed_penalty`` for a malformed call (unknown tool, arguments that are not JSON or do not match the
-  tool's parameters, an action that is neither a call nor an answer; ``info["malformed"]``).
+  tool's parameters, an action that is neither a call nor an answer; ``info["malformed"]``). An image in the
+  tool's answer is given as its text (:mod:`occubench.core.images`): the observation is text.
 - The answer ends the episode (``terminated``): the suite's verifier judges the trajectory and the reward is its
   verdict, 1.0 or 0.0 (a workplace day: its score in [0, 1]); ``info`` then holds ``is_correct``, ``feedback``,
   ``votes``, ``verdict_details``, ``stop_reason``, ``env_info`` and, with harness faults, ``fault_events`` and

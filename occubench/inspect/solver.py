@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from occubench.core.agent import system_prompt
 from occubench.core.environment import Environment
 from occubench.core.episode import StepLimit
+from occubench.core.images import deliver
 from occubench.core.tools import ToolSpec
 from occubench.errors import ConfigError, TaskLimitReached
 from occubench.inspect._bridge import untunnelled
@@ -26,11 +27,13 @@ from occubench.inspect._episodes import Episodes
 
 def inspect_tool(world: Environment, spec: ToolSpec) -> ToolDef:
     """``spec`` as an Inspect tool that calls ``world``: the observation, our tool contract's JSON object, is the
-    tool's result. Calls run one at a time, in the order the model made them, as they change the world."""
+    tool's result, each image in it given as its text (:func:`~occubench.core.images.deliver`). Calls run one at a
+    time, in the order the model made them, as they change the world."""
 
     async def execute(**arguments: Any) -> str:
         try:
-            return json.dumps(await untunnelled(world.acall(spec.name, arguments)), ensure_ascii=False)
+            observation, _ = deliver(await untunnelled(world.acall(spec.name, arguments)), False)
+            return json.dumps(observation, ensure_ascii=False)
         except TaskLimitReached as exc:  # the engine's --max-steps: ends the sample as Inspect's limits end one
             limit = world.find(StepLimit)
             calls = limit.max_calls if limit else 0

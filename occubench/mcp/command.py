@@ -58,8 +58,9 @@ class CommandAgent(OutsideAgent):
     A program that exits with status 0 without calling ``submit`` answers with what it printed on stdout."""
 
     def __init__(self, command: str, hub: EpisodeHub, *, max_steps: int, date: str, with_plan: bool = False,
-                 model: str | None = None, seconds: float | None = None, read_only: Sequence[Path] = ()) -> None:
-        super().__init__(hub, max_steps=max_steps, date=date, with_plan=with_plan)
+                 images: bool = False, model: str | None = None, seconds: float | None = None,
+                 read_only: Sequence[Path] = ()) -> None:
+        super().__init__(hub, max_steps=max_steps, date=date, with_plan=with_plan, images=images)
         self.argv = parse_command(command)
         if "{" not in self.argv[0] and shutil.which(self.argv[0]) is None:
             raise ConfigError(f"--agent command: no program {self.argv[0]!r} (not a file, nor on the PATH)")

@@ -39,9 +39,9 @@ from occubench.util.text import markup
 class McpAgent(OutsideAgent):
     """``--agent mcp``: each episode waits for an outside MCP client at its URL, printed with its instruction."""
 
-    def __init__(self, hub: EpisodeHub, *, max_steps: int, date: str, with_plan: bool = False,
+    def __init__(self, hub: EpisodeHub, *, max_steps: int, date: str, with_plan: bool = False, images: bool = False,
                  idle_timeout: float | None = 900.0, console: Console | None = None) -> None:
-        super().__init__(hub, max_steps=max_steps, date=date, with_plan=with_plan)
+        super().__init__(hub, max_steps=max_steps, date=date, with_plan=with_plan, images=images)
         self.idle_timeout = idle_timeout
         self.console = console or Console(stderr=True, highlight=False)
 
@@ -65,13 +65,14 @@ def outside_agent(context: AgentContext) -> AsyncAgent:
         hub = EpisodeHub(config.serve_host, port, serve_token(config.serve_host, config.serve_token_file),
                          tuple(config.serve_allowed_hosts), session_idle=config.serve_idle_timeout)
         return McpAgent(hub, max_steps=config.max_steps, date=context.date, with_plan=config.with_plan,
-                        idle_timeout=config.serve_idle_timeout)
+                        images=config.agent_images, idle_timeout=config.serve_idle_timeout)
     # A program is handed its own episode's URL and lists none; off loopback, a token guards what others can reach.
     token = None if is_loopback(config.serve_host) else serve_token(config.serve_host, config.serve_token_file)
     hub = EpisodeHub(config.serve_host, config.serve_port or 0, token, tuple(config.serve_allowed_hosts),
                      listing=False)
     return CommandAgent(config.agent.removeprefix("command:"), hub, max_steps=config.max_steps, date=context.date,
-                        with_plan=config.with_plan, model=config.agent_model, seconds=config.max_seconds_per_task,
+                        with_plan=config.with_plan, images=config.agent_images, model=config.agent_model,
+                        seconds=config.max_seconds_per_task,
                         read_only=(Path(config.output_dir),))
 
 

@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from occubench.core.agent import AsyncAgent, make_call, system_prompt
 from occubench.core.environment import Environment, JSONObject
+from occubench.core.images import Image
 from occubench.core.task import Task
 from occubench.core.tools import ToolSpec, tool_error
 from occubench.core.trajectory import Step, ToolCall, Trajectory
@@ -80,7 +81,8 @@ class _Call:
 
     name: str
     arguments: dict[str, Any]
-    reply: asyncio.Future[JSONObject]
+    #: The observation, and the images sent with it.
+    reply: asyncio.Future[tuple[JSONObject, list[Image]]]
 
 
 @dataclass
@@ -97,6 +99,8 @@ class Episode:
     task: Task
     specs: list[ToolSpec]
     instructions: str
+    #: Whether the client's model takes images: an observation's images are then sent as image content.
+    images: bool = False
     #: Its credential: who holds its URL plays it.
     id: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     inbox: asyncio.Queue[_Call | _Gone] = field(default_factory=asyncio.Queue)
@@ -143,9 +147,9 @@ class Episode:
                             params: types.CallToolRequestParams) -> types.CallToolResult:
             if self.over:
                 return tool_result(_ended())
-            reply: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+            reply: asyncio.Future[tuple[JSONObject, list[Image]]] = asyncio.get_running_loop().create_future()
             self.inbox.put_nowait(_Call(params.name, dict(params.arguments or {}), reply))
-            return tool_result(await reply)
+            return tool_result(*await reply)
 
         async def list_prompts(ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult(prompts=[prompt])
@@ -212,8 +216,9 @@ class Episode:
                 record = ToolCall(name=item.name, arguments=dumps(item.arguments), observation={})
                 trajectory.steps.append(Step(content=None, tool_calls=[record]))
                 pending = item
-                env_calls += await make_call(env, self.specs, record, env_calls)
-                _answer(item, record.observation)
+                images: list[Image] | None = [] if self.images else None
+                env_calls += await make_call(env, self.specs, record, env_calls, images)
+                _answer(item, record.observation, images)
                 if len(trajectory.steps) >= max_steps:
                     trajectory.stop_reason = "max_steps"
                     return
@@ -249,9 +254,9 @@ def _ended() -> JSONObject:
     return tool_error("tool_error", "this episode has ended; no call reaches its world")
 
 
-def _answer(call: _Call, observation: JSONObject) -> None:
+def _answer(call: _Call, observation: JSONObject, images: list[Image] | None = None) -> None:
     if not call.reply.done():  # the session may have gone while the call was made
-        call.reply.set_result(observation)
+        call.reply.set_result((observation, images or []))
 
 
 def _key(episode_id: str) -> bytes:
@@ -379,11 +384,11 @@ class EpisodeHub:
 class OutsideAgent(AsyncAgent):
     """What the agents that play over MCP share: the hub that serves their episodes, and how an episode is made."""
 
-    def __init__(self, hub: EpisodeHub, *, max_steps: int, date: str, with_plan: bool) -> None:
-        self.hub, self.max_steps, self.date, self.with_plan = hub, max_steps, date, with_plan
+    def __init__(self, hub: EpisodeHub, *, max_steps: int, date: str, with_plan: bool, images: bool) -> None:
+        self.hub, self.max_steps, self.date, self.with_plan, self.images = hub, max_steps, date, with_plan, images
 
     def episode(self, task: Task, env: Environment) -> Episode:
-        return Episode(task, env.tools(), system_prompt(task, self.date, self.with_plan, FINISH))
+        return Episode(task, env.tools(), system_prompt(task, self.date, self.with_plan, FINISH), self.images)
 
 
 def one_line(text: str) -> str:

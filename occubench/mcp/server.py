@@ -3,8 +3,9 @@
 Built on the official SDK's low-level server, not its decorator API, so each tool's JSON schema reaches the client
 exactly as the world declares it, with a read-only or destructive hint when the world says whether the tool writes.
 Every call goes through the environment's tool contract, so an unknown tool or invalid arguments come back as the
-same ``{"error": kind, "message": ...}`` observation an agent gets, flagged ``isError``. Only this module imports
-the SDK, so the rest of occubench does not pay for it.
+same ``{"error": kind, "message": ...}`` observation an agent gets, flagged ``isError``; an image in an observation
+(:mod:`occubench.core.images`) follows it as ``ImageContent`` when the client's model takes images, else its text
+stands in. Only this module imports the SDK, so the rest of occubench does not pay for it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from occubench.core.environment import Environment, JSONObject
+from occubench.core.images import Image, deliver
 from occubench.core.tools import ToolSpec
 from occubench.errors import ConfigError
 
@@ -40,8 +42,9 @@ TRANSPORTS = ("stdio", "http")
 TOKEN_VARIABLE = "OCCUBENCH_SERVE_TOKEN"
 
 
-def build_server(env: Environment, name: str) -> Server[Any]:
-    """An MCP server whose tools are ``env``'s; every call runs on this one instance, one call at a time."""
+def build_server(env: Environment, name: str, images: bool = False) -> Server[Any]:
+    """An MCP server whose tools are ``env``'s; every call runs on this one instance, one call at a time. With
+    ``images``, an observation's images are sent as image content; without, as their text."""
     tools = {tool.name: tool for tool in map(mcp_tool, env.tools())}
     # The world is not thread-safe: calls run in worker threads, so only one may touch it at a time.
     lock = anyio.Lock()
@@ -55,7 +58,7 @@ def build_server(env: Environment, name: str) -> Server[Any]:
         async with lock:
             # env.call is blocking (a simulator may wait on a model), so keep it off the event loop.
             observation = await anyio.to_thread.run_sync(env.call, params.name, params.arguments or {})
-        return tool_result(observation)
+        return tool_result(*deliver(observation, images))
 
     def input_schema(tool: str) -> dict[str, Any] | None:
         return tools[tool].input_schema if tool in tools else None
@@ -65,17 +68,17 @@ def build_server(env: Environment, name: str) -> Server[Any]:
 
 
 def serve(env: Environment, name: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8200,
-          token: str | None = None, allowed_hosts: Sequence[str] = ()) -> None:
+          token: str | None = None, allowed_hosts: Sequence[str] = (), images: bool = False) -> None:
     """Serve ``env`` until the client disconnects (stdio) or the process is interrupted (http).
 
     The caller owns ``env`` and closes it afterwards. Over stdio, stdout carries protocol messages only: anything
     the world prints while serving goes to stderr. Over HTTP with a ``token``, every request must carry
     ``Authorization: Bearer <token>``; an address other than loopback is refused without one, and its requests
-    must name ``host`` or one of ``allowed_hosts`` in their Host header.
+    must name ``host`` or one of ``allowed_hosts`` in their Host header. ``images``: see :func:`build_server`.
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
-    server = build_server(env, name)
+    server = build_server(env, name, images)
     if transport == "stdio":
         anyio.run(_serve_stdio, server)
         return
@@ -191,6 +194,10 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
                       annotations=annotations)
 
 
-def tool_result(observation: JSONObject) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=json.dumps(observation, ensure_ascii=False))],
-                                structured_content=observation, is_error="error" in observation)
+def tool_result(observation: JSONObject, images: Sequence[Image] = ()) -> types.CallToolResult:
+    """The answer to a call: the observation as JSON text and structured content (both without image data, see
+    :func:`~occubench.core.images.deliver`), then each image the client is sent."""
+    content: list[types.ContentBlock] = [types.TextContent(text=json.dumps(observation, ensure_ascii=False))]
+    content += [types.ImageContent(data=image.encoded(), mime_type=image.media_type)
+                for image in images]
+    return types.CallToolResult(content=content, structured_content=observation, is_error="error" in observation)

@@ -3,12 +3,15 @@ instead of a completion (:class:`Refusal`), or the completion's body, shaped as 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import re
 import threading
 import time
 from typing import Any, Protocol
 
+from occubench.core.images import image_problem
 from occubench.testing.responders import DEEP, Responder, canonical, decoded, deep_reply
 
 # Thoughts with draft answers that differ from the scripted ones, so a parser that does not skip them is caught.
@@ -91,15 +94,48 @@ def prompt_token_ids(messages: list) -> list[int]:
     return ids + token_ids("<assistant>")
 
 
+_DATA_URL = re.compile(r"data:(image/[a-z]+);base64,(.*)", re.DOTALL)
+
+
 def parse(raw: bytes) -> dict:
-    """The request a chat body holds; a 400 unless it is a JSON object with a list of messages."""
+    """The request a chat body holds; a 400 unless it is a JSON object with a list of messages whose content parts
+    are text, or images (in user messages only) as data URLs of PNG, JPEG, WebP or GIF, as OpenAI checks them."""
     try:
         request = json.loads(raw)
     except ValueError as exc:
         raise Refusal(400, f"Malformed JSON body: {exc}", "invalid_request_error") from None
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         raise Refusal(400, "'messages' is required.", "invalid_request_error", param="messages")
+    for index, message in enumerate(request["messages"]):
+        content = message.get("content") if isinstance(message, dict) else None
+        for place, part in enumerate(content if isinstance(content, list) else []):
+            if (problem := _part_problem(part, message.get("role"))) is not None:
+                raise Refusal(400, f"Invalid 'messages[{index}].content[{place}]': {problem}",
+                              "invalid_request_error", param=f"messages[{index}].content[{place}]")
     return request
+
+
+def _part_problem(part: object, role: object) -> str | None:
+    """Why OpenAI refuses a content part of a message of ``role``, or None (an image's URL on the web is taken
+    unread: the mock has no network)."""
+    if not isinstance(part, dict) or part.get("type") not in ("text", "image_url"):
+        return "expected a part of type 'text' or 'image_url'."
+    if part["type"] == "text":
+        return None if isinstance(part.get("text"), str) else "a text part needs a string 'text'."
+    if role != "user":
+        return f"image content is only allowed in messages with role 'user', not {role!r}."
+    image = part.get("image_url")
+    url = image.get("url") if isinstance(image, dict) else None
+    if isinstance(url, str) and url.startswith(("http://", "https://")):
+        return None
+    found = _DATA_URL.fullmatch(url) if isinstance(url, str) else None
+    try:
+        data = base64.b64decode(found[2], validate=True) if found else b""
+    except ValueError:  # binascii.Error
+        found = None
+    if found is None:
+        return "expected a base64-encoded data URL with an image MIME type."
+    return None if image_problem(found[1], data) is None else "an unsupported image (png, jpeg, gif or webp only)."
 
 
 def screen(modes: Modes, request: dict) -> tuple[dict, int]:

@@ -2,7 +2,8 @@
 
 Standard library only. It answers ``POST /v1/chat/completions`` and ``GET /v1/models`` and can inject the
 faults a real endpoint produces (bad key, unknown model, 429, 5xx, dropped connections, latency), so the
-harness's retry and concurrency logic can be exercised without network access.
+harness's retry and concurrency logic can be exercised without network access. Messages' content parts are
+checked as OpenAI checks them: text, or an image (in a user message only) as a data URL of a PNG, JPEG, WebP or GIF.
 
     with MockLLMServer(latency_s=0.05, error_rate=0.1) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="k")

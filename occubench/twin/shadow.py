@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from occubench.core.environment import Environment, JSONObject, Wrapper
+from occubench.core.images import deliver
 from occubench.llm import Model
 from occubench.twin.agreement import acompare
 from occubench.util.aio import off_loop
@@ -26,11 +27,13 @@ class Shadow(Wrapper):
     async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         simulated = await self.env.acall(name, arguments)
         real = await off_loop(self.real.call, name, arguments)  # a database or a sandbox worker's pipe: it blocks
+        # Compared and kept in the results as an agent that takes no images gets them: without image data.
+        (shown, _), (real, _) = deliver(simulated, False), deliver(real, False)
         text = dumps(arguments)
-        agreement = await acompare(simulated, real, tool=name, arguments=text, after_write=self._changed,
+        agreement = await acompare(shown, real, tool=name, arguments=text, after_write=self._changed,
                                    judge=self.judge)
         self._changed = self._changed or (name in self._writing and "error" not in real)
-        self.calls.append({"call_index": len(self.calls), "tool": name, "arguments": text, "simulated": simulated,
+        self.calls.append({"call_index": len(self.calls), "tool": name, "arguments": text, "simulated": shown,
                            "real": real, "agree": agreement.agree, "by": agreement.by, "kind": agreement.kind,
                            "reason": agreement.reason})
         return simulated

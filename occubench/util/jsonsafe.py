@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 #: Deeper structures are cut here; a 5,000-deep list would otherwise blow the recursion limit of json.dumps.
@@ -35,8 +36,9 @@ def _string(text: str) -> str:
     return text
 
 
-def json_safe(value: Any, depth: int = 0) -> Any:
-    """A copy of ``value`` that ``json.dumps(..., allow_nan=False)`` always accepts and any JSON parser reads."""
+def json_safe(value: Any, depth: int = 0, default: Callable[[Any], Any] = str) -> Any:
+    """A copy of ``value`` that ``json.dumps(..., allow_nan=False)`` always accepts and any JSON parser reads. A
+    value of no JSON type is replaced by ``default(value)``, made safe in turn (its text by default)."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -51,11 +53,11 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_DEPTH:
         return f"<nested deeper than {MAX_DEPTH} levels: cut>"
     if isinstance(value, dict):
-        return {(_string(key) if isinstance(key, str) else str(json_safe(key, depth + 1))): json_safe(item, depth + 1)
-                for key, item in value.items()}
+        return {(_string(key) if isinstance(key, str) else str(json_safe(key, depth + 1))):
+                json_safe(item, depth + 1, default) for key, item in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [json_safe(item, depth + 1) for item in value]
-    return _string(str(value))
+        return [json_safe(item, depth + 1, default) for item in value]
+    return _string(str(value)) if default is str else json_safe(default(value), depth)
 
 
 def dumps(value: Any, **options: Any) -> str:

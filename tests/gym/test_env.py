@@ -30,6 +30,7 @@ from occubench.gym import OccuBenchEnv  # noqa: E402
 from occubench.testing import MockLLMServer, make_scripted_responder  # noqa: E402
 from occubench.workplace.suite import reference_agent  # noqa: E402
 from tests.conftest import write_small_data  # noqa: E402
+from tests.core.test_images import PNG_TEXT, SHOWS, record  # noqa: E402
 
 TASK = "clinic_scheduling/book_urgent_cardiology"
 DAY = "s0-d001"
@@ -370,3 +371,12 @@ def test_malformed_tokens_are_left_out_and_change_no_reward(executable: OccuBenc
     assert plain[0][1] == -0.25 and plain[-1][1:3] == (1.0, True)
     assert play({"tokens": tokens}) == plain
     assert all(step.tokens is None for step in executable.trajectory.steps)
+
+
+def test_an_image_in_an_observation_is_given_as_its_text() -> None:
+    # The observation space is text: a trainer's policy gets what a model that takes no images gets.
+    env = OccuBenchEnv("tests.core.test_images:SUITE", agent_images=True)
+    env.reset()
+    observation, *_ = env.step({"name": "chart", "arguments": {}})
+    env.close()
+    assert json.loads(observation) == {"result": record("text", text=SHOWS)} and PNG_TEXT not in observation

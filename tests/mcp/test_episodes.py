@@ -34,6 +34,7 @@ from occubench.mcp.episodes import EpisodeHub, McpAgent
 from occubench.store import ResultStore
 from occubench.testing import MockLLMServer
 from tests.conftest import write_small_data
+from tests.core.test_images import PNG_TEXT, TASK, Charts
 from tests.mcp.test_server import _Slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_agent.py"
@@ -190,3 +191,26 @@ def test_serve_prints_a_tasks_text_as_text() -> None:
     printed = shown.getvalue()
     assert "\x1b" not in printed and "\x07" not in printed  # no byte the terminal would act on
     assert "[link=http://evil.example]here[/link] [/bold]" in printed and "\\x1b]52;c;" in printed
+
+
+def test_an_outside_agent_that_takes_images_gets_image_content_and_the_result_holds_none() -> None:
+    agent = McpAgent(EpisodeHub(port=0), max_steps=5, date="2025-01-01", images=True, console=Console(quiet=True))
+
+    async def main() -> tuple[Trajectory, Any]:
+        trajectory = Trajectory()
+        playing = asyncio.create_task(agent.arun(TASK, Charts("chart"), trajectory))
+        while not agent.hub.episodes:
+            await asyncio.sleep(0.01)
+        [episode] = agent.hub.episodes.values()
+        async with Client(streamable_http_client(agent.hub.url(episode))) as client:
+            shown = await client.call_tool("chart", {})
+            await client.call_tool("submit", {"answer": "January 3, February 7."})
+        await playing
+        return trajectory, shown
+
+    trajectory, shown = asyncio.run(main())
+    assert [part.type for part in shown.content] == ["text", "image"]
+    assert (shown.content[1].data, shown.content[1].mime_type) == (PNG_TEXT, "image/png")
+    [call] = trajectory.tool_calls
+    assert call.observation["result"]["$image"]["delivered_as"] == "image"
+    assert json.loads(shown.content[0].text) == call.observation and PNG_TEXT not in json.dumps(call.observation)

@@ -19,10 +19,12 @@ import pytest
 from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import ImageContent, TextContent
 
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.tools import ToolSpec
 from occubench.mcp.server import build_server, serve
+from tests.core.test_images import PNG_TEXT, SHOWS, Charts
 
 TOOLS: list[dict[str, Any]] = [
     {"name": "deposit", "description": "Add an amount to an account.", "writes": True,
@@ -210,3 +212,19 @@ def _wait_for_port(process: subprocess.Popen[bytes], port: int, log: Path) -> No
         except OSError:
             time.sleep(0.05)
     raise TimeoutError(f"server did not listen on port {port}:\n{log.read_text()}")
+
+
+@pytest.mark.parametrize("images", [True, False])
+def test_an_image_reaches_the_official_client_as_image_content_or_as_its_text(images: bool) -> None:
+    async def session_run() -> Any:
+        async with Client(build_server(Charts("chart"), "charts", images=images)) as client:
+            return await client.call_tool("chart", {})
+
+    result = anyio.run(session_run)
+    shown = _observation(result)["result"]["$image"]
+    assert shown["delivered_as"] == ("image" if images else "text") and "data" not in shown
+    if images:
+        assert [type(part) for part in result.content] == [TextContent, ImageContent]
+        assert (result.content[1].data, result.content[1].mime_type) == (PNG_TEXT, "image/png")
+    else:
+        assert len(result.content) == 1 and shown["text"] == SHOWS

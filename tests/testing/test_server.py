@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -19,6 +20,7 @@ from occubench.cli import main
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, ServerStats, make_scripted_responder, scripted_responder
 from occubench.testing.server import _server_from_args
+from tests.core.test_images import PNG_TEXT
 
 USER = [{"role": "user", "content": "hi"}]
 TOOLS = [
@@ -119,6 +121,29 @@ def test_n_unsupported_is_bad_request() -> None:
             _client(srv).chat.completions.create(model="m", messages=USER, n=2)
         assert info.value.param == "n"
         assert _client(srv).chat.completions.create(model="m", messages=USER, n=1).choices
+
+
+@pytest.mark.parametrize("message, param", [
+    ({"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {
+        "url": f"data:image/png;base64,{PNG_TEXT}"}}]}, None),
+    ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}, None),
+    ({"role": "tool", "tool_call_id": "c", "content": [{"type": "image_url", "image_url": {
+        "url": f"data:image/png;base64,{PNG_TEXT}"}}]}, "messages[1].content[0]"),
+    ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "sha256:ab"}}]}, "messages[1].content[0]"),
+    ({"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "image_url", "image_url": {
+        "url": "data:image/png;base64,JVBERi0xLjc="}}]}, "messages[1].content[1]"),
+    ({"role": "user", "content": [{"type": "video"}]}, "messages[1].content[0]"),
+])
+def test_content_parts_are_checked_as_openai_checks_them(server: MockLLMServer, message: dict,
+                                                         param: str | None) -> None:
+    messages: Any = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, message]
+    if param is None:
+        assert _client(server).chat.completions.create(model="m", messages=messages).choices
+        return
+    with pytest.raises(openai.BadRequestError) as info:
+        _client(server).chat.completions.create(model="m", messages=messages)
+    assert info.value.param == param
 
 
 def test_wrong_api_key_is_echoed() -> None:
