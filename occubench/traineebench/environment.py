@@ -13,6 +13,7 @@ through a link the agent's commands planted, is refused, never followed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
@@ -22,7 +23,9 @@ from typing import Any, Literal, Protocol
 
 from occubench.core.calculator import calculate
 from occubench.core.environment import Environment, JSONObject
+from occubench.core.images import MAX_IMAGE_BYTES, Image
 from occubench.core.tools import ToolError, ToolSpec, spec_of
+from occubench.errors import ConfigError
 from occubench.sandbox.provider import Provider
 from occubench.sandbox.shell import run_command
 from occubench.traineebench import website
@@ -30,21 +33,28 @@ from occubench.traineebench.calendar import Calendar, end_of, moment
 from occubench.traineebench.company import AGENT
 from occubench.traineebench.families.meeting_book import ROOMS
 from occubench.traineebench.family import Day, Employee, Message, Outcome
+from occubench.util.untrusted import read_chunks
 
 #: Seconds a shell command may run.
 COMMAND_SECONDS = 60.0
 #: Minutes of the day's clock the actions the reference prices take; every other action takes one, as there.
-MINUTES = {"send_message": 5, "list_users": 1, "download_file": 10, "open_folder": 1, "book_meeting": 5,
-           "cancel_meeting": 1, "get_available_rooms": 1}
+MINUTES = {"send_message": 5, "send_group_message": 10, "create_chat_group": 1, "list_users": 1,
+           "download_file": 10, "open_folder": 1, "book_meeting": 5, "cancel_meeting": 1, "get_available_rooms": 1}
+#: Image files read_image shows, by suffix (the reference's are PNG, JPEG and WebP).
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
+               ".gif": "image/gif"}
+#: The most members a chat group may have: the whole company.
+MAX_GROUP = 60
 #: The most minutes one jump_time may skip: a day.
 MAX_JUMP = 24 * 60
 #: The tools, in the order the agent is shown them, and those that only read.
-TOOLS = ("list_users", "send_message", "open_folder", "download_file", "execute_command", "get_available_rooms",
-         "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator", "get_historical_load_times",
-         "get_system_health", "list_monitored_services", "get_performance_summary", "get_error_logs",
-         "reboot_server", "done")
-READ_ONLY = {"list_users", "open_folder", "get_available_rooms", "calculator", "get_historical_load_times",
-             "get_system_health", "list_monitored_services", "get_performance_summary", "get_error_logs"}
+TOOLS = ("list_users", "send_message", "create_chat_group", "send_group_message", "list_chat_groups", "open_folder",
+         "download_file", "read_image", "execute_command", "get_available_rooms", "book_meeting", "cancel_meeting",
+         "attend_meeting", "jump_time", "calculator", "get_historical_load_times", "get_system_health",
+         "list_monitored_services", "get_performance_summary", "get_error_logs", "reboot_server", "done")
+READ_ONLY = {"list_users", "list_chat_groups", "open_folder", "read_image", "get_available_rooms", "calculator",
+             "get_historical_load_times", "get_system_health", "list_monitored_services", "get_performance_summary",
+             "get_error_logs"}
 
 
 class Responder(Protocol):
@@ -71,6 +81,10 @@ class TraineeDay(Environment):
         self.colleagues = {employee.name: employee for employee in day.company.employees}
         self.now = day.start
         self.messages: list[Message] = []
+        #: Chat groups by id (from 1): their members, the agent first. Their messages are not direct chats, which
+        #: are what the reference's checks read.
+        self.groups: dict[int, tuple[str, ...]] = {}
+        self.group_messages: list[tuple[int, Message]] = []
         self.finished = False
         # The reference's ten rooms are there even on a day whose tasks book none.
         self.calendar = Calendar(day.rooms or dict.fromkeys(ROOMS, len(day.company.employees) + 1), day.meetings)
@@ -125,6 +139,45 @@ class TraineeDay(Environment):
         self.messages.append(Message(to, AGENT, answer, self.now))
         return {"from": to, "reply": answer}
 
+    def create_chat_group(self, members: list[str]) -> JSONObject:
+        """Start a group chat with colleagues (the same members again give the same group).
+
+        Args:
+            members: The colleagues' full names, as list_users gives them (you are in the group anyway).
+        """
+        unknown = [name for name in members if name not in self.colleagues]
+        if unknown:
+            raise ToolError(f"nobody is called {unknown[0]!r:.80}: see list_users")
+        names = tuple(sorted(set(members)))
+        if not names or len(names) > MAX_GROUP:
+            raise ToolError(f"a group has 1 to {MAX_GROUP} colleagues besides you")
+        group = next((number for number, others in self.groups.items() if others == names), len(self.groups) + 1)
+        self.groups[group] = names
+        return {"group_id": group, "members": [AGENT, *names]}
+
+    def send_group_message(self, group_id: int, text: str) -> JSONObject:
+        """Send a message to a chat group; every other member replies.
+
+        Args:
+            group_id: The group's id, as create_chat_group gave it.
+            text: Your message.
+        """
+        if group_id not in self.groups:
+            raise ToolError(f"no chat group {group_id}: create it with create_chat_group")
+        self.group_messages.append((group_id, Message(AGENT, f"group {group_id}", text, self.now)))
+        replies = []
+        for name in self.groups[group_id]:
+            history = [said for number, said in self.group_messages if number == group_id][:-1]
+            answer = self.responder.reply(self.colleagues[name], self.day.company.rules.get(name, []),
+                                          f"(in group chat {group_id}) {text}", history)
+            self.group_messages.append((group_id, Message(name, f"group {group_id}", answer, self.now)))
+            replies.append({"from": name, "reply": answer})
+        return {"group_id": group_id, "replies": replies}
+
+    def list_chat_groups(self) -> JSONObject:
+        """Your chat groups and their members."""
+        return {"groups": [{"group_id": number, "members": [AGENT, *names]} for number, names in self.groups.items()]}
+
     def open_folder(self, folder_path: str) -> JSONObject:
         """List a folder of the company's cloud disk (folders end with "/").
 
@@ -148,11 +201,36 @@ class TraineeDay(Environment):
         if not source.is_file():
             raise ToolError(f"no file {file_path!r} on the cloud disk")
         target = _inside(self.day.workspace, target_path)
-        if target.is_dir():
+        if target.is_dir() or target_path.rstrip().endswith("/"):  # a folder, made if new, as the reference does
             target = _inside(self.day.workspace, str(target.relative_to(self.day.workspace.resolve()) / source.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target, follow_symlinks=False)
         return {"downloaded": file_path, "to": str(target.relative_to(self.day.workspace.resolve()))}
+
+    def read_image(self, file_path: str) -> JSONObject:
+        """Look at an image file (PNG, JPEG, WebP or GIF): in your workspace, else on the cloud disk.
+
+        Args:
+            file_path: The image, relative to your workspace or to the cloud disk's root (such as
+                "ads_strategy/target_user_density_youth.png").
+        """
+        found = [path for path in (_inside(self.day.workspace, file_path), _inside(self.day.cloud_disk, file_path))
+                 if path.is_file()]
+        if not found:
+            raise ToolError(f"no file {file_path!r:.200} in your workspace or on the cloud disk")
+        media_type = IMAGE_TYPES.get(found[0].suffix.lower())
+        if media_type is None:
+            raise ToolError(f"{file_path!r:.200} is not an image file ({', '.join(IMAGE_TYPES)})")
+        try:  # the agent's own file may be anything: a link, a FIFO, a huge file
+            data = b"".join(read_chunks(found[0], limit=MAX_IMAGE_BYTES))
+        except ConfigError:
+            raise ToolError(f"{file_path!r:.200} cannot be shown: not a regular file, or over {MAX_IMAGE_BYTES:,} "
+                            "bytes") from None
+        # An agent that takes no images reads instead what the family that drew it says it shows.
+        text = self.day.image_text.get(hashlib.sha256(data).hexdigest(),
+                                       f"An image file of {len(data):,} bytes; what it shows is not available as "
+                                       "text.")
+        return {"file": file_path, "image": Image(media_type, data, text)}
 
     def execute_command(self, command: str) -> JSONObject:
         """Run a shell command in your workspace (a Linux shell with Python; no network).

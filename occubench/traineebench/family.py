@@ -75,6 +75,9 @@ class Day:
     meetings: list[Meeting] = field(default_factory=list)
     #: Meeting rooms that can be booked, with their capacity.
     rooms: dict[str, int] = field(default_factory=dict)
+    #: What each image the families drew shows, in words and numbers, by the sha256 of its bytes: the text an agent
+    #: that takes no images reads instead (a copy the agent downloads is the same image).
+    image_text: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

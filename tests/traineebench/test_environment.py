@@ -5,6 +5,9 @@ reference's cost for it, and the calculator works out bounded arithmetic only.""
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -109,3 +112,60 @@ def test_the_calculator_works_out_arithmetic_as_the_reference_shows_it(day: Day,
 def test_the_calculator_refuses_what_is_not_bounded_arithmetic(day: Day, expression: str, words: str) -> None:
     answer = TraineeDay(day, Unconfined()).call("calculator", {"expression": expression})
     assert answer["error"] == "tool_error" and words in answer["message"], answer
+
+
+def test_read_image_gives_the_image_and_the_text_of_what_it_shows(day: Day) -> None:
+    from occubench.traineebench.families.ads_strategy import FAMILY as ADS
+    ADS.generate(day, task_params={"city": "Shenzhen", "difficulty": "very_easy"})  # heatmaps of 8 x 8 cells
+    env = TraineeDay(day, Unconfined())
+    name = "ads_strategy/target_user_density_seniors_60_plus.png"
+    image = env.call("read_image", {"file_path": name})["image"]["$image"]
+    assert base64.b64decode(image["data"]) == (day.cloud_disk / name).read_bytes()
+    assert image["media_type"] == "image/png"
+    # The fallback text holds every cell's density, row by row from the top, as the image shows them.
+    lines = image["text"].splitlines()[1:]
+    assert len(lines) == 8 and all(len(line.split(": ")[1].split()) == 8 for line in lines)
+    assert lines[0].startswith("grid_j=7: ") and lines[-1].startswith("grid_j=0: ")
+    # A copy in the workspace is the same image, with the same text; the workspace is looked at first.
+    env.call("download_file", {"file_path": name, "target_path": "mine.png"})
+    assert env.call("read_image", {"file_path": "mine.png"})["image"]["$image"]["text"] == image["text"]
+
+
+def test_read_image_shows_nothing_from_outside_and_survives_any_file(day: Day, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"\x89PNG\r\n\x1a\n" + b"SECRET" * 10)
+    (day.workspace / "link.png").symlink_to(secret)
+    (day.workspace / "text.png").write_text("not an image at all")
+    (day.workspace / "huge.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(2_000_000))
+    os.mkfifo(day.workspace / "pipe.png")
+    (day.workspace / "notes.txt").write_text("hello")
+    env = TraineeDay(day, Unconfined())
+    for path in ("link.png", str(secret), "../secret.png", "huge.png", "pipe.png", "notes.txt", "missing.png"):
+        answer = env.call("read_image", {"file_path": path})
+        assert "error" in answer and "SECRET" not in json.dumps(answer), (path, answer)
+    refused = env.call("read_image", {"file_path": "text.png"})["image"]["$image"]
+    assert "data" not in refused and "not of type image/png" in refused["note"]
+
+
+def test_a_group_chat_gets_every_member_s_reply_and_stays_out_of_the_direct_chats(day: Day) -> None:
+    finance, engineer = day.company.manager_of("Finance"), day.company.in_department("Engineering")[0]
+    day.company.add_rule(finance, "The review manual is CloudDisk:financial/manual.md.")
+    env = TraineeDay(day, Unconfined())
+    group = env.call("create_chat_group", {"members": [finance.name, engineer.name]})
+    assert group["members"][0] == AGENT
+    assert env.call("create_chat_group", {"members": [engineer.name, finance.name]})["group_id"] == group["group_id"]
+    replies = env.call("send_group_message", {"group_id": group["group_id"], "text": "Where is the manual?"})
+    assert [r["from"] for r in replies["replies"]] == sorted([finance.name, engineer.name])
+    assert "financial/manual.md" in replies["replies"][[r["from"] for r in replies["replies"]].index(finance.name)][
+        "reply"]
+    assert env.outcome().messages == [] and env.call("list_chat_groups", {})["groups"][0]["group_id"] == 1
+    assert "error" in env.call("create_chat_group", {"members": ["Nobody Here"]})
+    assert "error" in env.call("create_chat_group", {"members": []})
+    assert "error" in env.call("send_group_message", {"group_id": 99, "text": "hi"})
+
+
+def test_a_download_into_a_new_folder_makes_the_folder(day: Day) -> None:
+    (day.cloud_disk / "a.md").write_text("a")
+    env = TraineeDay(day, Unconfined())
+    assert env.call("download_file", {"file_path": "a.md", "target_path": "docs/"})["to"] == "docs/a.md"
+    assert (day.workspace / "docs" / "a.md").read_text() == "a"

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from occubench import load_results
 from occubench.cli import main
 from occubench.sandbox import Provider
@@ -167,3 +169,40 @@ def test_the_paper_s_day_two_repeats_the_first_day_s_tasks_with_new_arguments(tm
     assert second.task_id == "scenario_a/day_2"
     assert [row["family"] for row in second.verdict_details["reference_scores"]] == ["Transaction Data Review"] * 2
     assert "Resume Select" not in openings[1] and "mentor's feedback" in openings[1]
+
+
+def looker(request: dict, index: int) -> str | dict:
+    """An agent that looks at the first heatmap, then ends its day."""
+    made = sum(1 for message in request["messages"] if message.get("role") == "tool")
+    calls = [("read_image", {"file_path": "ads_strategy/target_user_density_college_students_18_25.png"}),
+             ("done", {})]
+    if made == len(calls):
+        return "Final answer: looked."
+    name, arguments = calls[made]
+    return {"content": None, "tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+@pytest.mark.parametrize("images", [True, False], ids=["image content", "text fallback"])
+def test_a_heatmap_reaches_the_agent_as_an_image_or_as_its_text_named_in_the_results(
+        tmp_path: Path, sandbox: Provider, images: bool) -> None:
+    ads = {"name": "ADs Strategy Plan", "deadline": "2025-10-01T20:00:00",
+           "arguments": {"task_params": {"city": "Shenzhen", "difficulty": "very_easy"}}}
+    config = write_config(tmp_path, [[ads]])
+    with MockLLMServer(looker) as server:
+        assert main(["run", "--suite", "traineebench", "--traineebench-config", str(config), "--reference-dir",
+                     str(reference_folder(tmp_path)), "--agent-model", "intern", "--base-url", server.base_url,
+                     "--api-key", "k", "--output-dir", str(tmp_path / "out"), "--run-name", "r",
+                     *(["--agent-images"] if images else [])]) == 0
+        last = server.requests[-1]["messages"]
+    [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
+    shown = result.tool_calls[0].observation["image"]["$image"]
+    assert shown["delivered_as"] == ("image" if images else "text") and shown["media_type"] == "image/png"
+    parts = [part for message in last if isinstance(message.get("content"), list) for part in message["content"]]
+    tool_text = next(m["content"] for m in last if m.get("role") == "tool")
+    if images:
+        assert any(part.get("type") == "image_url" and part["image_url"]["url"].startswith("data:image/png;base64,")
+                   for part in parts)
+        assert "grid_j=" not in tool_text
+    else:
+        assert not parts and "grid_j=0: " in tool_text and "grid_j=0: " in shown["text"]
+    assert "base64" not in (tmp_path / "out" / "r" / "results.jsonl").read_text()

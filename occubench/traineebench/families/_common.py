@@ -3,6 +3,7 @@ in its workspace read as the untrusted data it is, and the reference's weighted 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -103,6 +104,13 @@ def place(target: Path, content: str | bytes) -> None:
         target.write_text(content, encoding="utf-8")
     else:
         target.write_bytes(content)
+
+
+def place_image(day: Day, target: Path, png: bytes, text: str) -> None:
+    """Write the image ``png`` to ``target``, and record ``text``, what it shows in words and numbers, for agents
+    that take no images."""
+    place(target, png)
+    day.image_text[hashlib.sha256(png).hexdigest()] = text
 
 
 def fill(template: str, values: Mapping[str, object]) -> str:

@@ -305,6 +305,13 @@ def map_json(spots: list[Spot], edges: list[tuple[Spot, Spot, float]], made: str
             "edges": [{"u": a.node, "v": b.node, "distance_km": round(km, 4)} for a, b, km in edges]}
 
 
+def map_text(spots: list[Spot], edges: list[tuple[Spot, Spot, float]]) -> str:
+    """The road map in words and numbers: each place at its coordinates, and each road with its length."""
+    places = "\n".join(f"- {s.name} ({s.kind}), longitude {s.lon:.4f}, latitude {s.lat:.4f}" for s in spots)
+    roads = "\n".join(f"- {a.name} to {b.name}: {km:.1f} km" for a, b, km in edges)
+    return f"Road map of the company, the locations and the restaurants.\nPlaces:\n{places}\nRoads:\n{roads}"
+
+
 def map_png(spots: list[Spot], edges: list[tuple[Spot, Spot, float]]) -> bytes:
     """The road map drawn: the company, locations and restaurants at their coordinates, each road labelled with
     its length."""

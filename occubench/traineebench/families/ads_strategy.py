@@ -25,6 +25,7 @@ from occubench.traineebench.families._common import (
     find,
     known_arguments,
     place,
+    place_image,
     read_json,
 )
 from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
@@ -179,6 +180,14 @@ def png(grid: list[list[int]]) -> bytes:
     return buffer.getvalue()
 
 
+def heatmap_text(group: str, grid: list[list[int]]) -> str:
+    """The heatmap in words and numbers: every cell's density, a line per ``grid_j`` from the top of the image."""
+    rows = "\n".join(f"grid_j={j}: " + " ".join(str(value) for value in grid[j]) for j in reversed(range(len(grid))))
+    return (f"Target user population density heatmap for {group}: {len(grid)} x {len(grid)} cells, densities 0 to 5. "
+            f"Each line is one row, grid_j, from the top of the image; its numbers are the cells' densities for "
+            f"grid_i = 0 to {len(grid) - 1}, left to right.\n{rows}")
+
+
 def _channels(day: Day, params: dict[str, Any], grid: list[list[int]]) -> list[dict[str, Any]]:
     size, kinds = len(grid), list(FIT)
     channels = []
@@ -237,7 +246,8 @@ class AdsStrategyPlan:
                                 (params["heatmap_sigma_min"], params["heatmap_sigma_max"]),
                                 0.22 * size if spacing is None else spacing) for group in GROUPS}
         for group, grid in grids.items():
-            place(day.cloud_disk / FOLDER / f"target_user_density_{group}.png", png(grid))
+            place_image(day, day.cloud_disk / FOLDER / f"target_user_density_{group}.png", png(grid),
+                        heatmap_text(group, grid))
         channels = _channels(day, params, grids[GROUPS[0]])
         rows = [COLUMNS, *([str(channel[c]) for c in COLUMNS] for channel in channels)]
         place(day.cloud_disk / FOLDER / "channels.csv", "".join(",".join(row) + "\n" for row in rows))

@@ -29,6 +29,7 @@ from occubench.traineebench.families._common import (
     find,
     number,
     one_of,
+    place_image,
     read_json,
     weighted_score,
 )
@@ -164,7 +165,7 @@ class EventPlanning:
         (folder / "locations_restaurants_info.txt").write_text(world.catalogue(places, meals), encoding="utf-8")
         (folder / "mst_map.json").write_text(json.dumps(world.map_json(spots, edges, day.start.isoformat()),
                                                         indent=2, ensure_ascii=False), encoding="utf-8")
-        (folder / "mst_map.png").write_bytes(world.map_png(spots, edges))
+        place_image(day, folder / "mst_map.png", world.map_png(spots, edges), world.map_text(spots, edges))
         return world.itineraries(places, meals, world.distances(edges), visit)
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
