@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from occubench.testing import synth_executable, synth_simulated
+from occubench.testing import synth_executable, synth_simulated, trainee
 from occubench.testing.synth import Handler, stage_of, synth_reply
 from occubench.testing.twin import agreement_reply, canonical, twin_answer, twin_world
 
@@ -154,6 +154,8 @@ def _agent_reply(request: dict) -> str | dict:
     if not tools:
         return "ok"
     messages = request.get("messages", [])
+    if (step := trainee.intern_reply({str(t.get("name")) for t in tools}, messages)) is not None:
+        return step
     k = sum(1 for m in messages if m.get("role") == "tool")
     system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     plan = system.partition(_PLAN)[2]
@@ -169,7 +171,8 @@ def _agent_reply(request: dict) -> str | dict:
 
 
 def _role_of(messages: list[dict]) -> str:
-    """Which role a request plays: synth, agreement, world, label, reflection, verifier or agent."""
+    """Which role a request plays: synth, agreement, world, label, reflection, a Trainee-Bench colleague or judge,
+    verifier or agent."""
     system = _system(messages)
     if stage_of(system) is not None:
         return "synth"
@@ -181,6 +184,10 @@ def _role_of(messages: list[dict]) -> str:
         return "label"
     if "<notes>" in system:
         return "reflection"
+    if trainee.is_colleague(system):
+        return "colleague"
+    if any(trainee.is_judge(_text(m.get("content"))) for m in messages if m.get("role") == "user"):
+        return "judge"
     # Only the prompt's own messages: replies sent back (e.g. with reasoning drafts) must not change the role.
     if any("<verdict>" in _text(m.get("content")) for m in messages if m.get("role") in ("system", "user")):
         return "verifier"
@@ -217,6 +224,11 @@ def deep_reply(request: dict, roles: Sequence[str], text_tool_calls: bool) -> st
     if text_tool_calls:  # the whole block is too deep to read, not only its arguments
         return f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {DEEP}}}</tool_call>'
     return {"content": None, "tool_calls": [{"name": name, "arguments": DEEP}]}
+
+
+#: Roles answered from the messages alone, never malformed.
+_PLAIN_ROLES: dict[str, Callable[[list[dict]], str]] = {
+    "reflection": _reflection_reply, **trainee.ROLES}
 
 
 def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
@@ -256,10 +268,10 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
             return _world_reply(messages) if twin is None or world is None else _twin_reply(world, messages, twin, seed)
         if role == "label":
             return _MALFORMED_REPLY if _malformed() else _label_reply(messages)
-        if role == "reflection":
-            return _reflection_reply(messages)
         if role == "verifier":
             return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
+        if role in _PLAIN_ROLES:
+            return _PLAIN_ROLES[role](messages)
         return _agent_reply(request)
 
     return respond

@@ -14,6 +14,8 @@ from occubench.traineebench.family import Employee, Message
 
 #: The longest reply a colleague's model may give the agent (a model's reply can be any size).
 REPLY_CHARS = 4_000
+#: The heading of a colleague's reply rules in its prompt.
+INSTRUCTIONS = "Your instructions:"
 
 
 def colleague_prompt(colleague: Employee, rules: list[str]) -> str:
@@ -24,7 +26,7 @@ def colleague_prompt(colleague: Employee, rules: list[str]) -> str:
             f"chat messages from {AGENT}, a new intern who does not yet know how things are done here. Help her "
             "only as your instructions below say: point her to the manual they name, or give the exact reply they "
             "name. Do not add other information, details or advice of your own, and do not do her work for her. "
-            "Keep replies short.\n\nYour instructions:\n" + told)
+            f"Keep replies short.\n\n{INSTRUCTIONS}\n" + told)
 
 
 class ModelColleagues:
