@@ -169,3 +169,14 @@ def test_a_download_into_a_new_folder_makes_the_folder(day: Day) -> None:
     env = TraineeDay(day, Unconfined())
     assert env.call("download_file", {"file_path": "a.md", "target_path": "docs/"})["to"] == "docs/a.md"
     assert (day.workspace / "docs" / "a.md").read_text() == "a"
+
+
+def test_the_shell_tool_sees_only_the_workspace_and_its_output_is_bounded(day: Day, sandbox: Provider) -> None:
+    (day.cloud_disk / "answers.md").write_text("cloud-secret-5e2a")  # to be downloaded, never read in place
+    env = TraineeDay(day, sandbox)
+    looked = env.call("execute_command", {"command": f"cat ../cloud_disk/answers.md {day.cloud_disk}/answers.md; "
+                                                     f"ls .. {day.cloud_disk.parent}; cat /proc/1/environ"})
+    assert "cloud-secret-5e2a" not in json.dumps(looked)
+    flood = env.call("execute_command", {"command": "head -c 50000000 /dev/zero | tr '\\0' a"})
+    assert len(flood["output"]) <= 10_240 and flood["left_out_bytes"] > 0
+    assert env.call("execute_command", {"command": "echo still here"})["output"] == "still here\n"
