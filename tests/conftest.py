@@ -169,3 +169,18 @@ def sandbox() -> Provider:
             pytest.fail(f"OCCUBENCH_REQUIRE_SANDBOX is set but there is no sandbox: {detection.reason}")
         pytest.skip(f"no sandbox provider here: {detection.reason}")
     return detection.provider
+
+
+def peer(name: str) -> Path:
+    """The virtualenv of peer project ``name`` that `bash .ci/peers.sh DIR` made (see that script), found through
+    ``OCCUBENCH_PEERS``; without it the test is skipped, unless ``OCCUBENCH_REQUIRE_PEERS`` is set (as ``.ci/run``
+    sets it), where that fails it."""
+    root = os.environ.get("OCCUBENCH_PEERS")
+    folder = Path(root) / name if root else None
+    if folder is None or not (folder / "bin" / "python").exists():
+        reason = f"no {name} peer environment: run `bash .ci/peers.sh DIR` and set OCCUBENCH_PEERS=DIR"
+        if os.environ.get("OCCUBENCH_REQUIRE_PEERS"):
+            pytest.fail(f"OCCUBENCH_REQUIRE_PEERS is set but there is {reason}")
+        pytest.skip(reason)
+    return folder
+
