@@ -24,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "system prompt, tools, conversation, judge prompt and votes, checks, state diff, faults, usage) on "
         "127.0.0.1, following the run directories as runs write them. Stop with Ctrl-C.")
     parser.add_argument("run_dirs", nargs="*", metavar="RUN_DIR",
-                        help="run directories (default: every run directory in --output-dir)")
+                        help="run directories, or ATIF trajectory files (*.json) or folders of them (*.atif.json, "
+                        "as `occubench export --format atif` writes) (default: every run directory in --output-dir)")
     parser.add_argument("--output-dir", metavar="DIR", help="show every run directory in DIR, those that appear "
                         "while the viewer runs included (default: ./results)")
     parser.add_argument("--port", type=int_range(0, 65535), default=0, help="port on 127.0.0.1 (default: a free one)")

@@ -1,6 +1,7 @@
 """The live viewer (``occubench view``; its flags are in :mod:`occubench.cli.view`): a local web server
 that shows run directories while runs write them — the report's tables and the trajectory viewer, refreshed in the
-page without a reload.
+page without a reload. An ATIF trajectory file, or a folder of them (``occubench export --format atif``), is shown
+as a run too (:func:`occubench.export.atif.load_atif`).
 
 The page polls ``/api/state?since=<version>``: every check stats each results file (and ``context.jsonl``), re-reads
 only the ones whose size or modification time changed, and answers with the runs, the report's tables and the
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 from occubench.core.results import Result
 from occubench.engine.summary import Price
 from occubench.errors import ConfigError
+from occubench.export.atif import load_atif, trajectory_files
 from occubench.report.robustness import robustness_table
 from occubench.report.runs import Run
 from occubench.report.stats import RunStats, run_stats
@@ -140,20 +142,31 @@ class ViewState:
 
     def _read(self, run: _Run) -> bool:
         """Read the run again if its files changed; whether they did."""
-        signature = (_signature(run.path / RESULTS_FILE), _signature(run.path / CONTEXT_FILE))
+        # Without a results file, the path is an ATIF trajectory file or a folder of them.
+        atif = not (run.path / RESULTS_FILE).is_file()
+        try:
+            files = trajectory_files(run.path) if atif else [run.path / RESULTS_FILE, run.path / CONTEXT_FILE]
+        except OSError:  # the folder was removed while the server runs: read below, which says so
+            files = []
+        signature = (atif, *((file.name, _signature(file)) for file in files))
         if signature == run.signature:
             return False
         run.signature = signature
         try:
-            # A half-written last line (a run appending right now) is left out until it is whole.
-            records = run_records(run.path, quiet=True)
-            run.results, run.left_out = list(latest_by_task(records.results).values()), len(records.left_out)
+            if atif:
+                results, run.context = load_atif(run.path)
+                run.left_out = 0
+            else:
+                # A half-written last line (a run appending right now) is left out until it is whole.
+                records = run_records(run.path, quiet=True)
+                results, run.left_out = records.results, len(records.left_out)
+                run.context = read_context(run.path)
+            run.results = list(latest_by_task(results).values())
             run.error = None
-            run.context = read_context(run.path)
         except ConfigError as exc:
             run.error = str(exc)
         except OSError as exc:
-            run.error = f"cannot read {run.path / RESULTS_FILE}: {exc.strerror}"
+            run.error = f"cannot read {run.path if atif else run.path / RESULTS_FILE}: {exc.strerror}"
         loaded = Run(run.name, run.path, run.results, run.left_out)
         run.stats = run_stats(loaded, self.prices)
         extra = suite_tables([loaded]).get(run.name, [])
@@ -283,8 +296,10 @@ def view_server(run_dirs: Iterable[Path | str] = (), output_dir: Path | str | No
     if dirs and output_dir is not None:
         raise ConfigError("give RUN_DIRs or --output-dir, not both")
     for d in dirs:
-        if not d.is_dir():
-            raise ConfigError(f"RUN_DIR {d}: not a directory" if d.exists() else f"RUN_DIR {d}: not found")
+        if not d.exists():
+            raise ConfigError(f"RUN_DIR {d}: not found")
+        if not d.is_dir() and d.suffix != ".json":
+            raise ConfigError(f"RUN_DIR {d}: neither a directory nor an ATIF trajectory file (*.json)")
     parent = None if dirs else Path(output_dir if output_dir is not None else "results")
     if parent is not None and not parent.is_dir():
         raise ConfigError(f"--output-dir {parent}: no such directory (run something first, or give RUN_DIRs)")

@@ -139,6 +139,16 @@ BAD: list[tuple[list[str], str] | ParameterSet] = [
     (["rescore", "{tmp}/missing", "--verifier-model", "m", "--base-url", URL], "{tmp}/missing"),
     (["rescore", "{tmp}/run", "--verifier-model", "m", "--verifier-params", "{bad"], "--verifier-params"),
     (["view", "--port", "70000"], "--port"),
+    (["view", "{tmp}/file.txt"], "{tmp}/file.txt"),
+    # export
+    (["export", "{tmp}/run", "--format", "parquet", "--out", "{tmp}/o"], "--format"),
+    (["export", "{tmp}/run", "--out", "{tmp}/o.jsonl", "--prices", "{tmp}/garbled.json"], "--prices"),
+    (["export", "{tmp}/run", "--format", "atif", "--out", "{tmp}/empty"], "{tmp}/empty"),
+    (["export", "{tmp}/run", "--format", "atif", "--out", "{tmp}/file.txt"], "{tmp}/file.txt"),
+    (["export", "{tmp}/run", "--format", "atif", "--out", "{tmp}/no/o"], "{tmp}/no"),
+    (["export", "{tmp}/missing", "--format", "atif", "--out", "{tmp}/o"], "{tmp}/missing"),
+    (["export", "{tmp}/run", "--format", "atif", "--out", "{tmp}/o", "--prices", "{tmp}/garbled.json"],
+     "garbled.json"),
     (["view", "--port", "-1"], "--port"),
     # synth
     (["synth", "executable", "--out", "{tmp}/s", "--synth-model", "m", "--scenario", "x", "--worlds", "0"],
