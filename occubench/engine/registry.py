@@ -111,10 +111,10 @@ def load_executor(name: str) -> type[Any]:
     the extra of its distribution that provides it, when there is one. ``package.module:Class`` names one that is not
     registered."""
     if ":" in name:
-        executor = _load(name, "--executor")
-        if not isinstance(executor, type):
-            raise ConfigError(f"--executor {name!r} is a {type(executor).__name__}, not a class")
-        return executor
+        named = _load(name, "--executor")
+        if not isinstance(named, type):
+            raise ConfigError(f"--executor {name!r} is a {type(named).__name__}, not a class")
+        return named
     found = {point.name: point for point in entry_points(group=EXECUTORS)}
     if name not in found:
         raise ConfigError(f"--executor: unknown executor {name!r}; installed: {', '.join(executor_names()) or 'none'}")
