@@ -111,6 +111,8 @@ class Episode:
     over: bool = False
     #: Whether the client ending its MCP session may end the episode (a program's episode ends when it exits).
     ends_with_session: bool = True
+    #: Who plays it, as the record of an episode it left says.
+    client: str = "MCP client"
     #: Set when the episode's coroutine is done with it: the server lingers until the client leaves, or briefly.
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     left: asyncio.Event = field(default_factory=asyncio.Event)
@@ -254,8 +256,8 @@ class Episode:
                 return await asyncio.wait_for(self.inbox.get(), min(waits) if waits else None)
             except asyncio.TimeoutError:
                 if quiet is not None and self.last_seen is not None and time.monotonic() - self.last_seen >= quiet:
-                    return _Gone(f"the MCP client ended its session and opened no other for {quiet:g} s"
-                                 if self.session_ended else f"the MCP client sent nothing for {quiet:g} s")
+                    return _Gone(f"the {self.client} ended its session and opened no other for {quiet:g} s"
+                                 if self.session_ended else f"the {self.client} sent nothing for {quiet:g} s")
 
 
 def _ended() -> JSONObject:

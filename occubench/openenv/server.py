@@ -123,9 +123,11 @@ class OpenEnvServer:
         target = session or self.sessions.named(params.get("session_id"))
         target.seen()
         if method == "openenv/session/close":
-            if session is not None or target.attached:
-                raise wire.ProtocolError("a session a WebSocket plays ends when the WebSocket closes",
-                                         rpc=wire.INVALID_REQUEST)
+            if session is not None:
+                raise wire.ProtocolError("a WebSocket's own session ends when it closes", rpc=wire.INVALID_REQUEST)
+            if target.attached:  # the client may ask before its WebSocket's close has reached us
+                target.closing = True
+                return {"session_id": target.id, "closed": False, "closing": True}
             self.sessions.close(target, "the OpenEnv client closed its session before ending the episode")
             return {"session_id": target.id, "closed": True}
         if method == "tools/list":
@@ -165,7 +167,7 @@ class OpenEnvServer:
             self.sockets.discard(websocket)
             if session is not None:
                 session.attached = False
-                if owned:
+                if owned or session.closing:
                     self.sessions.close(session, "the OpenEnv client closed its WebSocket before ending the episode")
             await websocket.close()
         return websocket

@@ -71,6 +71,7 @@ class Player(AsyncAgent):
                              "openenv`")
         episode = Episode(task, env.tools(), system_prompt(task, self.date, self.with_plan, FINISH), self.images)
         episode.ends_with_session = False  # the session, not a transport, says when the client has gone
+        episode.client = "OpenEnv client"
         episode.seen("reset")  # the idle timeout counts from the reset
         claim.opened.set_result(episode)
         await episode.play(env, trajectory, self.max_steps, self.idle, None)
@@ -190,6 +191,8 @@ class Session:
         self.last_seen = time.monotonic()
         #: Whether a WebSocket plays it (OpenEnv lets one at a time attach to a session).
         self.attached = False
+        #: Whether its client closed it while a WebSocket played it: it closes when the WebSocket does.
+        self.closing = False
 
     @property
     def busy(self) -> bool:
@@ -207,11 +210,9 @@ class Session:
             self.episode.gone(why)
 
     async def reset(self, data: Any) -> JSONObject:
-        asked = wire.task_asked(data)
+        claim, episode = await self.pool.start(wire.task_asked(data))  # refused: the episode under way goes on
         self.abandon("the OpenEnv client reset its session before ending the episode")
-        self.claim = self.episode = None
-        self.calls = 0
-        self.claim, self.episode = await self.pool.start(asked)
+        self.claim, self.episode, self.calls = claim, episode, 0
         task = self.claim.task
         return wire.step({"task_id": task.task_id, "trial": self.claim.trial, "episode_id": self.claim.episode_id,
                           "scenario": task.scenario, "instruction": task.instruction,
