@@ -59,12 +59,14 @@ KINDS: dict[str, tuple[Callable[[Path], list[str]], str, bool]] = {
 
 
 @contextmanager
-def serving(args: list[str], log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``occubench serve --protocol openenv ARGS --port 0``, its URL read from what it prints."""
+def serving(args: list[str], log: Path, token: str | None = TOKEN) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``occubench serve --protocol openenv ARGS --port 0`` (with the serve ``token``), its URL read from what it
+    prints."""
+    env = {key: value for key, value in os.environ.items() if key != "OCCUBENCH_SERVE_TOKEN"}
     with open(log, "wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "occubench", "serve", "--protocol", "openenv", *args,
                                     "--port", "0"], stdout=out, stderr=out,
-                                   env={**os.environ, "COLUMNS": "200", "OCCUBENCH_SERVE_TOKEN": TOKEN})
+                                   env={**env, "COLUMNS": "200", **({"OCCUBENCH_SERVE_TOKEN": token} if token else {})})
     try:
         deadline = time.monotonic() + 120  # a bound on waiting, not an assertion: a sandboxed world starts slowly
         while not (found := re.search(r"OpenEnv server: (http://\S+)", log.read_text())):
@@ -77,14 +79,19 @@ def serving(args: list[str], log: Path) -> Iterator[tuple[str, subprocess.Popen[
         process.wait(timeout=30)
 
 
+def in_peer(args: list[str], given: str, **env: str) -> Any:
+    """What a script run by the openenv peer's Python prints (JSON), given ``given`` on its stdin."""
+    venv = peer("openenv")
+    done = subprocess.run([str(venv / "bin" / "python"), *args], input=given, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **env, "NO_PROXY": "127.0.0.1,localhost",
+                                            "no_proxy": "127.0.0.1,localhost"})
+    assert done.returncode == 0, done.stderr[-5000:]
+    return json.loads(done.stdout)
+
+
 def play(plan: dict[str, Any]) -> list[dict[str, Any]]:
     """The peer client's episodes, played as ``plan`` says (see peer_client.py)."""
-    venv = peer("openenv")
-    done = subprocess.run([str(venv / "bin" / "python"), str(CLIENT)], input=json.dumps({"token": TOKEN, **plan}),
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
-    assert done.returncode == 0, done.stderr[-5000:]
-    return list(json.loads(done.stdout)["played"])
+    return list(in_peer([str(CLIENT)], json.dumps({"token": TOKEN, **plan}))["played"])
 
 
 def reference_scripts(flags: list[str]) -> dict[str, dict[str, Any]]:
