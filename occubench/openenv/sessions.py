@@ -112,7 +112,7 @@ class EpisodePool:
     def _pick(self, asked: int | str | None) -> int:
         if asked is None:
             if not self.pending:
-                raise wire.ProtocolError("no episode is left to start: the run's others are under way")
+                raise wire.ProtocolError("no episode is left to start: the run's other episodes are under way")
             return 0
         found = next((index for index, (task, _) in enumerate(self.pending) if str(task.task_id) == str(asked)), None)
         if found is not None:

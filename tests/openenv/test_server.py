@@ -105,12 +105,14 @@ def test_an_episode_left_by_a_reset_or_a_closed_socket_is_an_agent_error_and_pla
 
 
 def test_an_episode_whose_client_goes_quiet_ends_at_the_idle_timeout(tmp_path: Path) -> None:
+    results = tmp_path / "runs" / "r" / "results.jsonl"
     with serving(["--suite", "executable", "--limit", "1", "--idle-timeout", "0.5", "--output-dir",
                   str(tmp_path / "runs"), "--run-name", "r"], tmp_path / "serve.log") as (url, process):
         async def play(http: aiohttp.ClientSession) -> dict[str, Any]:
             session = await opened(http, url)
             await session.reset()
-            await asyncio.sleep(1)
+            while not results.exists():  # silent (any request is a sign of life) until the episode is recorded
+                await asyncio.sleep(0.1)
             return await session.send({"type": "state"})
 
         state = drive(url, play)
