@@ -352,7 +352,7 @@ class RunConfig(_RunRoles):
     run_name: str | None = None
     force: bool = False
     #: Where episodes run: an executor registered under :data:`EXECUTORS`, "local" (this process's threads) and "ray"
-    #: (a Ray cluster) built in (not part of the config hash).
+    #: (a Ray cluster) built in, or ``package.module:Class`` (not part of the config hash).
     executor: str = "local"
     #: The Ray cluster to join (``ray.init(address=...)``); None starts a local Ray instance for the run.
     ray_address: str | None = None
@@ -439,7 +439,8 @@ class RunConfig(_RunRoles):
     @field_validator("executor")
     @classmethod
     def _executor(cls, value: str) -> str:
-        if value not in (known := executor_names()):
+        # ``package.module:Class`` names one as for --agent and --suite: loaded, and checked, when the run starts.
+        if ":" not in value and value not in (known := executor_names()):
             raise ValueError(f"unknown executor {value!r}; installed: "
                              f"{', '.join(known) or 'none (install occubench: pip install -e .)'}")
         return value

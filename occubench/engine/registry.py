@@ -108,7 +108,13 @@ def load_suite(name: str) -> SuiteDefinition:
 def load_executor(name: str) -> type[Any]:
     """The class registered as ``name`` under ``occubench.executors`` (an :class:`occubench.engine.executor.Executor`,
     not imported here: its module depends on this one); one whose module needs a package not installed is named with
-    the extra of its distribution that provides it, when there is one."""
+    the extra of its distribution that provides it, when there is one. ``package.module:Class`` names one that is not
+    registered."""
+    if ":" in name:
+        named = _load(name, "--executor")
+        if not isinstance(named, type):
+            raise ConfigError(f"--executor {name!r} is a {type(named).__name__}, not a class")
+        return named
     found = {point.name: point for point in entry_points(group=EXECUTORS)}
     if name not in found:
         raise ConfigError(f"--executor: unknown executor {name!r}; installed: {', '.join(executor_names()) or 'none'}")

@@ -111,6 +111,8 @@ class Episode:
     over: bool = False
     #: Whether the client ending its MCP session may end the episode (a program's episode ends when it exits).
     ends_with_session: bool = True
+    #: Who plays it, as the record of an episode it left says.
+    client: str = "MCP client"
     #: Set when the episode's coroutine is done with it: the server lingers until the client leaves, or briefly.
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     left: asyncio.Event = field(default_factory=asyncio.Event)
@@ -129,13 +131,16 @@ class Episode:
         return {"id": self.id, "url": url, "task_id": self.task.task_id, "scenario": self.task.scenario,
                 "instruction": self.task.instruction, "connected": self.last_seen is not None}
 
+    def submit_spec(self) -> ToolSpec:
+        """The tool that ends the episode with the agent's final answer."""
+        return ToolSpec(self.submit, "Give your final answer and end the task. Call it once, when done.",
+                        {"type": "object", "properties": {"answer": {"type": "string",
+                                                                     "description": "your final answer"}},
+                         "required": ["answer"]})
+
     def server(self) -> Server[Any]:
         """The episode's MCP server: its handlers hand calls to the episode's coroutine and await the answer."""
-        tools = [*map(mcp_tool, self.specs), types.Tool(
-            name=self.submit, description="Give your final answer and end the task. Call it once, when done.",
-            input_schema={"type": "object", "properties": {"answer": {"type": "string",
-                                                                      "description": "your final answer"}},
-                          "required": ["answer"]})]
+        tools = [*map(mcp_tool, self.specs), mcp_tool(self.submit_spec())]
         prompt = types.Prompt(name="task", description="The task to carry out")
         resource = types.Resource(uri=INSTRUCTION_URI, name="instruction", mime_type="text/markdown",
                                   description="The task to carry out")
@@ -145,11 +150,7 @@ class Episode:
 
         async def call_tool(ctx: ServerRequestContext[Any],
                             params: types.CallToolRequestParams) -> types.CallToolResult:
-            if self.over:
-                return tool_result(_ended())
-            reply: asyncio.Future[tuple[JSONObject, list[Image]]] = asyncio.get_running_loop().create_future()
-            self.inbox.put_nowait(_Call(params.name, dict(params.arguments or {}), reply))
-            return tool_result(*await reply)
+            return tool_result(*await self.call(params.name, dict(params.arguments or {})))
 
         async def list_prompts(ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult(prompts=[prompt])
@@ -172,6 +173,15 @@ class Episode:
                       on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
                       on_get_prompt=get_prompt, on_list_resources=list_resources, on_read_resource=read_resource,
                       get_tool_input_schema=schemas.get)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[JSONObject, list[Image]]:
+        """Hand a call to the episode's coroutine and await its observation and the images sent with it (once the
+        episode is over, an observation that says so)."""
+        if self.over:
+            return _ended(), []
+        reply: asyncio.Future[tuple[JSONObject, list[Image]]] = asyncio.get_running_loop().create_future()
+        self.inbox.put_nowait(_Call(name, arguments, reply))
+        return await reply
 
     def gone(self, why: str) -> None:
         """The client went away (``why``): the episode's coroutine stops waiting for it."""
@@ -246,8 +256,8 @@ class Episode:
                 return await asyncio.wait_for(self.inbox.get(), min(waits) if waits else None)
             except asyncio.TimeoutError:
                 if quiet is not None and self.last_seen is not None and time.monotonic() - self.last_seen >= quiet:
-                    return _Gone(f"the MCP client ended its session and opened no other for {quiet:g} s"
-                                 if self.session_ended else f"the MCP client sent nothing for {quiet:g} s")
+                    return _Gone(f"the {self.client} ended its session and opened no other for {quiet:g} s"
+                                 if self.session_ended else f"the {self.client} sent nothing for {quiet:g} s")
 
 
 def _ended() -> JSONObject:

@@ -82,6 +82,10 @@ def test_an_executor_name_not_registered_is_refused(plugin: dict[str, str], tmp_
 @pytest.mark.parametrize(("executor", "said"), [
     ("elsewhere", "drop --executor elsewhere"),  # declares its episodes run in other processes
     ("gone", "pip install 'acme[gone]'"),  # its module needs a package not installed: its extra is named
+    # named by module and class, it must be one
+    ("acme_executor:Nothing", "has no attribute 'Nothing'"),
+    ("acme_executor:json", "is a module, not a class"),
+    ("acme_nowhere:Recording", "cannot import 'acme_nowhere'"),
 ])
 def test_an_executor_that_cannot_take_the_run_is_refused_before_it_starts(
         plugin: dict[str, str], tmp_path: Path, executor: str, said: str) -> None:
@@ -90,3 +94,13 @@ def test_an_executor_that_cannot_take_the_run_is_refused_before_it_starts(
                      executor, "--output-dir", str(out))
     assert done.returncode == 2 and said in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and not out.exists()
+
+
+def test_an_executor_named_by_module_and_class_runs_the_episodes_without_registering(
+        plugin: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = occubench(plugin, "run", "--suite", "executable", "--agent", "reference", "--limit", "2", "--executor",
+                     "acme_executor:Recording", "--output-dir", str(out), "--run-name", "r")
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads((out / "recording.json").read_text())) == 2
+    assert all(r["is_correct"] for r in read_results(out / "r" / "results.jsonl"))
