@@ -9,7 +9,7 @@ dir=${1:?usage: bash .ci/peers.sh DIR}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-for script in "$here"/peers/*.sh; do
+for script in "$here"/peers/[!_]*.sh; do
     [ -e "$script" ] || continue
     name=$(basename "$script" .sh)
     echo "peer $name: $dir/$name"

@@ -11,16 +11,11 @@ stamp="$venv/occubench-verifiers.sha256"
 # Its source files: not caches (hidden folders, __pycache__) nor what a build leaves.
 digest=$(cd "$source_dir" && find . -type f -not -path '*/.*' -not -path '*/__pycache__/*' \
     -not -path '*.egg-info/*' -not -path './build/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
-check='import verifiers.v1, importlib.metadata as m; assert m.version("verifiers") == "0.4.0"'
-if ! { [ -x "$venv/bin/vf-eval" ] && "$venv/bin/python" -c "$check" 2>/dev/null; }; then
-    python=${PYTHON311:-python3.11}
-    # A pyenv shim of python3.11 runs only when 3.11 is selected.
-    "$python" -c '' 2>/dev/null || export PYENV_VERSION=3.11
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check verifiers==0.4.0
-    "$venv/bin/python" -c "$check"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/_venv.sh"
+peer_venv "$venv" 3.11 \
+    'import os, sys, verifiers.v1, importlib.metadata as m; assert m.version("verifiers") == "0.4.0"
+assert os.path.exists(os.path.join(os.path.dirname(sys.executable), "vf-eval"))' \
+    'pip install verifiers==0.4.0'
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
     # Built from a copy, so no build/ or .egg-info is left in the repository.
     copy=$(mktemp -d)
