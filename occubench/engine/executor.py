@@ -21,6 +21,7 @@ from occubench.core.results import Result
 from occubench.core.task import Task
 from occubench.store import ResultStore
 from occubench.util.aio import run_sync, set_blocking_threads
+from occubench.util.collector import Collector
 
 if TYPE_CHECKING:
     from occubench.config import RunConfig
@@ -96,23 +97,30 @@ async def arun_episodes(episodes: Episodes, tasks: list[tuple[Task, int]], store
     queue = deque(tasks)
     not_started = 0
     running: set[asyncio.Task[Result]] = set()
+    # Each episode posts itself here when done: waiting on the whole running set instead (asyncio.wait) costs time
+    # in proportion to it at every wake-up, 30 ms at ten thousand.
+    finished: asyncio.Queue[asyncio.Task[Result]] = asyncio.Queue()
     try:
-        while queue or running:
-            started = 0
-            while queue and len(running) < max_concurrency:
-                task, trial = queue.popleft()
-                if may_start is not None and not may_start():
-                    not_started += 1
-                    continue
-                running.add(asyncio.ensure_future(episodes.aevaluate(task, trial)))
-                started += 1
-                if started % RAMP == 0:
-                    await asyncio.sleep(0.005)
-            if not running:
-                break
-            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for finished in done:
-                record(finished.result(), store, on_result)
+        with Collector() as collector:
+            collector.watch()
+            while queue or running:
+                started = 0
+                while queue and len(running) < max_concurrency:
+                    task, trial = queue.popleft()
+                    if may_start is not None and not may_start():
+                        not_started += 1
+                        continue
+                    episode = asyncio.ensure_future(episodes.aevaluate(task, trial))
+                    episode.add_done_callback(finished.put_nowait)
+                    running.add(episode)
+                    started += 1
+                    if started % RAMP == 0:
+                        await asyncio.sleep(0.005)
+                if not running:
+                    break
+                done = await finished.get()
+                running.discard(done)
+                record(done.result(), store, on_result)
     except BaseException:
         for unfinished in running:
             unfinished.cancel()

@@ -27,7 +27,7 @@ from occubench.core.tables import Table
 from occubench.engine.executor import Executor, Job
 from occubench.engine.factory import EpisodeFactory, today
 from occubench.engine.identity import check_same_config
-from occubench.engine.models import RunGroup, preflight, with_server_profile
+from occubench.engine.models import RunGroup, connection_limit, preflight, with_server_profile
 from occubench.engine.progress import RunProgress
 from occubench.engine.registry import load_executor
 from occubench.engine.rescore import SavedEpisodes
@@ -36,6 +36,7 @@ from occubench.errors import ConfigError
 from occubench.store import ResultStore, latest_by_task, pending, pending_tasks
 from occubench.util.lock import DirectoryLock
 from occubench.util.log import LogRoute, end_logging, setup_logging
+from occubench.util.openfiles import ensure_open_files
 from occubench.util.redact import Redactor
 from occubench.util.text import markup
 
@@ -140,6 +141,11 @@ class _Run:
                        if not self.rescored or role == "verifier"}
         self.preflown = config.skip_preflight or config.replay or not self.called
         self.executor: Executor = load_executor(config.executor)(config)
+        if getattr(self.executor, "in_process", False) and not config.replay and self.called:
+            endpoints = {config.endpoint(role) for role in self.called}
+            flag = f"--max-connections {config.max_connections}" if config.max_connections \
+                else f"--max-concurrency {config.max_concurrency}"
+            ensure_open_files(len(endpoints) * connection_limit(config), f"{flag} on {len(endpoints)} endpoint(s)")
 
     def _cache(self) -> ResponseCache | None:
         config = self.config

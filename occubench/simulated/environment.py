@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import partial
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from occubench.core.environment import AsyncEnvironment, JSONObject
@@ -35,6 +35,13 @@ state as the action implies, then reply with the observation the agent receives:
 consistent with them."""
 
 
+@lru_cache(maxsize=1024)
+def _system_prompt(prompt: str, fault_rules: str | None) -> str:
+    """The world model's system prompt: one string for every episode of a world, not a copy each (thousands of
+    episodes in flight held about 9 kB each)."""
+    return prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL
+
+
 class SimulatedEnvironment(AsyncEnvironment):
     """A Language World Model environment.
 
@@ -54,7 +61,7 @@ class SimulatedEnvironment(AsyncEnvironment):
         from occubench.llm.client import as_llm_client  # the client loads only once a world is simulated
 
         self.model = Model(as_llm_client(client), world_model, dict(params or {}), role="world")
-        self.system_prompt = config.system_prompt + (f"\n\n{fault_rules}" if fault_rules else "") + _PROTOCOL
+        self.system_prompt = _system_prompt(config.system_prompt, fault_rules)
         self.max_reasks = max_reasks
         self.history: list[tuple[JSONObject, JSONObject]] = []
         #: Characters the prompt may have, from the world model's context window (None: no limit).

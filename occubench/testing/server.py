@@ -61,136 +61,47 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import functools
 import json
 import random
 import signal
-import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from occubench.testing.chat import Completions, Refusal, parse, screen, screen_in_slot
 from occubench.testing.responders import DEEP_ROLES, Responder, make_scripted_responder, scripted_responder
 from occubench.testing.stats import RequestTiming, ServerStats, Tally
+from occubench.util.collector import Collector
+from occubench.util.openfiles import raise_open_files
 
 __all__ = ["MockLLMServer", "RequestTiming", "Responder", "ServerStats", "make_scripted_responder",
            "scripted_responder"]
 
 _ERROR_STATUSES = (500, 502, 503)
+#: Chat paths, as the SDK and bare clients send them.
+_CHAT = ("/v1/chat/completions", "/chat/completions")
+#: Bytes a request's line and headers may take (its body is read by its Content-Length).
+_HEAD_LIMIT = 64 * 1024
+#: Responders running at once, each in a thread: one may block (a test's waits for later requests).
+_RESPONDERS = 64
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    # A thousand clients connecting at once must queue, not be reset (the default backlog is 5).
-    request_queue_size = 4096
-    mock: MockLLMServer
+class _Answer(NamedTuple):
+    status: int
+    body: bytes
+    headers: dict[str, str]
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client hanging up mid-request is routine here (timeouts, our own drops); stay quiet about it.
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like real endpoints; every response sets Content-Length
-    # Headers and body go out in separate writes; without TCP_NODELAY, Nagle plus delayed ACKs
-    # stall every keep-alive request by ~40 ms.
-    disable_nagle_algorithm = True
-    server: _HTTPServer
-    #: Called with the status just before a chat response is written, so a client that has its answer never
-    #: reads counters that do not include it yet.
-    on_send: Callable[[int], None] | None = None
-    #: Seconds between the bytes of a chat response's body (trickle mode); 0 sends it at once.
-    trickle_s: float = 0.0
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.mock._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.mock._track(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/")
-
-    def _send_json(self, status: int, body: dict | bytes, headers: dict[str, str] | None = None) -> None:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        if self.on_send is not None:
-            self.on_send(status)
-            self.on_send = None
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        if self.trickle_s <= 0:
-            self.wfile.write(data)
-            return
-        for offset in range(len(data)):
-            if self.server.mock._httpd is None:  # the server stopped: end the trickle with the connection
-                self.close_connection = True
-                return
-            self.wfile.write(data[offset:offset + 1])
-            self.wfile.flush()
-            time.sleep(self.trickle_s)
-
-    def _refuse(self, refusal: Refusal) -> int:
-        self._send_json(refusal.status, refusal.body, refusal.headers)
-        return refusal.status
-
-    def _unknown_path(self) -> Refusal:
-        return Refusal(404, f"Unknown path {self.path}", "invalid_request_error")
-
-    def _auth_refusal(self) -> Refusal | None:
-        expected = self.server.mock.api_key
-        if expected is None:
-            return None
-        header = self.headers.get("Authorization", "")
-        if not header:
-            return Refusal(401, "You didn't provide an API key.", "invalid_request_error")
-        sent = header[7:] if header.lower().startswith("bearer ") else header
-        if sent == expected:
-            return None
-        # Echoes the key on purpose, as real servers do: callers must redact it themselves.
-        return Refusal(401, f"Incorrect API key provided: {sent}", "invalid_request_error", code="invalid_api_key")
-
-    def do_GET(self) -> None:
-        refusal = self._unknown_path() if self._path() not in ("/v1/models", "/models") else self._auth_refusal()
-        if refusal:
-            self._refuse(refusal)
-            return
-        mock = self.server.mock
-        models = mock.models if mock.models is not None else ["mock"]
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": mock.owner} for m in models]
-        self._send_json(200, {"object": "list", "data": data})
-
-    def do_POST(self) -> None:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            self.close_connection = True  # the body's extent is unknown, so the stream can't be reused
-            self._refuse(Refusal(400, "Invalid Content-Length.", "invalid_request_error"))
-            return
-        raw = self.rfile.read(length)
-        if self._path() not in ("/v1/chat/completions", "/chat/completions"):
-            self._refuse(self._unknown_path())
-            return
-        self.server.mock._handle_chat(self, raw)
+    @classmethod
+    def of(cls, refusal: Refusal) -> _Answer:
+        return cls(refusal.status, json.dumps(refusal.body).encode(), refusal.headers)
 
 
 class MockLLMServer:
@@ -231,6 +142,7 @@ class MockLLMServer:
         reject_required: bool = False,
         llama_cpp: bool = False,
         port: int = 0,
+        keep_requests: bool = True,
     ) -> None:
         if unknown := set(deep_nesting) - set(DEEP_ROLES):
             raise ValueError(f"deep_nesting: unknown roles {sorted(unknown)}; choose from {', '.join(DEEP_ROLES)}")
@@ -258,59 +170,72 @@ class MockLLMServer:
         self.deep_nesting = tuple(deep_nesting)
         self.trickle_s = trickle_s
         self.stats = ServerStats()
+        #: Every chat request parsed, in order (``keep_requests``: the command line keeps none, since a long
+        #: benchmark's would fill its memory).
         self.requests: list[dict] = []
+        self._keep_requests = keep_requests
         self._port = port
         self._completions = Completions(self)
         self._rng = random.Random(seed)
-        self._lock = threading.Lock()  # guards the rng, the error count and the connections
         self._error_count = 0
-        self._slot = threading.Lock()  # the single slot of serial mode
-        self._connections: set[socket.socket] = set()
-        self._httpd: _HTTPServer | None = None
+        self._slot = asyncio.Lock()  # the single slot of serial mode; a new one for each start's loop
+        self._connections: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
+        if self._server is None:
             raise RuntimeError("MockLLMServer is not started")
-        return self._httpd.server_address[1]
+        return int(self._server.sockets[0].getsockname()[1])
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> MockLLMServer:
-        if self._httpd is not None:
+        if self._server is not None:
             raise RuntimeError("MockLLMServer is already started")
-        httpd = _HTTPServer(("127.0.0.1", self._port), _Handler)
-        httpd.mock = self
-        self._httpd = httpd
-        # A short poll interval makes stop() quick (the default 0.5 s adds up across many tests).
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="mock-llm-server", daemon=True
-        )
+        loop, self._slot = asyncio.new_event_loop(), asyncio.Lock()
+        listening: Future[asyncio.Server] = Future()
+        self._thread = threading.Thread(target=self._serve, args=(loop, listening), name="mock-llm-server",
+                                        daemon=True)
         self._thread.start()
+        self._server, self._loop = listening.result(), loop  # a port in use raises here
         return self
 
+    def _serve(self, loop: asyncio.AbstractEventLoop, listening: Future[asyncio.Server]) -> None:
+        asyncio.set_event_loop(loop)
+        loop.set_default_executor(ThreadPoolExecutor(_RESPONDERS, thread_name_prefix="mock-llm-responder"))
+        try:
+            # Ten thousand clients connecting at once must queue, not be reset (the default backlog is 100).
+            listening.set_result(loop.run_until_complete(asyncio.start_server(
+                self._connection, "127.0.0.1", self._port, backlog=16384, limit=_HEAD_LIMIT)))
+        except BaseException as exc:  # noqa: BLE001 - handed to start(), which raises it
+            listening.set_exception(exc)
+        else:
+            loop.run_forever()
+        loop.close()  # responders still running finish in their threads, unwaited
+
     def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
+        server, loop, self._server = self._server, self._loop, None
+        if server is None or loop is None:
             return
-        httpd.shutdown()
-        httpd.server_close()
-        # Idle keep-alive connections would otherwise keep being served by their handler threads.
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        # Open connections end too, idle keep-alive ones and those mid-answer (a trickle, a responder's wait).
+        asyncio.run_coroutine_threadsafe(self._close(server), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+
+    async def _close(self, server: asyncio.Server) -> None:
+        server.close()
+        for connection in self._connections:
+            connection.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
 
     def __enter__(self) -> MockLLMServer:
         return self.start()
@@ -318,77 +243,154 @@ class MockLLMServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
+    # -- HTTP ----------------------------------------------------------------------------------------
+    # One event loop serves every connection (a coroutine each, not a thread), so ten thousand requests can wait
+    # out their latency at once; only the responder, which may block, runs in the loop's threads.
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            while await self._exchange(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # a client hanging up mid-request is routine here (timeouts, our own drops)
+        except asyncio.CancelledError:
+            pass  # stop(): ended, not failed (Python 3.11's streams report a cancelled connection as an error)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read one request and answer it; whether the connection serves another (HTTP/1.1 keep-alive, as real
+        endpoints do)."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:  # closed between requests
+            return False
+        line, *fields = head[:-4].decode("latin-1").split("\r\n")
+        headers = {name.strip().lower(): value.strip() for name, _, value in (f.partition(":") for f in fields)}
+        method, target, version = (line.split() + ["", "", ""])[:3]
+        keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        length = headers.get("content-length", "0")
+        if not (length.isascii() and length.isdigit()) or "transfer-encoding" in headers:
+            # The body's extent is unknown, so the stream can't be reused.
+            await _write(writer, _Answer.of(Refusal(400, "Invalid Content-Length.", "invalid_request_error")), False)
+            return False
+        raw = await reader.readexactly(int(length))
+        path = target.split("?", 1)[0].rstrip("/")
+        if method == "POST" and path in _CHAT:
+            return await self._chat(raw, headers, functools.partial(_write, writer, keep=keep,
+                                                                     trickle_s=self.trickle_s)) and keep
+        if method == "GET" and path in ("/v1/models", "/models"):
+            refusal = self._auth_refusal(headers)
+            answer = _Answer.of(refusal) if refusal else _Answer(200, json.dumps({"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": self.owner}
+                for m in (self.models if self.models is not None else ["mock"])]}).encode(), {})
+        elif method in ("GET", "POST"):
+            answer = _Answer.of(Refusal(404, f"Unknown path {target}", "invalid_request_error"))
+        else:
+            answer = _Answer.of(Refusal(501, f"Unsupported method {method!r}", "invalid_request_error"))
+        await _write(writer, answer, keep)
+        return keep
+
+    def _auth_refusal(self, headers: dict[str, str]) -> Refusal | None:
+        expected = self.api_key
+        if expected is None:
+            return None
+        header = headers.get("authorization", "")
+        if not header:
+            return Refusal(401, "You didn't provide an API key.", "invalid_request_error")
+        sent = header[7:] if header.lower().startswith("bearer ") else header
+        if sent == expected:
+            return None
+        # Echoes the key on purpose, as real servers do: callers must redact it themselves.
+        return Refusal(401, f"Incorrect API key provided: {sent}", "invalid_request_error", code="invalid_api_key")
 
     # -- request handling ----------------------------------------------------------------------------
 
     def _roll(self, rate: float) -> bool:
-        if rate <= 0:
-            return False
-        with self._lock:
-            return self._rng.random() < rate
+        return rate > 0 and self._rng.random() < rate
 
-    def _handle_chat(self, handler: _Handler, raw: bytes) -> int | None:
-        """Answer one chat request; return the status sent, or None if the connection was dropped."""
+    async def _chat(self, raw: bytes, headers: dict[str, str], write: Callable[[_Answer], Awaitable[None]]) -> bool:
+        """Answer one chat request with ``write``; False if the connection is dropped instead."""
         visit = Tally(self.stats)
-        handler.on_send = visit.sent
-        handler.trickle_s = self.trickle_s
+
+        async def send(answer: _Answer) -> None:
+            visit.sent(answer.status)  # counted before it is written: a client with its answer sees it counted
+            await write(answer)
+
         try:
-            request = parse(raw)
-            self.requests.append(request)
-            visit.probe = _probe(request)
-            if refusal := handler._auth_refusal():
-                raise refusal
-            request, n = screen(self, request)
-            if not visit.admit(self.max_concurrent):
-                headers = {"Retry-After": f"{self.retry_after_s:g}",
-                           "retry-after-ms": str(int(self.retry_after_s * 1000))}
-                raise Refusal(429, f"Rate limit reached: at most {self.max_concurrent} concurrent requests.",
-                              "requests", code="rate_limit_exceeded", headers=headers)
-        except Refusal as refusal:
-            return handler._refuse(refusal)
-        try:
+            try:
+                request = parse(raw)
+                if self._keep_requests:
+                    self.requests.append(request)
+                visit.probe = _probe(request)
+                if refusal := self._auth_refusal(headers):
+                    raise refusal
+                request, n = screen(self, request)
+                if not visit.admit(self.max_concurrent):
+                    retry = {"Retry-After": f"{self.retry_after_s:g}",
+                             "retry-after-ms": str(int(self.retry_after_s * 1000))}
+                    raise Refusal(429, f"Rate limit reached: at most {self.max_concurrent} concurrent requests.",
+                                  "requests", code="rate_limit_exceeded", headers=retry)
+            except Refusal as refusal:
+                await send(_Answer.of(refusal))
+                return True
             # llama.cpp has one slot: later requests queue, and one whose client hung up still runs to the end.
-            with self._slot if self.serial else contextlib.nullcontext():
+            async with self._slot if self.serial else contextlib.nullcontext():
                 visit.started = time.monotonic()
-                return self._admitted(handler, request, n)
+                return await self._admitted(request, n, send)
         finally:
             visit.end()
 
-    def _admitted(self, handler: _Handler, request: dict, n: int) -> int | None:
+    async def _admitted(self, request: dict, n: int, send: Callable[[_Answer], Awaitable[None]]) -> bool:
         try:
             screen_in_slot(self, request)
             if self._roll(self.error_rate):
-                with self._lock:
-                    status = _ERROR_STATUSES[self._error_count % len(_ERROR_STATUSES)]
-                    self._error_count += 1
+                status = _ERROR_STATUSES[self._error_count % len(_ERROR_STATUSES)]
+                self._error_count += 1
                 raise Refusal(status, "The server had an error while processing your request.", "server_error",
                               headers={"retry-after-ms": "0"})
         except Refusal as refusal:
-            return handler._refuse(refusal)
+            await send(_Answer.of(refusal))
+            return True
         if self._roll(self.drop_rate):
             # Send nothing and close: the client reads EOF and reports a connection error at once.
-            handler.close_connection = True
             with self.stats._lock:
                 self.stats.dropped += 1
-            return None
-
+            return False
         if self.latency_s > 0:
-            time.sleep(self.latency_s)
+            await asyncio.sleep(self.latency_s)
         try:
-            data, usage = self._completions.encoded(request, n)
+            data, usage = await asyncio.get_running_loop().run_in_executor(None, self._completions.encoded, request, n)
         except Exception as exc:  # noqa: BLE001 - a buggy responder should fail the request, not hang the client
-            return handler._refuse(Refusal(500, f"Mock responder failed: {exc!r}", "server_error"))
+            await send(_Answer.of(Refusal(500, f"Mock responder failed: {exc!r}", "server_error")))
+            return True
         with self.stats._lock:
             self.stats.total_prompt_tokens += usage["prompt_tokens"]
             self.stats.total_completion_tokens += usage["completion_tokens"]
-        handler._send_json(200, data)
-        return 200
+        await send(_Answer(200, data, {}))
+        return True
+
+
+async def _write(writer: asyncio.StreamWriter, answer: _Answer, keep: bool, *, trickle_s: float = 0.0) -> None:
+    """An answer, in one write; with ``trickle_s``, its body a byte at a time, that many seconds apart."""
+    status, body, headers = answer
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Content-Type: application/json",
+             f"Content-Length: {len(body)}", *(f"{name}: {value}" for name, value in headers.items()),
+             *([] if keep else ["Connection: close"])]
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    if trickle_s <= 0:
+        writer.write(head + body)
+        await writer.drain()
+        return
+    writer.write(head)
+    for offset in range(len(body)):  # a stopped server cancels this, which ends the connection
+        writer.write(body[offset:offset + 1])
+        await writer.drain()
+        await asyncio.sleep(trickle_s)
 
 
 def _probe(request: dict) -> bool:
@@ -461,22 +463,26 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
         responder = make_scripted_responder(synth=synth, twin=options.pop("twin"), seed=options["seed"])
     except ValueError as exc:
         parser.error(f"--twin: {exc}")
-    return MockLLMServer(responder, **options)
+    return MockLLMServer(responder, keep_requests=False, **options)
 
 
 def _main(argv: Sequence[str] | None = None) -> None:
+    raise_open_files(65_536)  # a benchmark may hold ten thousand connections open to it
     server = _server_from_args(argv).start()
     print(server.base_url, flush=True)  # benchmarks read the URL from the first line of output
     # Scripts stop a background server with SIGTERM; exit through `finally` so the stats still print.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        while True:
-            time.sleep(3600)
+        with Collector() as collector:  # each request in flight holds its parsed body for the whole latency
+            while True:
+                time.sleep(1)
+                collector.check()
     except KeyboardInterrupt:
         pass
     finally:
         server.stop()
-        print(json.dumps(server.stats.snapshot()), flush=True)
+        # With the process's CPU time: a benchmark on a small machine shares its cores with this server.
+        print(json.dumps({**server.stats.snapshot(), "process_cpu_s": round(time.process_time(), 3)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from occubench import RunConfig, run
@@ -149,3 +151,34 @@ def test_a_run_inside_another_gives_the_log_back_when_it_ends(tmp_path: Path) ->
     assert (tmp_path / "inner" / "debug.log").read_text() == "during the inner run\n"
     assert (tmp_path / "outer" / "debug.log").read_text() == "after the inner run\n"
     assert log.handlers == before  # what was there before either run
+
+
+def test_a_run_raises_its_open_files_limit_for_its_connections(small_data: Path, tmp_path: Path,
+                                                              server: MockLLMServer) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 3000:
+        pytest.skip(f"the hard limit on open files here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (300, hard))  # what some systems start a process with, or less
+    try:
+        summary = run(RunConfig(agent_model="a", world_model="w", base_url=server.base_url, data_dir=str(small_data),
+                                output_dir=str(tmp_path), max_concurrency=2000, skip_preflight=True), console=QUIET)
+        raised = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert summary.evaluated == 3 and raised >= 2000
+
+
+def test_a_run_needing_more_open_files_than_the_hard_limit_stops_before_anything(small_data: Path, tmp_path: Path,
+                                                                                server: MockLLMServer) -> None:
+    def limited() -> None:  # in the child only
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, 512))
+
+    runs = tmp_path / "runs"
+    done = subprocess.run([sys.executable, "-m", "occubench", "run", "--agent-model", "a", "--world-model", "w",
+                           "--base-url", server.base_url, "--data-dir", str(small_data), "--output-dir", str(runs),
+                           "--max-concurrency", "2000"], capture_output=True, text=True, preexec_fn=limited,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "--max-concurrency 2000 on 1 endpoint(s): up to 2,000 connections" in done.stderr
+    assert "at most 512 (its hard limit, `ulimit -Hn`)" in done.stderr
+    assert not server.requests and not runs.exists()  # not even the preflight, nor a run directory

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import openai
 import pytest
 
@@ -20,6 +23,7 @@ from occubench.cli import main
 from occubench.store import read_results
 from occubench.testing import MockLLMServer, ServerStats, make_scripted_responder, scripted_responder
 from occubench.testing.server import _server_from_args
+from occubench.util.openfiles import raise_open_files
 from tests.core.test_images import PNG_TEXT
 
 USER = [{"role": "user", "content": "hi"}]
@@ -539,3 +543,58 @@ def test_command_line_key_models_and_label_judge(tmp_path: Path) -> None:
     assert code == 0
     [record] = read_results(tmp_path / "r" / "results.jsonl")
     assert record["is_correct"] is True and record["verdict_details"]["judge_label"] == "complete"
+
+
+def test_two_thousand_requests_are_in_flight_at_once() -> None:
+    """One event loop serves every connection: 2,000 requests wait for the one slot of serial mode together while the
+    first one's responder holds it, released only once all are in."""
+    if raise_open_files(5000) < 5000:  # both ends of every connection are in this process
+        pytest.skip("the hard limit on open files here is below 5,000")
+    all_in = threading.Event()
+
+    def responder(request: dict, index: int) -> str:
+        all_in.wait(120)
+        return "ok"
+
+    async def requests(url: str) -> list[str]:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            async def one(index: int) -> str:
+                async with session.post(url, json={"model": "m", "messages": [
+                        {"role": "user", "content": f"request {index}"}]}) as answer:
+                    return str((await answer.json())["choices"][0]["message"]["content"])
+            return await asyncio.gather(*(one(index) for index in range(2000)))
+
+    replies: list[str] = []
+    with MockLLMServer(responder, serial=True) as srv:
+        url = srv.base_url + "/chat/completions"
+        sent = threading.Thread(target=lambda: replies.extend(asyncio.run(requests(url))))
+        sent.start()
+        deadline = time.monotonic() + 120
+        while srv.stats.in_flight < 2000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        all_in.set()
+        sent.join(120)
+    assert replies == ["ok"] * 2000
+    assert srv.stats.max_in_flight == 2000 and srv.stats.responses_by_status == {200: 2000}
+
+
+def test_command_line_server_raises_its_open_files_limit() -> None:
+    limits = Path("/proc/self/limits")
+    if not limits.is_file():
+        pytest.skip("no /proc here")
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    def low_soft_limit() -> None:  # in the child only
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+
+    process = subprocess.Popen([sys.executable, "-m", "occubench.testing.server", "--port", "0"],
+                               stdout=subprocess.PIPE, text=True, preexec_fn=low_soft_limit)
+    try:
+        assert process.stdout is not None and process.stdout.readline().startswith("http://127.0.0.1:")
+        [line] = [line for line in Path(f"/proc/{process.pid}/limits").read_text().splitlines()
+                  if line.startswith("Max open files")]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    # Raised to the hard limit; to what it asks for (65,536) if that is unlimited.
+    assert line.split()[3] == ("65536" if hard == resource.RLIM_INFINITY else str(hard))
