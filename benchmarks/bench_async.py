@@ -1,13 +1,16 @@
 """The async executor at scale: how close a run comes to the latency floor, how many episodes one process holds in
 flight, and what each request costs in CPU — every figure beside its bound or its floor, measured in the same run.
 
-    python benchmarks/bench_async.py [--only latency,thousand,cpu,exact] [--data-dir ../shared/occubench-data]
+    python benchmarks/bench_async.py [--only latency,thousand,tenthousand,memory,cpu,exact] [--data-dir DIR]
 
 - **latency**: every task (382) at ``--max-concurrency 64`` against a 200 ms server, as a user runs it (its own
   process, preflight included). Bound = max(longest task chain, sum of chains / 64) × latency; "episodes phase"
   is the server's first episode request to its last answer; "process wall" is the whole command.
 - **thousand**: 1,024 episodes (256 tasks × 4 trials) at ``--max-concurrency 1024`` against a 2 s server: the
   same two ratios, the process's peak RSS and the most requests the server had in flight at once.
+- **tenthousand**: 10,000 episodes (250 tasks × 40 trials) at ``--max-concurrency 10000`` against a 10 s server, and
+  5,000 (125 × 40) the same way: the same figures, and the process's RSS while all its episodes are in flight (the
+  most sampled before the first result), whose growth from 5,000 to 10,000 is the memory of an episode in flight.
 - **memory**: peak RSS of 382 and of 1,528 episodes (4 trials) at ``--max-concurrency 256``: flat.
 - **cpu**: CPU of the harness per request (the run, after imports, in this process) at 8 and at 256 concurrent
   against a 50 ms server, beside the ``openai`` SDK's own typed call (``AsyncOpenAI().chat.completions.create``,
@@ -29,7 +32,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,29 +45,57 @@ from occubench.store import read_results
 DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
 
 
-def occubench(args: list[str], *, kill_after: float | None = None, tree: Path | None = None) -> dict[str, Any]:
+def occubench(args: list[str], *, kill_after: float | None = None, tree: Path | None = None,
+              until: Callable[[], bool] | None = None) -> dict[str, Any]:
     """``occubench run`` in its own process (of the source ``tree`` if given), measured by :func:`measure`."""
     env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
     # The installed entry point names `local` AsyncExecutor; an older tree has the thread executor under its name.
     command = ["-c", "import sys, occubench.engine.executor as e; e.AsyncExecutor = e.ThreadExecutor; "
                "from occubench.cli import main; sys.exit(main(sys.argv[1:]))"] if tree else ["-m", "occubench"]
-    return measure([sys.executable, *command, "run", *args], env, kill_after=kill_after)
+    return measure([sys.executable, *command, "run", *args], env, kill_after=kill_after, until=until)
 
 
-def measure(command: list[str], env: dict[str, str] | None = None, *,
-            kill_after: float | None = None) -> dict[str, Any]:
+def measure(command: list[str], env: dict[str, str] | None = None, *, kill_after: float | None = None,
+            until: Callable[[], bool] | None = None) -> dict[str, Any]:
     """``command`` in its own process: its wall time, CPU (user + system), peak RSS and exit status, and
-    ``time.monotonic()`` at its start and end; with ``kill_after``, killed with SIGKILL that many seconds in."""
-    started, clock = time.perf_counter(), time.monotonic()
+    ``time.monotonic()`` at its start and end; with ``kill_after``, killed with SIGKILL that many seconds in; with
+    ``until``, also the most RSS sampled (every 0.2 s) before ``until()`` holds."""
+    started, clock, busy = time.perf_counter(), time.monotonic(), machine_busy()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    before: list[float] = [0.0]
+    sampler = threading.Thread(target=sample_rss, args=(process.pid, until, before), daemon=True) if until else None
+    if sampler:
+        sampler.start()
     if kill_after is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(kill_after)
         process.send_signal(signal.SIGKILL)
     _, status, usage = os.wait4(process.pid, 0)
+    if sampler:
+        sampler.join()
     return {"wall": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime,
             "rss_mb": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status), "started": clock,
-            "ended": time.monotonic()}
+            "ended": time.monotonic(), "rss_before_mb": before[0], "machine_cpu": machine_busy() - busy}
+
+
+def machine_busy() -> float:
+    """CPU seconds every process of the machine has used since boot (Linux's /proc/stat; 0 elsewhere)."""
+    try:
+        fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    except OSError:
+        return 0.0
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and waiting on I/O
+
+
+def sample_rss(pid: int, until: Callable[[], bool], most: list[float]) -> None:
+    """The most RSS of process ``pid`` into ``most[0]``, sampled every 0.2 s until ``until()`` or its end."""
+    while not until():
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            most[0] = max(most[0], int(status.split("VmRSS:")[1].split()[0]) / 1024)
+        except (OSError, IndexError):  # gone (or a zombie, without VmRSS)
+            return
+        time.sleep(0.2)
 
 
 def run_args(data_dir: Path, base_url: str, out: str, concurrency: int, *extra: str) -> list[str]:
@@ -81,11 +114,12 @@ def bound(records: list[dict[str, Any]], latency: float, concurrency: int) -> tu
     return max(max(chains), sum(chains) / concurrency) * latency, sum(chains)
 
 
-def latency_section(data_dir: Path, tasks: int, concurrency: int, latency: float, trials: int = 1) -> None:
+def latency_section(data_dir: Path, tasks: int, concurrency: int, latency: float, trials: int = 1) -> dict[str, Any]:
+    """A run of ``tasks`` × ``trials`` episodes as a user makes it; its figures printed, and returned."""
     process, base_url = start_server("--latency", str(latency))
     with tempfile.TemporaryDirectory() as out:
         run = occubench(run_args(data_dir, base_url, out, concurrency, "--limit", str(tasks), "--trials",
-                                 str(trials)))
+                                 str(trials)), until=lambda: any(Path(out).glob("*/results.jsonl")))
         stats = stop_server(process)
         records = results_of(out)
     floor, requests = bound(records, latency, concurrency)
@@ -96,8 +130,23 @@ def latency_section(data_dir: Path, tasks: int, concurrency: int, latency: float
           f"{run['wall']:.2f} s = {run['wall'] / floor:.3f} x the bound")
     print(f"  before the first episode request {stats['first_received'] - run['started']:.2f} s (imports, tasks, "
           f"preflight); after the last answer {run['ended'] - stats['last_finished']:.2f} s (summary, report)")
-    print(f"  peak RSS {run['rss_mb']:.0f} MB; at most {stats['max_in_flight']} requests in flight; "
-          f"process CPU {run['cpu']:.1f} s = {1000 * run['cpu'] / requests:.2f} ms per request (imports included)")
+    print(f"  peak RSS {run['rss_mb']:.0f} MB ({run['rss_before_mb']:.0f} MB before the first result); at most "
+          f"{stats['max_in_flight']} requests in flight; process CPU {run['cpu']:.1f} s = "
+          f"{1000 * run['cpu'] / requests:.2f} ms per request (imports included); the server's "
+          f"{1000 * stats['process_cpu_s'] / requests:.2f} ms")
+    others = max(0.0, run["machine_cpu"] - run["cpu"] - stats["process_cpu_s"])  # below 0: clock ticks' rounding
+    print(f"  meanwhile other processes of the machine used {others / run['wall']:.2f} of its {os.cpu_count()} cores")
+    return run
+
+
+def tenthousand_section(data_dir: Path) -> None:
+    """10,000 episodes in flight at once, and 5,000: what an episode in flight costs in memory is the difference
+    of the RSS sampled while all are in flight, over the 5,000 more."""
+    half = latency_section(data_dir, 125, 5000, 10.0, trials=40)
+    full = latency_section(data_dir, 250, 10000, 10.0, trials=40)
+    each = (full["rss_before_mb"] - half["rss_before_mb"]) * 1024 / 5000
+    print(f"memory per episode in flight: ({full['rss_before_mb']:.0f} - {half['rss_before_mb']:.0f} MB) / 5,000 = "
+          f"{each:.0f} kB")
 
 
 def memory_section(data_dir: Path) -> None:
@@ -270,7 +319,7 @@ def preamble(data_dir: Path, only: str) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="latency,thousand,memory,cpu,exact")
+    parser.add_argument("--only", default="latency,thousand,tenthousand,memory,cpu,exact")
     parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--thread-tree", type=Path,
                         help="a checkout of the commit with the thread executor (bcc63d6): compare every verdict")
@@ -280,6 +329,8 @@ def main() -> None:
         latency_section(args.data_dir, 382, 64, 0.2)
     if "thousand" in sections:
         latency_section(args.data_dir, 256, 1024, 2.0, trials=4)
+    if "tenthousand" in sections:
+        tenthousand_section(args.data_dir)
     if "memory" in sections:
         memory_section(args.data_dir)
     if "cpu" in sections:
