@@ -223,12 +223,13 @@ class ResultStore:
         self._lock = threading.Lock()
         self._context_ids: set[str] | None = None  # read on the first result that brings context
         self._warned: set[str] = set()
-        self._superseded: set[tuple[Any, int]] = set()
+        self._earlier: dict[tuple[Any, int], dict[str, Usage]] = {}  # see supersede()
 
     def load(self) -> list[Result]:
         """The run's own results (see :func:`run_records`); the warning about lines left out is printed once. A
         symbolic link (or a FIFO, a folder) in place of any file the run writes stops it here, before it starts;
-        each is opened without following one, should it be planted later."""
+        each is opened without following one, should it be planted later. The file is compacted first: a pair
+        retried after an error keeps only its new record (see :meth:`supersede`)."""
         for name in (RESULTS_FILE, CONTEXT_FILE, ARGS_FILE, DEBUG_LOG):
             with suppress(FileNotFoundError):
                 os.close(open_file(self.run_dir / name, os.O_RDONLY))
@@ -236,6 +237,9 @@ class ResultStore:
         if records.warning and records.warning not in self._warned:
             self._warned.add(records.warning)
             print(f"warning: {records.warning}", file=sys.stderr)
+        with self._lock:
+            if self._compact():
+                records = run_records(self.run_dir, quiet=True)
         return records.results
 
     def append(self, result: Result) -> None:
@@ -244,29 +248,31 @@ class ResultStore:
         with self._lock:
             if result.context_values:
                 self._add_context(result)
-            if result.key in self._superseded:
-                self._replace(result)
-            else:
-                _append(self.path, _line(result.to_dict(), self.redactor))
-
-    def supersede(self, keys: set[tuple[Any, int]]) -> None:
-        """These (task id, trial) pairs hold error records about to be retried: each is replaced when its pair's
-        new result is appended, which then carries what they spent (``earlier_usage``). Until then they stay, so
-        a run killed meanwhile loses no record of what was paid for."""
-        self._superseded |= keys
-
-    def _replace(self, result: Result) -> None:
-        """Write the file with the run's own records of ``result``'s pair replaced by it, atomically; every other
-        line, a foreign one included, is kept as it was."""
-        lines = _numbered(self.path, True, False)
-        replaced = {number: old for number, old in _own(lines, self.previous_args())[0] if old.key == result.key}
-        for old in replaced.values():
-            for role, usage in [*old.usage.items(), *old.earlier_usage.items()]:
+            for role, usage in self._earlier.pop(result.key, {}).items():
                 result.earlier_usage.setdefault(role, Usage()).add(usage)
-        kept = [line.raw if line.raw.endswith(b"\n") else line.raw + b"\n" for line in lines
-                if line.number not in replaced]
-        write_atomic(self.path, b"".join([*kept, _line(result.to_dict(), self.redactor)]))
-        self._superseded.discard(result.key)
+            _append(self.path, _line(result.to_dict(), self.redactor))
+
+    def supersede(self, records: Iterable[Result]) -> None:
+        """These error records are about to be retried: each pair's new result carries what its records spent
+        (``earlier_usage``) and, once the run's results are next loaded, replaces them in the file. Appended, not
+        rewritten at once: a resume that retries thousands of errors rewrites the file once, not once per error;
+        and a run killed meanwhile loses no record of what was paid for (the newer line of a pair is the one read)."""
+        for old in records:
+            spent = self._earlier.setdefault(old.key, {})
+            for role, usage in [*old.usage.items(), *old.earlier_usage.items()]:
+                spent.setdefault(role, Usage()).add(usage)
+
+    def _compact(self) -> bool:
+        """Rewrite the file, atomically, without the run's records that a later one of the same pair replaced;
+        every other line, a foreign one included, is kept as it was. Whether anything was dropped."""
+        lines = _numbered(self.path, False, True)
+        own = _own(lines, self.previous_args())[0]
+        last = {result.key: number for number, result in own}
+        dropped = {number for number, result in own if last[result.key] != number}
+        if dropped:
+            write_atomic(self.path, b"".join(line.raw if line.raw.endswith(b"\n") else line.raw + b"\n"
+                                             for line in lines if line.number not in dropped))
+        return bool(dropped)
 
     def _add_context(self, result: Result) -> None:
         path = self.run_dir / CONTEXT_FILE
@@ -306,5 +312,5 @@ def pending_tasks(tasks: Iterable[Task], store: ResultStore,
     latest = latest_by_task(store.load())
     todo = pending(tasks, latest, trials)
     running = {(task.task_id, trial) for task, trial in todo}
-    store.supersede(running & latest.keys())
+    store.supersede(latest[key] for key in running & latest.keys())
     return todo, [result for key, result in latest.items() if key not in running]

@@ -12,7 +12,15 @@ from occubench.core.results import ErrorInfo, Result
 from occubench.engine.summary import summarize
 from occubench.errors import ConfigError
 from occubench.llm.types import Usage
-from occubench.store import CONTEXT_FILE, RESULTS_FILE, ResultStore, read_context, read_results
+from occubench.store import (
+    CONTEXT_FILE,
+    RESULTS_FILE,
+    ResultStore,
+    latest_by_task,
+    load_results,
+    read_context,
+    read_results,
+)
 from occubench.util.redact import Redactor, redact_url
 
 
@@ -72,12 +80,13 @@ def test_deep_and_long_lines_are_left_out_with_one_warning_and_kept_through_a_re
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "results.jsonl:2: 2 line(s) left out" in err
     assert "nested deeper than 256 levels" in err
-    store.supersede({(1, 0)})
-    assert [(r.task_id, r.status) for r in store.load()] == [(1, "error"), (2, "ok")]
-    store.append(Result(task_id=1, status="ok"))  # the file is written again, the error line replaced
+    earlier = store.load()
+    assert [(r.task_id, r.status) for r in earlier] == [(1, "error"), (2, "ok")]
+    store.supersede(earlier[:1])
+    store.append(Result(task_id=1, status="ok"))
+    assert [(r.task_id, r.status) for r in store.load()] == [(2, "ok"), (1, "ok")]  # the error line dropped
     lines = store.path.read_bytes().splitlines(keepends=True)
     assert lines[:2] == [DEEP, LONG]  # byte for byte: left out, never rewritten
-    assert [(r.task_id, r.status) for r in store.load()] == [(2, "ok"), (1, "ok")]
 
 
 def test_context_lines_too_deep_or_long_are_skipped(tmp_path: Path) -> None:
@@ -91,13 +100,29 @@ def test_a_retried_error_is_replaced_and_what_it_spent_kept(tmp_path: Path) -> N
     for result in (Result(task_id=1, status="error", usage={"agent": Usage(calls=3, prompt_tokens=300)}),
                    Result(task_id=2, status="ok")):
         store.append(result)
-    store.supersede({(1, 0)})
+    store.supersede(r for r in store.load() if r.status == "error")
     assert [r["status"] for r in read_results(store.path)] == ["error", "ok"]  # kept until the retry's result
     store.append(Result(task_id=1, status="ok", usage={"agent": Usage(calls=1, prompt_tokens=100)}))
-    records = store.load()
+    # Appended: a run killed now has both lines, and readers take the later one.
+    assert [(r["task_id"], r["status"]) for r in read_results(store.path)] == [(1, "error"), (2, "ok"), (1, "ok")]
+    assert summarize(list(latest_by_task(load_results(store.path)).values())).usage["agent"].calls == 4
+    records = store.load()  # the run's next load drops the replaced line
     assert [(r.task_id, r.status) for r in records] == [(2, "ok"), (1, "ok")]
     assert records[1].earlier_usage["agent"].prompt_tokens == 300
     assert summarize(records).usage["agent"].calls == 4
+
+
+def test_a_pair_retried_twice_across_a_killed_run_counts_each_attempt_once(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append(Result(task_id=1, status="error", usage={"agent": Usage(calls=3)}))
+    store.supersede(store.load())
+    store.append(Result(task_id=1, status="error", usage={"agent": Usage(calls=2)}))  # killed before a load
+    again = ResultStore(store.run_dir)  # the resume
+    again.supersede(again.load())
+    assert len(read_results(store.path)) == 1  # compacted by the load
+    again.append(Result(task_id=1, status="ok", usage={"agent": Usage(calls=1)}))
+    (record,) = again.load()
+    assert record.ok and summarize([record]).usage["agent"].calls == 6
 
 
 def test_secrets_are_redacted_in_records_and_args(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ class OpenEnvServer:
         try:
             message: Any = wire.parse(await request.read())
         except wire.ProtocolError as exc:
-            return _json(wire.rpc_error(None, exc.rpc, str(exc)))
+            return _json(wire.rpc_error(None, exc.rpc, str(exc), exc.code))
         return _json(await self.rpc(message, None))
 
     async def rpc(self, request: Any, session: Session | None) -> dict[str, Any]:
@@ -112,7 +112,7 @@ class OpenEnvServer:
                 raise wire.ProtocolError("Params must be an object")
             return wire.rpc_result(request_id, await self._method(method, params, session))
         except wire.ProtocolError as exc:
-            return wire.rpc_error(request_id, exc.rpc, str(exc))
+            return wire.rpc_error(request_id, exc.rpc, str(exc), exc.code)
         except Exception as exc:  # a fault of ours answers this request, logged; the session goes on
             log.exception("OpenEnv session: a JSON-RPC request failed")
             return wire.rpc_error(request_id, wire.INTERNAL_ERROR, f"internal error: {exc}")

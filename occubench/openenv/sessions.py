@@ -118,7 +118,8 @@ class EpisodePool:
         if found is not None:
             return found
         if str(asked) in self.known:
-            raise wire.ProtocolError(f"task {clip(repr(asked), 200)}: each of its episodes is under way or done")
+            raise wire.ProtocolError(f"task {clip(repr(asked), 200)}: each of its episodes is under way or done",
+                                     wire.TASK_TAKEN)
         raise wire.ProtocolError(f"no task {clip(repr(asked), 200)} in this run's task set")
 
     async def start(self, asked: int | str | None) -> tuple[Claim, Episode]:

@@ -31,6 +31,7 @@ VALIDATION_ERROR = "VALIDATION_ERROR"
 EXECUTION_ERROR = "EXECUTION_ERROR"
 CAPACITY_REACHED = "CAPACITY_REACHED"
 SESSION_ERROR = "SESSION_ERROR"
+TASK_TAKEN = "TASK_TAKEN"  # ours: every episode of the task asked for is under way or done
 # JSON-RPC 2.0's error codes.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -116,8 +117,13 @@ def rpc_result(request_id: Any, result: Any) -> JSONObject:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def rpc_error(request_id: Any, code: int, message: str) -> JSONObject:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+def rpc_error(request_id: Any, code: int, message: str, kind: str | None = None) -> JSONObject:
+    """A JSON-RPC error; ``kind``, the WebSocket code, goes in its ``data`` so that a client tells refusals apart
+    by code, as JSON-RPC gives them all one (OpenEnv's -32000 or -32602)."""
+    error: JSONObject = {"code": code, "message": message}
+    if kind is not None:
+        error["data"] = {"code": kind}
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def rpc_id(request: Any) -> Any:

@@ -14,7 +14,6 @@ import atexit
 import base64
 import contextlib
 import os
-import select
 import signal
 import subprocess
 import threading
@@ -24,8 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from occubench.errors import ConfigError
 from occubench.sandbox import protocol, seccomp
 from occubench.sandbox.provider import Limits, Provider
+from occubench.util.openfiles import readable
 
 _T = TypeVar("_T")
 #: Seconds a worker may take to start (Python's start-up and our imports, in a fresh namespace).
@@ -128,8 +129,7 @@ class Worker:
         chunks, left = [], size
         while left:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([stdout], [], [], wait)
-            if not ready:
+            if not readable(stdout.fileno(), wait):
                 raise WorkerFailed("timeout", f"no reply within {wait if deadline is None else 'its deadline'}: "
                                               "the worker was stopped")
             chunk = os.read(stdout.fileno(), min(left, 1 << 20))
@@ -166,8 +166,46 @@ class Worker:
 MAX_IDLE, IDLE_SECONDS = 32, 60.0
 
 
+#: Memory one lent worker is counted for: an interpreter of its own with its bwrap (about 28 MB each measured with
+#: 185 executable worlds' workers; ``benchmarks/README.md``), and room for its world's state.
+WORKER_BYTES = 48 << 20
+_lendable: threading.BoundedSemaphore | None = None
+_lendable_lock = threading.Lock()
+
+
+def max_workers() -> int:
+    """Workers lent at once across the process, at most: ``OCCUBENCH_MAX_WORKERS``, else as many as three quarters
+    of the memory available now hold at :data:`WORKER_BYTES` each. Thousands of episodes in flight would otherwise
+    start thousands of interpreters, and the kernel would end the run for want of memory; beyond the bound, an
+    instance waits for a worker to be given back. (Every kind of world holds one worker per instance, so waiting
+    cannot deadlock.)"""
+    if (asked := os.environ.get("OCCUBENCH_MAX_WORKERS", "").strip()):
+        try:
+            return max(1, int(asked))
+        except ValueError:
+            raise ConfigError(f"OCCUBENCH_MAX_WORKERS={asked!r}: not a whole number") from None
+    return max(4, available_memory() * 3 // 4 // WORKER_BYTES)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to start programs (Linux's MemAvailable; elsewhere, all of it)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            return int(next(line for line in meminfo if line.startswith("MemAvailable:")).split()[1]) * 1024
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _slots() -> threading.BoundedSemaphore:
+    global _lendable
+    with _lendable_lock:
+        if _lendable is None:
+            _lendable = threading.BoundedSemaphore(max_workers())
+        return _lendable
+
+
 class Pool:
-    """Started workers of one provider, service and set of folders, lent to one user at a time."""
+    """Started workers of one provider, service and set of folders, lent to one user at a time (and to no more
+    users across the process than :func:`max_workers`)."""
 
     def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits) -> None:
         self.provider, self.service, self.folders, self.limits = provider, service, tuple(folders), limits
@@ -175,19 +213,29 @@ class Pool:
         self._lock = threading.Lock()
 
     def lease(self) -> Worker:
-        with self._lock:
-            while self._idle:
-                _, worker = self._idle.pop()
-                if not worker.broken:
-                    return worker
-        return Worker(self.provider, self.service, self.folders, self.limits)
+        """A worker, once fewer than :func:`max_workers` are lent; give it back with :meth:`release`."""
+        slots = _slots()
+        slots.acquire()
+        try:
+            with self._lock:
+                while self._idle:
+                    _, worker = self._idle.pop()
+                    if not worker.broken:
+                        return worker
+            return Worker(self.provider, self.service, self.folders, self.limits)
+        except BaseException:
+            slots.release()
+            raise
 
     def release(self, worker: Worker) -> None:
-        if worker.cpu > self.limits.cpu_seconds / 2:
-            worker.kill()
-        if not worker.broken:
-            with self._lock:
-                self._idle.append((time.monotonic(), worker))
+        try:
+            if worker.cpu > self.limits.cpu_seconds / 2:
+                worker.kill()
+            if not worker.broken:
+                with self._lock:
+                    self._idle.append((time.monotonic(), worker))
+        finally:
+            _slots().release()
         _trim()
 
     @contextlib.contextmanager

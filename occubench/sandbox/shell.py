@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import subprocess
 import time
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from occubench.sandbox import cgroups
 from occubench.sandbox.provider import Limits, Provider
+from occubench.util.openfiles import readable
 
 #: Characters of output kept; the rest is counted, not kept.
 MAX_OUTPUT = 10_240
@@ -52,8 +52,7 @@ def _run(process: subprocess.Popen[bytes], provider: Provider, seconds: float) -
             if wait <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([stdout], [], [], wait)
-            if not ready:
+            if not readable(stdout.fileno(), wait):
                 continue
             chunk = os.read(stdout.fileno(), 1 << 16)
             if not chunk:

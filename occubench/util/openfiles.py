@@ -2,10 +2,13 @@
 
 Each connection is a file descriptor, and many systems start a process with a soft limit of 1,024: past it, requests
 fail one by one with "Too many open files". A process may raise its soft limit up to its hard limit itself; past the
-hard limit only the user can help.
+hard limit only the user can help. With the limit raised, descriptors are numbered past 1,023, which ``select()``
+cannot watch: :func:`readable` waits with ``poll()`` instead.
 """
 
 from __future__ import annotations
+
+import select
 
 from occubench.errors import ConfigError
 
@@ -38,3 +41,10 @@ def ensure_open_files(connections: int, why: str) -> None:
         raise ConfigError(f"{why}: up to {connections:,} connections and {RESERVE} other files need {needed:,} open "
                           f"files, and this process may open at most {limit:,} (its hard limit, `ulimit -Hn`): raise "
                           "that limit or ask for fewer connections")
+
+
+def readable(fd: int, seconds: float | None) -> bool:
+    """Whether ``fd`` has something to read (or its end) within ``seconds`` (None: however long it takes)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if seconds is None else max(0, int(seconds * 1000 + 0.999))))

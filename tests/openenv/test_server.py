@@ -95,7 +95,8 @@ def test_an_episode_left_by_a_reset_or_a_closed_socket_is_an_agent_error_and_pla
         seen = drive(url, play)
         assert process.wait(timeout=120) == 1  # episodes ended in errors
     served = {task: record for (task, _), record in records(tmp_path / "runs" / "r").items()}
-    assert seen["again"]["type"] == "error" and "under way or done" in seen["again"]["data"]["message"]
+    assert seen["again"]["type"] == "error" and seen["again"]["data"]["code"] == "TASK_TAKEN"
+    assert "under way or done" in seen["again"]["data"]["message"]
     assert served[seen["left"]]["error"] == {"kind": "agent", "message": "the OpenEnv client reset its session "
                                              "before ending the episode"}
     assert served[seen["third"]]["error"]["message"] == "the OpenEnv client closed its WebSocket before ending the " \
@@ -151,9 +152,11 @@ def test_json_rpc_sessions_are_named_by_their_id_and_refuse_what_is_not_theirs(t
         assert process.wait(timeout=120) == 0
     assert "reset first" in seen["early"]["error"]["message"]
     assert seen["unknown"]["error"]["message"] == "Unknown session_id"
+    assert seen["unknown"]["error"]["data"] == {"code": "SESSION_ERROR"}
     assert seen["missing"]["error"]["message"] == "session_id is required"
     assert seen["method"]["error"]["code"] == -32601 and seen["bad"]["error"]["code"] == -32600
     assert "Server at capacity" in seen["full"]["error"]["message"]
+    assert seen["full"]["error"]["code"] == -32000 and seen["full"]["error"]["data"] == {"code": "CAPACITY_REACHED"}
     assert "submit" in {tool["name"] for tool in seen["tools"]["result"]["tools"]}
     assert seen["twice"]["data"]["code"] == "SESSION_ERROR"
     data = seen["call"]["result"]["data"]

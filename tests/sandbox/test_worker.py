@@ -4,14 +4,17 @@ own."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from occubench.errors import WorldError
+from occubench.errors import ConfigError, WorldError
 from occubench.executable.isolated import load_isolated
 from occubench.sandbox import Limits, Provider, Worker, WorkerFailed, pool, protocol
-from occubench.sandbox.pool import MAX_IDLE
+from occubench.sandbox.pool import MAX_IDLE, WORKER_BYTES, available_memory, max_workers
 from tests.sandbox.corpus import ATTACKS, Attack, make_corpus_world
 
 UNCHECKED = "occubench.testing.unchecked"
@@ -95,3 +98,56 @@ def test_a_process_keeps_a_bounded_number_of_idle_workers(tmp_path: Path, sandbo
 def test_pools_are_kept_per_provider_service_and_folders(tmp_path: Path, sandbox: Provider) -> None:
     assert pool(sandbox, "s", [tmp_path]) is pool(sandbox, "s", [tmp_path / "." ])
     assert pool(sandbox, "s", [tmp_path]) is not pool(sandbox, "t", [tmp_path])
+
+
+BOUNDED = """
+import sys, threading
+from pathlib import Path
+from occubench.executable.isolated import load_isolated
+from occubench.sandbox import detect
+from tests.sandbox.corpus import Attack, make_corpus_world
+
+root = Path(sys.argv[1])
+[world] = load_isolated(root, [make_corpus_world(root, Attack(), mark=root / "m", port=9, harness=0)],
+                        detect().provider)
+lock, lent, most, done = threading.Lock(), [0], [0], []
+
+def episode() -> None:
+    env = world.environment()
+    with lock:
+        lent[0] += 1
+        most[0] = max(most[0], lent[0])
+    env.call("list_adjusters", {})
+    with lock:
+        lent[0] -= 1
+    env.close()
+    done.append(1)
+
+threads = [threading.Thread(target=episode) for _ in range(12)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(most[0], len(done))
+"""
+
+
+def test_instances_beyond_the_workers_bound_wait_for_one_and_all_are_served(tmp_path: Path,
+                                                                            sandbox: Provider) -> None:
+    # Its own process: the bound is the process's, fixed at the first lease.
+    env = {**os.environ, "OCCUBENCH_MAX_WORKERS": "3", "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run([sys.executable, "-c", BOUNDED, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    most, served = map(int, done.stdout.split())
+    assert served == 12 and 1 <= most <= 3
+
+
+def test_the_workers_bound_follows_memory_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OCCUBENCH_MAX_WORKERS", "7")
+    assert max_workers() == 7
+    monkeypatch.setenv("OCCUBENCH_MAX_WORKERS", "many")
+    with pytest.raises(ConfigError, match="OCCUBENCH_MAX_WORKERS"):
+        max_workers()
+    monkeypatch.delenv("OCCUBENCH_MAX_WORKERS")
+    assert max_workers() == max(4, available_memory() * 3 // 4 // WORKER_BYTES)

@@ -54,7 +54,10 @@ class Server:
             answer = await _json(response)
         if not isinstance(answer, dict) or "error" in answer:
             error = answer.get("error") if isinstance(answer, dict) else None
-            raise EpisodeError(f"{method}: {error.get('message') if isinstance(error, dict) else answer!r}")
+            if not isinstance(error, dict):
+                raise EpisodeError(f"{method}: {answer!r}")
+            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            raise EpisodeError(f"{method}: {error.get('message')}", data.get("code"))
         return answer.get("result")
 
 
@@ -73,8 +76,8 @@ class Session:
             try:
                 created = await server.rpc("openenv/session/create")
                 break
-            except EpisodeError as exc:  # JSON-RPC gives every refusal one code: its message says which
-                if "capacity" not in str(exc).lower():
+            except EpisodeError as exc:
+                if exc.code != "CAPACITY_REACHED":
                     raise
             await asyncio.sleep(CAPACITY_WAIT)
         session = cls(server, str(created["session_id"]))
@@ -122,7 +125,7 @@ class Session:
         try:
             await self.server.rpc("openenv/session/close", session_id=self.id)
         except EpisodeError as exc:
-            if "unknown session" not in str(exc).lower():
+            if exc.code != "SESSION_ERROR":
                 raise
 
 

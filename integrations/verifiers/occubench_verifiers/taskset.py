@@ -83,7 +83,7 @@ class OccubenchTask(vf.Task[OccubenchData, EpisodeState, OccubenchTaskConfig]):
         try:
             session, start = await Session.open(server, str(self.data.id))
         except EpisodeError as exc:
-            if "under way or done" not in str(exc):
+            if exc.code != "TASK_TAKEN":
                 raise
             raise EpisodeError(f"{exc}: each rollout plays one of the run's episodes of its task, so vf-eval's -r N "
                                "needs --trials N (or more) in the run option") from None
