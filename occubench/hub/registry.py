@@ -31,7 +31,7 @@ class Registry(ABC):
     def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
         """Publish the package folder ``package`` (verified: its files are ``manifest``'s) as
         ``reference.version`` and as ``sha256-HEX``. A version that holds another package already is refused
-        (a :class:`ConfigError`) unless ``force``: a citation needs versions that stay.""" 
+        (a :class:`ConfigError`) unless ``force``: a citation needs versions that stay."""
 
     @abstractmethod
     def resolve(self, reference: Reference) -> str:
