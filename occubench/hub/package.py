@@ -89,7 +89,7 @@ class Manifest:
         if not all(isinstance(text, str) and len(text) <= _TEXT_LIMIT for text in texts.values()):
             raise ConfigError(f"{where}: license, description and requires_occubench are strings of at most "
                               f"{_TEXT_LIMIT} characters")
-        manifest = cls(name=value.get("name"), version=value.get("version"), kinds=tuple(kinds), files=files,
+        manifest = cls(name=value.get("name", ""), version=value.get("version", ""), kinds=tuple(kinds), files=files,
                        **texts)
         manifest.check(where)
         return manifest
