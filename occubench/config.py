@@ -303,6 +303,11 @@ class RunConfig(_RunRoles):
     fault_duration: int = Field(2, ge=1)
     fault_mode: str | None = None
     seed: int = 0
+    #: A world package whose worlds the suite runs (``oci://HOST/NAME:VERSION``, ``git+URL@VERSION``,
+    #: ``hf://OWNER/NAME@VERSION``, or ``@sha256:...`` for a digest; :mod:`occubench.hub`).
+    worlds: str | None = None
+    #: The package digest ``worlds`` resolved to (set when the run resolves it; given, it must match).
+    worlds_digest: str | None = Field(None, pattern=r"^sha256:[0-9a-f]{64}$")
     # Task selection.
     task_ids: list[str] | None = None
     categories: list[str] | None = None

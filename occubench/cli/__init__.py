@@ -25,11 +25,12 @@ from occubench.cli import (
     twin,
     view,
     workplace,
+    worlds,
 )
 from occubench.errors import OccuBenchError
 
 #: In the order `occubench --help` lists them.
-COMMANDS = (run, demo, suites, workplace, twin, serve, report, synth, rescore, export, view, doctor, data)
+COMMANDS = (run, demo, suites, workplace, twin, serve, report, synth, rescore, export, view, worlds, doctor, data)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -222,6 +222,9 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
                       help="when the data is missing, download it into the user cache directory")
     data.add_argument("--worlds-dir", metavar="DIR", help="executable suite: run the world folders in DIR (as "
                       "`occubench synth executable` writes them) instead of the built-in worlds")
+    data.add_argument("--worlds", metavar="REF", help="run the worlds of a world package: oci://HOST/NAME:VERSION, "
+                      "git+URL@VERSION or hf://OWNER/NAME@VERSION (or @sha256:DIGEST); installed and validated in the "
+                      "sandbox first, its reference and digest recorded (see `occubench worlds`)")
     data.add_argument("--twin-of", choices=("executable", "awm"),
                       help="twin suite: the worlds whose twins run: executable (the default: the built-in worlds, or "
                       "--worlds-dir) or awm (the AWM-format set of --data-dir)")
@@ -356,10 +359,13 @@ def run_command(args: argparse.Namespace) -> int:
 def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
     """Print a run's summary and the suite's tables; the exit status (see ``run_command``)."""
     from occubench.engine.summary import print_summary
+    from occubench.report.runs import worlds_of
 
     console = Console(highlight=False)
     print_summary(outcome.summary, console,
                   title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
+    if worlds := worlds_of(outcome.run_dir):
+        console.print(f"Worlds: {markup(worlds)}")
     for table in outcome.tables:
         console.print(table.to_rich())
     return _exit_status([outcome], fail_on_error)

@@ -34,6 +34,12 @@ def _serve(args: argparse.Namespace) -> int:
     # Refused before the world starts: an address others can reach is served only with a token.
     token = serve_token(own["host"], own["token_file"]) if transport == "http" else None
     worlds_dir = getattr(args, "worlds_dir", None)
+    if getattr(args, "worlds", None):
+        from occubench.config import RunConfig
+        from occubench.hub.worlds import with_worlds
+
+        worlds_dir = with_worlds(RunConfig.create({"suite": "executable", "worlds": args.worlds})).suite_options[
+            "worlds_dir"]
     worlds = listed_worlds(worlds_dir, getattr(args, "trust_world_code", False))
     try:
         world = world_named(own["env"], worlds, worlds_dir)

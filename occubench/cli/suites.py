@@ -40,9 +40,10 @@ def _suites(args: argparse.Namespace) -> int:
 def _tasks(args: argparse.Namespace) -> int:
     from occubench.core.tables import Table
     from occubench.engine.registry import load_suite
+    from occubench.hub.worlds import with_worlds
 
     as_json = vars(args).pop("json")
-    config = evaluate.config_from_args(args)
+    config = with_worlds(evaluate.config_from_args(args))
     tasks = load_suite(config.suite).plan(config, Console(stderr=True, highlight=False)).tasks
     rows = [{"task_id": t.task_id, "scenario": t.scenario, "category": t.category, "domain": t.domain,
              "difficulty": t.difficulty, "environment": t.env_name} for t in tasks]
@@ -63,8 +64,15 @@ def _validate(args: argparse.Namespace) -> int:
     definition = load_suite(args.suite)
     if definition.validate is None:
         raise ConfigError(f"--suite: {definition.name} has no reference solutions to validate")
-    options = ValidateOptions(days=args.days, seed=args.seed, worlds_dir=args.worlds_dir,
-                              trust_world_code=args.trust_world_code, data_dir=args.data_dir,
+    given = {"days": args.days, "seed": args.seed, "worlds_dir": args.worlds_dir, "data_dir": args.data_dir}
+    if args.worlds:  # the package's worlds, installed (so validated once in the sandbox) and checked as any
+        from occubench.config import RunConfig
+        from occubench.hub.worlds import with_worlds
+
+        resolved = with_worlds(RunConfig.create({"suite": args.suite, "worlds": args.worlds,
+                                                 **{k: v for k, v in given.items() if v is not None}}))
+        given = {**given, **{k: v for k, v in resolved.suite_options.items() if k in given}, "seed": resolved.seed}
+    options = ValidateOptions(**given, trust_world_code=args.trust_world_code,
                               traineebench_config=args.traineebench_config, reference_dir=args.reference_dir)
     return 0 if definition.validate(options, Console(highlight=False)) else 1
 
@@ -103,5 +111,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "to generate and check")
     check.add_argument("--reference-dir", metavar="DIR", help="traineebench: the reference's own files (default: "
                        "the copy `occubench data download traineebench` made)")
+    check.add_argument("--worlds", metavar="REF", help="validate the worlds of this world package (oci://HOST/NAME:"
+                       "VERSION, git+URL@VERSION, hf://OWNER/NAME@VERSION; see `occubench worlds`)")
     evaluate.add_trust_argument(check)
     check.set_defaults(func=_validate)

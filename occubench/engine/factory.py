@@ -26,6 +26,7 @@ from occubench.engine.identity import config_hash, default_run_name, safe_name
 from occubench.engine.models import build_models
 from occubench.engine.registry import AgentContext, load_agent, load_suite
 from occubench.errors import ConfigError
+from occubench.hub.worlds import with_worlds
 from occubench.llm.ledger import TaskLimits
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class EpisodeFactory:
         :class:`ConfigError`. The suite's roles in ``given`` are played by models the caller brings (Inspect's,
         a trainer's); every other needs its model in the config."""
         definition = load_suite(config.suite)
+        config = with_worlds(config)
         plan = plan or definition.plan(config, console or Console(quiet=True))
         if not plan.tasks:
             raise ConfigError("no task matches --task-ids/--categories/--difficulty")
@@ -107,7 +109,7 @@ class EpisodeFactory:
                     "agent_images": config.agent_images or None,
                     "context_window": config.context_window, "guidance": config.guidance or None,
                     "agent_command": config.agent if config.agent.startswith("command:") else None,
-                    "reflection_model": self.roles.get("reflection")}
+                    "reflection_model": self.roles.get("reflection"), "worlds_digest": config.worlds_digest}
         meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
                    **{f"{role}_params": config.role_params(role) for role in self.roles},
                    **{key: value for key, value in when_set.items() if value is not None}, **self.identity}

@@ -65,7 +65,8 @@ def check_same_config(store: ResultStore, config: dict[str, Any], digest: str, f
 _NAMES = {"task_content": "the tasks' content (data files, world configs or folders, days)", "workplace_seed": "--seed",
           "workplace_days": "--days", "agent_model": "--agent-model (or --agent)", "world_model": "--world-model",
           "seed": "--seed", "rescore_of": "the rescored run", "fault_mode": "--fault-mode",
-          "npc_model": "--npc-model"}
+          "npc_model": "--npc-model",
+          "worlds_digest": "the digest of the --worlds package (its reference now names another package)"}
 
 
 

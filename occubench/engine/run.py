@@ -117,6 +117,7 @@ class _Run:
         self.config, self.console, self.redactor, self.group = config, console, redactor, group
         self.prices = load_prices(Path(config.prices)) if config.prices else None
         self.factory = factory = EpisodeFactory.create(config, console)
+        self.config = config = factory.config  # with what it resolved: the --worlds package's digest and folder
         self.rescored = SavedEpisodes.read(Path(config.rescore), factory.plan, factory.definition.name, console,
                                             config.agent_images) \
             if config.rescore else None

@@ -85,7 +85,7 @@ def _parse(text: str, flag: str) -> Reference:
     scheme, sep, rest = text.partition("://")
     if not sep or scheme not in ("oci", "hf"):
         raise ConfigError(f"{flag} {text!r}: not a package reference; the forms are {forms}")
-    location, digest = _split_digest(rest)
+    location, digest = _split_digest(rest, flag)
     version = None
     if scheme == "oci":
         host, slash, name = location.partition("/")
@@ -105,7 +105,7 @@ def _parse(text: str, flag: str) -> Reference:
 
 
 def _git(url: str, flag: str, forms: str) -> Reference:
-    location, digest = _split_digest(url)
+    location, digest = _split_digest(url, flag)
     version = None
     path_start = location.find("/", location.find("://") + 3) if "://" in location else -1
     at = location.rfind("@")
@@ -122,11 +122,11 @@ def _git(url: str, flag: str, forms: str) -> Reference:
     return Reference("git", location, version, digest)
 
 
-def _split_digest(text: str) -> tuple[str, str | None]:
+def _split_digest(text: str, flag: str) -> tuple[str, str | None]:
     head, at, tail = text.rpartition("@")
     if at and tail.startswith("sha256:"):
         if not _DIGEST.fullmatch(tail):
-            raise ConfigError(f"@{tail}: a digest is sha256: and 64 lower-case hex digits")
+            raise ConfigError(f"{flag}: @{tail}: a digest is sha256: and 64 lower-case hex digits")
         return head, tail
     return text, None
 

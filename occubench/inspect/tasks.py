@@ -5,6 +5,7 @@ Each is one of our suites with the settings of ``occubench run`` as task argumen
 per task (id: the task id; metadata: scenario, category, domain, difficulty, world), the :func:`world_agent` solver
 and the suite's verifier as scorer. ``epochs`` adds Inspect's pass@k and pass^k reducers (``pass_at_<k>``,
 ``pass_k_<k>``, k = epochs) to the mean; with ``--epochs`` instead, name them with ``--epochs-reducer``.
+``-T worlds=REF`` runs a world package's worlds (:mod:`occubench.hub`), installed and validated first.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.console import Console
 from occubench.config import RunConfig
 from occubench.engine.registry import load_suite
 from occubench.errors import ConfigError
+from occubench.hub.worlds import with_worlds
 from occubench.inspect._episodes import Episodes, Role
 from occubench.inspect.scorer import day_score, verdict
 from occubench.inspect.solver import world_agent
@@ -36,7 +38,7 @@ def _task(suite: str, arguments: dict[str, Any], roles: dict[str, Role], score: 
     others settings of a run."""
     settings = {k: v for k, v in arguments.items() if v is not None}
     epochs, worlds = settings.pop("epochs"), _names(settings.pop("world", None))
-    config = RunConfig.create({"suite": suite, **settings}, source="-T")
+    config = with_worlds(RunConfig.create({"suite": suite, **settings}, source="-T"))
     plan = load_suite(suite).plan(config, Console(stderr=True, highlight=False))
     tasks = plan.tasks
     if worlds:
@@ -73,7 +75,7 @@ def occubench(env_mode: str = "E0", fault_count: int = 2, fault_duration: int = 
               categories: str | list[str] | None = None, task_ids: str | list[str] | int | None = None,
               difficulty: str | list[int] | int | None = None, with_plan: bool = False, data_dir: str | None = None,
               num_votes: int = 3, max_steps: int = 50, seed: int = 0, date: str | None = None,
-              epochs: int = 1) -> Task:
+              worlds: str | None = None, epochs: int = 1) -> Task:
     """The OccuBench benchmark: worlds simulated by the ``world`` model role, judged by the ``grader`` role (the
     world model when not given) by majority vote."""
     return _task("occubench", locals(), {"world": Role("world", required=True),
@@ -85,7 +87,7 @@ def executable(world: str | list[str] | None = None, task_ids: str | list[str] |
                categories: str | list[str] | None = None, difficulty: str | list[int] | int | None = None,
                env_mode: str = "E0", fault_count: int = 2, fault_duration: int = 2, worlds_dir: str | None = None,
                trust_world_code: bool = False, num_votes: int = 3, max_steps: int = 50, seed: int = 0,
-               date: str | None = None, epochs: int = 1) -> Task:
+               date: str | None = None, worlds: str | None = None, epochs: int = 1) -> Task:
     """Executable worlds (SQLite, tools that are code), checked by code; with a ``grader`` model role, a judge
     also labels each episode (complete, incomplete, agent_error, environment_error). ``worlds_dir`` worlds run in
     the sandbox, or without one only with ``trust_world_code``."""
@@ -95,7 +97,8 @@ def executable(world: str | list[str] | None = None, task_ids: str | list[str] |
 @task
 def awm(data_dir: str | None = None, task_ids: str | list[str] | None = None, env_mode: str = "E0",
         fault_count: int = 2, fault_duration: int = 2, trust_world_code: bool = False, num_votes: int = 3,
-        max_steps: int = 50, seed: int = 0, date: str | None = None, epochs: int = 1) -> Task:
+        max_steps: int = 50, seed: int = 0, date: str | None = None, worlds: str | None = None,
+        epochs: int = 1) -> Task:
     """An AWM-format set (``data_dir``, else the copy ``occubench data download awm`` made): its applications in the
     sandbox, each task verified by its published code or, where that needs one, by the ``grader`` model role."""
     return _task("awm", locals(), {"verifier": Role("grader")}, verdict)
@@ -103,7 +106,7 @@ def awm(data_dir: str | None = None, task_ids: str | list[str] | None = None, en
 
 @task
 def workplace(days: int = 10, seed: int = 0, workplace_dir: str | None = None, task_ids: str | list[str] | None = None,
-              max_steps: int = 50, date: str | None = None, epochs: int = 1) -> Task:
+              max_steps: int = 50, date: str | None = None, worlds: str | None = None, epochs: int = 1) -> Task:
     """Generated working days, scored by their checkpoints; colleagues are played by the ``colleague`` model role
     when given, else answer from their scripted clues."""
     return _task("workplace", locals(), {"npc": Role("colleague")}, day_score)

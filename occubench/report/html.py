@@ -142,7 +142,8 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
     for i, s in enumerate(stats):
         main = "".join(_table_html(t) for t in run_tables(s, by_domain=False))
         suite = "".join(_table_html(t) for t in extra.get(s.name, []))
-        run_sections.append(f'<section class="run" id="run-{i}"><h3>{html.escape(s.name)}</h3>'
+        worlds = f"<p>Worlds: <code>{html.escape(s.worlds)}</code></p>" if s.worlds else ""
+        run_sections.append(f'<section class="run" id="run-{i}"><h3>{html.escape(s.name)}</h3>{worlds}'
                             f'<div class="run-tables">{main}</div>'
                             + (f'<div class="run-tables">{suite}</div>' if suite else "") +
                             f"<details><summary>By domain</summary>{_table_html(domain_table(s))}</details></section>")

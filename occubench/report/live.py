@@ -32,7 +32,7 @@ from occubench.engine.summary import Price
 from occubench.errors import ConfigError
 from occubench.export.atif import load_atif, trajectory_files
 from occubench.report.robustness import robustness_table
-from occubench.report.runs import Run
+from occubench.report.runs import Run, worlds_of
 from occubench.report.stats import RunStats, run_stats
 from occubench.report.tables import leaderboard_table, modes_table, report_warnings, run_tables, suite_tables
 from occubench.report.viewer import VIEWER_HTML, asset, entry, resolve_context, summary
@@ -167,7 +167,7 @@ class ViewState:
             run.error = str(exc)
         except OSError as exc:
             run.error = f"cannot read {run.path if atif else run.path / RESULTS_FILE}: {exc.strerror}"
-        loaded = Run(run.name, run.path, run.results, run.left_out)
+        loaded = Run(run.name, run.path, run.results, run.left_out, worlds_of(run.path))
         run.stats = run_stats(loaded, self.prices)
         extra = suite_tables([loaded]).get(run.name, [])
         run.report = {"index": run.index, "name": run.name,

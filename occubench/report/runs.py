@@ -9,6 +9,7 @@ from pathlib import Path
 from occubench.core.results import Result
 from occubench.errors import ConfigError
 from occubench.report.robustness import is_inspect_log, load_run_records, run_dirs_with_results, warn
+from occubench.store import read_args
 
 
 @dataclass
@@ -18,6 +19,8 @@ class Run:
     results: list[Result]
     #: Lines of its results file left out as not the run's (another configuration's, or a task outside its set).
     left_out: int = 0
+    #: The world package it ran (``--worlds``): the reference as given and the digest it resolved to.
+    worlds: str = ""
 
 
 def load_run(path: Path, name: str | None = None, warnings: list[str] | None = None) -> Run:
@@ -26,12 +29,19 @@ def load_run(path: Path, name: str | None = None, warnings: list[str] | None = N
     if not path.is_dir() and not is_inspect_log(path):
         raise ConfigError(f"run directory not found: {path}")
     records = load_run_records(path, warnings)
-    run = Run(name or path.name, path, records.results, len(records.left_out))
+    run = Run(name or path.name, path, records.results, len(records.left_out), worlds_of(path))
     hashes = {result.config_hash for result in run.results if result.config_hash}
     if len(hashes) > 1:
         warn(f"{path} holds results of {len(hashes)} different configurations (config_hash "
              f"{', '.join(sorted(hashes))}): they are reported together", warnings)
     return run
+
+
+def worlds_of(path: Path) -> str:
+    """``REF (sha256:...)`` of the world package a run directory's ``args.json`` names; empty without one."""
+    args = read_args(path) if path.is_dir() else {}
+    reference, digest = args.get("worlds"), args.get("worlds_digest")
+    return f"{reference} ({digest})" if isinstance(reference, str) and isinstance(digest, str) else ""
 
 
 def load_run_dirs(paths: Iterable[Path | str], warnings: list[str] | None = None) -> list[Run]:

@@ -293,6 +293,8 @@ def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_doma
              *(to_markdown(table, 2) for table in overview or [])]
     for stats in runs:
         parts.append(f"## Run {_md_cell(stats.name)}\n")
+        if stats.worlds:
+            parts.append(f"Worlds: {_md_cell(stats.worlds)}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
         parts += [to_markdown(table) for table in (extra or {}).get(stats.name, [])]
     return "\n".join(parts)
@@ -309,6 +311,7 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": stats.name, "suite": stats.suite, "agent_model": stats.agent_model, "world_model": stats.world_model,
         "env_mode": stats.env_mode, "trials": stats.trials, "task_set": stats.task_set, "tasks": stats.tasks,
+        "worlds": stats.worlds or None,
         "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
                        "ci_high": c.high, "ci_level": c.level},
         "errors": stats.errors,
