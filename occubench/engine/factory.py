@@ -121,7 +121,12 @@ class EpisodeFactory:
         never share a directory. The date is left out: a resumed run takes its date from the directory."""
         config = self.config
         _, meaning = self.describe("", rescored)
-        short = config_hash({key: value for key, value in meaning.items() if key != "date"})[:8]
+        named = {key: value for key, value in meaning.items() if key != "date"}
+        if config.worlds:  # by the reference, not what it names now: the same command finds its folder again, and
+            # refuses to add to it once the reference names another package
+            named = {**{k: v for k, v in named.items() if k not in ("worlds_digest", "task_content")},
+                     "worlds": config.worlds}
+        short = config_hash(named)[:8]
         if rescored:
             return safe_name(f"{rescored.source.name}__rescored_{self.plan.roles['verifier']}__{short}")
         return default_run_name(self.agent_label, self.plan.world_label or self.definition.name, config.env_mode,

@@ -34,15 +34,16 @@ def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_mo
     assert pushed.returncode == 0, pushed.stderr
     digest = pushed.stdout.split("digest: ")[1].split()[0]
     run = ["run", "--suite", "executable", "--agent", "reference", "--worlds", f"{registry}@1.0",
-           "--output-dir", "runs", "--run-name", "cited"]
+           "--output-dir", "runs"]
     first = occubench(*run, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    args = json.loads((tmp_path / "runs" / "cited" / "args.json").read_text())
+    (folder,) = (tmp_path / "runs").iterdir()  # the default folder: the same command finds it again
+    args = json.loads((folder / "args.json").read_text())
     assert (args["worlds"], args["worlds_digest"]) == (f"{registry}@1.0", digest)
     assert f"{registry}@1.0 ({digest})" in first.stdout
-    results = [json.loads(line) for line in (tmp_path / "runs" / "cited" / "results.jsonl").read_text().splitlines()]
+    results = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
     assert results and all(r["is_correct"] for r in results)  # the package's world, with its reference solutions
-    report = occubench("report", "runs/cited", "--format", "json", cwd=tmp_path)
+    report = occubench("report", str(folder), "--format", "json", cwd=tmp_path)
     assert json.loads(report.stdout)["runs"][0]["worlds"] == f"{registry}@1.0 ({digest})"
 
     (tmp_path / "pkg" / "executable" / "insurance_claims" / "seed.sql").open("a").write("-- moved\n")
@@ -52,11 +53,12 @@ def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_mo
     new = moved.stdout.split("digest: ")[1].split()[0]
     again = occubench(*run, cwd=tmp_path)
     assert again.returncode == 2 and digest in again.stderr and new in again.stderr
-    assert len((tmp_path / "runs" / "cited" / "results.jsonl").read_text().splitlines()) == len(results)
+    assert len((folder / "results.jsonl").read_text().splitlines()) == len(results)
     # Pinned to the digest it ran, the run resumes (nothing is left to run).
-    pinned = occubench(*[a if a != f"{registry}@1.0" else f"{registry}@{digest}" for a in run], cwd=tmp_path)
+    pinned = occubench(*[a if a != f"{registry}@1.0" else f"{registry}@{digest}" for a in run], "--run-name",
+                       folder.name, cwd=tmp_path)
     assert pinned.returncode == 0, pinned.stderr
-    assert len((tmp_path / "runs" / "cited" / "results.jsonl").read_text().splitlines()) == len(results)
+    assert len((folder / "results.jsonl").read_text().splitlines()) == len(results)
 
 
 def test_a_package_without_the_suites_kind_or_beside_worlds_dir_is_refused(tmp_path: Path,
