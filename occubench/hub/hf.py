@@ -1,0 +1,275 @@
+"""World packages on the Hugging Face Hub (``hf://OWNER/NAME@VERSION``), through the Hub's own client,
+``huggingface_hub``.
+
+A package is the dataset repository ``OWNER/NAME``: its files as they are (browsable on the Hub), its manifest at
+the root, one commit per version on the default branch, tagged with the version and with ``sha256-HEX``. The server
+is the one ``HF_ENDPOINT`` names (huggingface.co without it); credentials are the client's own business (``HF_TOKEN``,
+or the token ``hf auth login`` stored): none goes through this module.
+
+What a repository serves is anyone's: its listing is checked before anything is downloaded, downloads go to a
+temporary folder, regular files alone are copied from there, and the copy is verified against the manifest and the
+reference's digest before it is handed back.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from occubench.errors import ConfigError
+from occubench.hub.package import MANIFEST, Manifest, check_path, verify
+from occubench.hub.refs import Reference
+from occubench.hub.registry import Registry, Version
+from occubench.util.redact import redact_url
+from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES, read_chunks
+
+REPO_TYPE = "dataset"
+#: Files the Hub writes into every repository by itself: not the package's, neither fetched nor refused.
+HUB_FILES = (".gitattributes",)
+_DIGEST_TAG = "sha256-"
+_DEFAULT_ENDPOINT = "https://huggingface.co"
+
+
+class HubRegistry(Registry):
+    """``hf://`` references: dataset repositories of the Hub ``HF_ENDPOINT`` names."""
+
+    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        version, digest_tag = _version_of(reference, manifest), manifest.digest.replace(":", "-")
+        where = str(reference)
+        api, repo = _api(), reference.location
+        with _errors(where, "read the tags"):
+            tags = _tags(api, repo)
+        if tags is None:
+            with _errors(where, "create the dataset repository"):
+                api.create_repo(repo, repo_type=REPO_TYPE, exist_ok=True)
+            tags = {}
+        if version in tags and not force:  # forced, a version is written again whatever it holds (even no package)
+            held = _digest_at(api, reference, tags, tags[version])
+            if held != manifest.digest:
+                raise ConfigError(f"{where}: version {version} holds another package ({held}) already; publish "
+                                  "this one as a new version (a citation needs versions that stay), or force it")
+            if digest_tag not in tags:  # pushed before: only its digest tag may be missing
+                with _errors(where, "tag the package"):
+                    api.create_tag(repo, tag=digest_tag, revision=tags[version], repo_type=REPO_TYPE)
+            return
+        # The commit holds exactly the package: its files, its manifest in canonical form (the folder's own may be a
+        # draft of metadata only), and no file a previous version had and this one has not.
+        wanted = {MANIFEST, *manifest.files}
+        with _errors(where, "list the files"):
+            current = api.list_repo_files(repo, repo_type=REPO_TYPE)
+        operations: list[Any] = [CommitOperationAdd(path_in_repo=MANIFEST,
+                                                    path_or_fileobj=manifest.canonical() + b"\n")]
+        operations += [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(package.joinpath(*path.split("/"))))
+                       for path in sorted(manifest.files)]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in sorted(current)
+                       if path not in wanted and path not in HUB_FILES]
+        with _errors(where, "upload the package"):
+            commit = api.create_commit(repo, operations=operations, repo_type=REPO_TYPE,
+                                       commit_message=f"{manifest.name} {version} ({manifest.digest})")
+            if version in tags:
+                api.delete_tag(repo, tag=version, repo_type=REPO_TYPE)
+            api.create_tag(repo, tag=version, revision=commit.oid, repo_type=REPO_TYPE)
+            if digest_tag not in tags:  # one there names a commit of the same files already
+                api.create_tag(repo, tag=digest_tag, revision=commit.oid, repo_type=REPO_TYPE)
+
+    def resolve(self, reference: Reference) -> str:
+        api, where = _api(), str(reference)
+        # An API call first: it fails at once where a download retries for long.
+        with _errors(where, "read the version"):
+            commit = api.repo_info(reference.location, repo_type=REPO_TYPE, revision=reference.tag).sha
+        return _manifest_at(reference, commit).digest
+
+    def fetch(self, reference: Reference, dest: Path) -> None:
+        from huggingface_hub.hf_api import RepoFile
+
+        api, where, repo = _api(), str(reference), reference.location
+        with _errors(where, "list the files"):
+            # Pinned to the commit the tag names now: a tag moved meanwhile cannot mix two versions' files.
+            commit = api.repo_info(repo, repo_type=REPO_TYPE, revision=reference.tag).sha
+            listing = [entry for entry in api.list_repo_tree(repo, repo_type=REPO_TYPE, revision=commit,
+                                                             recursive=True) if isinstance(entry, RepoFile)]
+        files = _checked_listing(listing, where)
+        dest.mkdir(parents=True)
+        try:
+            with tempfile.TemporaryDirectory(prefix="occubench-hf-") as staging:
+                total = 0
+                for path in files:
+                    with _errors(where, f"download {path}"):
+                        downloaded = _download(repo, path, commit, Path(staging))
+                    total += _copy(downloaded, dest.joinpath(*path.split("/")), where)
+                    if total > MAX_FOLDER_BYTES:
+                        raise ConfigError(f"{where}: more than {MAX_FOLDER_BYTES >> 20:,} MB; a package holds no more")
+            verify(dest, where, reference.digest)
+        except BaseException:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
+
+    def versions(self, reference: Reference) -> list[Version]:
+        api, where = _api(), str(reference)
+        with _errors(where, "read the tags"):
+            tags = _tags(api, reference.location)
+        if tags is None:
+            raise ConfigError(f"{where}: no dataset repository {reference.location} on {_endpoint()}, or it is "
+                              f"private and no token opens it; {_CHECK}")
+        found = [Version(tag, _digest_at(api, reference, tags, commit)) for tag, commit in tags.items()
+                 if not tag.startswith(_DIGEST_TAG)]
+        return sorted(found, key=lambda v: _version_key(v.version))  # the Hub keeps no date of a tag
+
+
+_CHECK = ("for a private or gated repository set HF_TOKEN or run `hf auth login`; HF_ENDPOINT chooses the server "
+          f"({_DEFAULT_ENDPOINT} without it)")
+
+
+def _endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "").rstrip("/") or _DEFAULT_ENDPOINT
+
+
+def _api() -> Any:
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        raise ConfigError("hf:// world packages need huggingface_hub: pip install 'occubench[awm]' (or "
+                          "huggingface_hub)") from None
+    # The client reads HF_ENDPOINT once, when it is imported; read here, one set after that is used too.
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+
+
+def _download(repo: str, path: str, revision: str, folder: Path) -> Path:
+    """The file ``path`` of ``repo`` at ``revision``, downloaded under ``folder`` as a plain file (``local_dir``:
+    no link into the client's cache)."""
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(repo, path, repo_type=REPO_TYPE, revision=revision, local_dir=folder,
+                                endpoint=os.environ.get("HF_ENDPOINT") or None))
+
+
+def _tags(api: Any, repo: str) -> dict[str, str] | None:
+    """The repository's tags and the commit each names; None when there is no such repository (or none we may see)."""
+    from huggingface_hub.utils import HfHubHTTPError, RepositoryNotFoundError
+
+    try:
+        refs = api.list_repo_refs(repo, repo_type=REPO_TYPE)
+    except RepositoryNotFoundError:
+        return None
+    except HfHubHTTPError as exc:
+        if getattr(exc.response, "status_code", None) == 404:  # what a mirror (olah) answers for no repository
+            return None
+        raise
+    return {tag.name: tag.target_commit for tag in refs.tags}
+
+
+def _digest_at(api: Any, reference: Reference, tags: dict[str, str], commit: str) -> str:
+    """The package digest of ``commit``: the Hub's word through its ``sha256-HEX`` tag, else its manifest's."""
+    for tag, target in tags.items():
+        if target == commit and tag.startswith(_DIGEST_TAG):
+            return "sha256:" + tag.removeprefix(_DIGEST_TAG)
+    return _manifest_at(reference, commit).digest
+
+
+def _manifest_at(reference: Reference, commit: str) -> Manifest:
+    where = f"{reference}: {MANIFEST}"
+    with tempfile.TemporaryDirectory(prefix="occubench-hf-") as staging:
+        with _errors(str(reference), f"download {MANIFEST}"):
+            path = _download(reference.location, MANIFEST, commit, Path(staging))
+        return Manifest.from_bytes(b"".join(read_chunks(path)), where)  # read within the size limit, no link
+
+
+def _checked_listing(listing: list[Any], where: str) -> list[str]:
+    """The paths to fetch of a revision's file listing; a :class:`ConfigError` for an unsafe path or a listing past
+    the limits, before anything is downloaded."""
+    paths, total = [], 0
+    for entry in listing:
+        path, size = entry.path, entry.size or 0
+        if path in HUB_FILES:
+            continue
+        if path != MANIFEST:
+            check_path(path, where)
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(f"{where}: {path} has {size:,} bytes; a package file has at most "
+                              f"{MAX_FILE_BYTES >> 20} MB")
+        total += size
+        paths.append(path)
+    if len(paths) > MAX_FILES or total > MAX_FOLDER_BYTES:
+        raise ConfigError(f"{where}: {len(paths):,} files, {total >> 20:,} MB; a package holds at most "
+                          f"{MAX_FILES:,} files and {MAX_FOLDER_BYTES >> 20:,} MB")
+    if MANIFEST not in paths:
+        raise ConfigError(f"{where}: no {MANIFEST} in the repository; not an occubench world package")
+    return sorted(paths)
+
+
+def _copy(source: Path, target: Path, where: str) -> int:
+    """Copy the downloaded regular file ``source`` (no link: :func:`read_chunks`) to the new plain file ``target``;
+    its size."""
+    written = 0
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "xb") as out:
+            for chunk in read_chunks(source):
+                out.write(chunk)
+                written += len(chunk)
+    except OSError as exc:  # a path listed twice, or as a file and as a folder
+        raise ConfigError(f"{where}: cannot write {target.name} ({exc.strerror}); the repository's listing "
+                          "is not a package's") from None
+    return written
+
+
+def _version_of(reference: Reference, manifest: Manifest) -> str:
+    if reference.version is None:
+        raise ConfigError(f"{reference}: name the version to publish (@VERSION)")
+    if reference.digest and reference.digest != manifest.digest:
+        raise ConfigError(f"{reference}: the package's digest is {manifest.digest}, not the reference's")
+    return reference.version
+
+
+def _version_key(version: str) -> tuple[int, Any, str]:
+    from packaging.version import InvalidVersion
+    from packaging.version import Version as Pep440
+
+    try:
+        return 0, Pep440(version), version
+    except InvalidVersion:
+        return 1, None, version
+
+
+@contextmanager
+def _errors(where: str, action: str) -> Iterator[None]:
+    """The client's failures, as a :class:`ConfigError` naming ``where``, the server and what to check."""
+    from huggingface_hub.utils import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    endpoint = _endpoint()
+    try:
+        yield
+    except ConfigError:
+        raise
+    except GatedRepoError:
+        raise ConfigError(f"{where}: the repository on {endpoint} is gated: accept its conditions on the Hub, then "
+                          f"{_CHECK}") from None
+    except RevisionNotFoundError:
+        raise ConfigError(f"{where}: no such version (tag) in the repository on {endpoint}; list its versions with "
+                          "the reference without @VERSION") from None
+    except RepositoryNotFoundError:
+        raise ConfigError(f"{where}: not found on {endpoint} (no such dataset repository or version, or the "
+                          f"repository is private and no token opens it); {_CHECK}") from None
+    except HfHubHTTPError as exc:
+        status = getattr(exc.response, "status_code", None)
+        if status in (401, 403):
+            raise ConfigError(f"{where}: {endpoint} refused to let us {action} ({status}); {_CHECK}") from None
+        raise ConfigError(f"{where}: cannot {action} on {endpoint}: {_said(exc, endpoint)}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever else the client meets (network, disk) fails the operation
+        # A download's "not in the local cache either" (a FileNotFoundError) says less than the error it wraps.
+        cause = exc.__cause__ if isinstance(exc, FileNotFoundError) and exc.__cause__ else exc
+        raise ConfigError(f"{where}: cannot {action} on {endpoint} ({type(cause).__name__}: "
+                          f"{_said(cause, endpoint)}); check HF_ENDPOINT and that the server is reachable") from None
+
+
+def _said(exc: BaseException, endpoint: str) -> str:
+    """The first line of what the client said, the endpoint's credentials (if any) masked."""
+    text = (str(exc).strip().splitlines() or [""])[0][:300]
+    return text.replace(endpoint, redact_url(endpoint) or endpoint)
