@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 def occubench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OCCUBENCH_CACHE_DIR": str(cwd / "cache"), "HOME": str(cwd / "home"),
-           "GIT_CONFIG_NOSYSTEM": "1"}
+           "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "500"}
     return subprocess.run([sys.executable, "-m", "occubench", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600, check=False)
 
