@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from occubench.executable.registry import builtin_worlds
 from occubench.sandbox import Provider
+from occubench.testing import MockLLMServer
 from tests.hub.test_package import package_folder
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -74,3 +76,43 @@ def test_a_package_without_the_suites_kind_or_beside_worlds_dir_is_refused(tmp_p
                      "pkg/executable", cwd=tmp_path)
     assert both.returncode == 2 and "--worlds-dir" in both.stderr
     assert not (tmp_path / "results").exists()
+
+
+@pytest.fixture
+def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A git+file reference to a package of one built-in world, and this process's cache pointed at tmp_path."""
+    package_folder(tmp_path / "pkg")
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "registry.git")], check=True)
+    reference = f"git+file://{tmp_path / 'registry.git'}@1.0"
+    pushed = occubench("worlds", "push", "pkg", reference, "--name", "acme/claims", "--version", "1.0", cwd=tmp_path)
+    assert pushed.returncode == 0, pushed.stderr
+    monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    return reference
+
+
+def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published: str, sandbox: Provider) -> None:
+    ids = {f"insurance_claims/{task.id}" for world in builtin_worlds() if world.name == "insurance_claims"
+           for task in world.tasks}
+    listed = occubench("tasks", "--suite", "executable", "--worlds", published, "--json", cwd=tmp_path)
+    assert {row["task_id"] for row in json.loads(listed.stdout)} == ids
+    checked = occubench("validate", "--suite", "executable", "--worlds", published, cwd=tmp_path)
+    assert checked.returncode == 0 and f"{len(ids)}/{len(ids)} tasks valid" in checked.stdout
+    pytest.importorskip("gymnasium")
+    from occubench.gym import make
+
+    env = make("executable", worlds=published)
+    try:
+        observation, _ = env.reset()
+        assert observation and str(env.unwrapped.task.task_id) in ids  # type: ignore[attr-defined]
+    finally:
+        env.close()
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+
+    from occubench.inspect import executable
+
+    with MockLLMServer() as server:
+        [log] = inspect_eval(executable(worlds=published), model="openai/gpt-4o", display="none",
+                             log_dir=str(tmp_path / "logs"), model_base_url=server.base_url,
+                             model_args={"api_key": "k"})
+    assert log.status == "success" and {str(sample.id) for sample in log.samples or []} == ids
