@@ -108,7 +108,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
         tools, notes = "-", list(scenario.defects())
         if (world := worlds.get(scenario.name)) is not None:
             try:
-                tools, broken = _in_worker(world)
+                tools, broken = checked_in_worker(world)
                 notes += broken + [f"seed: {problem}" for problem in world.problems]
             except WorldError as exc:
                 failed.append(scenario.name)
@@ -151,7 +151,7 @@ def _compiled(scenario: Scenario, provider: Provider) -> list[str]:
     return _problems(reply)
 
 
-def _in_worker(world: AwmWorld) -> tuple[str, list[str]]:
+def checked_in_worker(world: AwmWorld) -> tuple[str, list[str]]:
     """The world's tool count and its verifiers' problems, from one of its workers."""
     environment = world.environment()
     try:

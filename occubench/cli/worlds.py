@@ -1,4 +1,5 @@
-"""``occubench worlds``: world packages — pack a folder of worlds, push it to a registry, pull (install) it, list.
+"""``occubench worlds``: world packages — pack a folder of worlds, push it to a registry, pull (install), list and
+remove them.
 
 A package folder holds its worlds by kind (``executable/``, ``occubench/``, ``awm/``, ``workplace/``); ``pack``
 writes it as one reproducible tar and prints its digest. References: ``oci://HOST/NAME:VERSION`` (any OCI
@@ -106,6 +107,15 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _remove(args: argparse.Namespace) -> int:
+    from occubench.hub.install import remove
+
+    if not remove(args.digest):
+        raise ConfigError(f"DIGEST {args.digest}: no installed package has it (see `occubench worlds list`)")
+    print(f"removed {args.digest}")
+    return 0
+
+
 def _said(manifest: Manifest, what: str) -> None:
     Console(highlight=False).print(f"{markup(manifest.name)} {markup(manifest.version)} ({', '.join(manifest.kinds)}, "
                                    f"{len(manifest.files)} files) {markup(what)}\ndigest: {manifest.digest}")
@@ -148,3 +158,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("ref", metavar="REF", nargs="?", help="a package without a version: oci://HOST/NAME, "
                          "git+URL or hf://OWNER/NAME")
     listing.set_defaults(func=_list)
+    removing = commands.add_parser("remove", help="uninstall the package of DIGEST")
+    removing.add_argument("digest", metavar="DIGEST", help="sha256:... as `occubench worlds list` prints it")
+    removing.set_defaults(func=_remove)

@@ -132,7 +132,7 @@ def _awm(folder: Path, provider: Provider | None) -> list[str]:
     from rich.console import Console
 
     from occubench.awm.data import load_set
-    from occubench.awm.plugin import _in_worker, runnable_worlds
+    from occubench.awm.plugin import checked_in_worker, runnable_worlds
     from occubench.errors import WorldError
 
     assert provider is not None  # sandbox() gives one for a package of AWM worlds
@@ -141,7 +141,7 @@ def _awm(folder: Path, provider: Provider | None) -> list[str]:
     problems = [] if worlds else ["awm/: no runnable scenario (an application, a schema and tasks)"]
     for world in worlds:
         try:
-            _in_worker(world)
+            checked_in_worker(world)
         except WorldError as exc:
             problems.append(f"awm/{world.name}: does not load: {exc}")
     return problems

@@ -51,6 +51,8 @@ def test_pulled_by_version_or_digest_the_same_package_installs_once(tmp_path: Pa
     by_digest = occubench("worlds", "pull", f"{reference}@{digest}", cwd=tmp_path)
     assert by_digest.returncode == 0 and installed(tmp_path) == [digest.removeprefix("sha256:")]
     assert digest in occubench("worlds", "list", cwd=tmp_path).stdout
+    assert occubench("worlds", "remove", digest, cwd=tmp_path).returncode == 0 and installed(tmp_path) == []
+    assert occubench("worlds", "remove", digest, cwd=tmp_path).returncode == 2
 
 
 def test_a_package_tampered_with_in_the_registrys_blob_store_is_refused(tmp_path: Path, oci_server: OciServer,
