@@ -44,6 +44,11 @@ def check_same_config(store: ResultStore, config: dict[str, Any], digest: str, f
         return belongs
     earlier = [h for h in previous.get("config_hashes") or [previous.get("config_hash")] if isinstance(h, str)]
     old = previous.get("config", {}) if isinstance(previous.get("config"), dict) else {}
+    if (was := old.get("worlds_digest")) and was != config.get("worlds_digest"):  # even with --force: one package
+        raise ConfigError(f"{store.run_dir} holds results of the world package {was}, and --worlds "
+                          f"{previous.get('worlds')} now names {config.get('worlds_digest')} (its version was moved); "
+                          f"resume with --worlds pinned to the package it ran (...@{was}), or choose another "
+                          "--run-name")
     # A directory written before runs had an identity has no task-set fields: it matches on everything else.
     changed = ", ".join(f"{_named(key)} {old.get(key)!r} → {config.get(key)!r}"
                         for key in sorted(set(old) | set(config))
