@@ -116,3 +116,15 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
                              log_dir=str(tmp_path / "logs"), model_base_url=server.base_url,
                              model_args={"api_key": "k"})
     assert log.status == "success" and {str(sample.id) for sample in log.samples or []} == ids
+
+
+@pytest.mark.slow  # starts a local Ray instance
+def test_ray_workers_run_the_package_the_run_resolved(tmp_path: Path, published: str, sandbox: Provider) -> None:
+    pytest.importorskip("ray")
+    done = occubench("run", "--suite", "executable", "--agent", "reference", "--worlds", published, "--executor",
+                     "ray", "--ray-workers", "2", "--output-dir", "runs", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "runs").iterdir()
+    results = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 3 and all(r["is_correct"] for r in results)
+    assert json.loads((folder / "args.json").read_text())["worlds_digest"] in done.stdout
