@@ -5,7 +5,9 @@ A package is a folder laid out by kind, each kind a top-level folder of it:
 - ``executable/``: executable world folders, as ``occubench synth executable`` writes them (``--worlds-dir``);
 - ``occubench/``: an OccuBench-format data folder (``--data-dir`` of the ``occubench`` suite);
 - ``awm/``: an AWM-format set (``--data-dir`` of the ``awm`` suite);
-- ``workplace/``: workplace generation settings (``settings.json``: ``days``, ``seed``).
+- ``workplace/``: workplace generation settings (``settings.json``: ``days``, ``seed``);
+
+and, for people browsing it, a ``README.md`` and a ``LICENSE`` beside them.
 
 Its manifest, ``occubench-package.json`` beside them, says what the package is (name, version, license, description,
 the occubench versions it needs) and maps every file to its sha256. The package's digest is the sha256 of the
@@ -32,6 +34,9 @@ from occubench.errors import ConfigError
 from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES, folder_files, read_chunks
 
 MANIFEST = "occubench-package.json"
+#: Files a package may hold beside its kinds' folders, for the people who browse it (a Hub dataset card, the
+#: license's text): part of the digest like any other file, read by no suite.
+DOCUMENTS = ("README.md", "LICENSE")
 #: The kinds of world a package may hold: each a top-level folder of it, and the suite it serves.
 KINDS = {"executable": "executable", "occubench": "occubench", "awm": "awm", "workplace": "workplace"}
 SCHEMA = 1
@@ -129,12 +134,13 @@ def check_path(path: str, where: str) -> None:
     if not path or path.startswith("/") or "\\" in path or "\x00" in path or any(p in ("", ".", "..") for p in
                                                                                 path.split("/")):
         raise ConfigError(f"{where}: {path!r} is not a safe relative path; a package holds none")
-    if parts[0] not in KINDS or len(parts) < 2:
-        raise ConfigError(f"{where}: {path!r} is outside the kinds' folders ({', '.join(KINDS)})")
+    if path not in DOCUMENTS and (parts[0] not in KINDS or len(parts) < 2):
+        raise ConfigError(f"{where}: {path!r} is outside the kinds' folders ({', '.join(KINDS)}) and is not one of "
+                          f"{', '.join(DOCUMENTS)}")
 
 
 def kinds_of(paths: Mapping[str, str] | list[str]) -> set[str]:
-    return {PurePosixPath(path).parts[0] for path in paths}
+    return {PurePosixPath(path).parts[0] for path in paths if path not in DOCUMENTS}
 
 
 def sha256_file(path: Path) -> str:
@@ -164,7 +170,7 @@ def describe(directory: Path, **fields: str) -> Manifest:
     meta.update({key: value for key, value in fields.items() if value is not None})
     for path in found:
         check_path(path, str(directory))
-    if not found:
+    if not kinds_of(list(found)):
         raise ConfigError(f"{directory}: no files under {', '.join(k + '/' for k in KINDS)}; a package holds worlds "
                           "in those folders")
     missing = [key for key in ("name", "version") if not meta.get(key)]

@@ -47,6 +47,29 @@ def test_metadata_comes_from_the_folders_manifest_under_the_flags(tmp_path: Path
     assert set(manifest.files) == {f"executable/{WORLD.name}/{name}" for name in folder_files(WORLD)}
 
 
+def test_a_readme_and_a_license_may_stand_beside_the_kinds(tmp_path: Path) -> None:
+    folder = package_folder(tmp_path / "p")
+    bare = describe(folder, **META)
+    (folder / "README.md").write_text("# Claims worlds\n")
+    (folder / "LICENSE").write_text("CC-BY-4.0\n")
+    documented = describe(folder, **META)
+    assert documented.kinds == bare.kinds and documented.digest != bare.digest
+    assert unpack(_tar_of(folder, tmp_path), tmp_path / "out", "p.tar") == documented
+    (folder / "NOTES.md").write_text("not a document a package takes\n")
+    with pytest.raises(ConfigError, match="NOTES.md"):
+        describe(folder, **META)
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "README.md").write_text("no worlds\n")
+    with pytest.raises(ConfigError, match="no files under"):
+        describe(only, **META)
+
+
+def _tar_of(folder: Path, tmp_path: Path) -> Path:
+    pack(folder, tmp_path / "p.tar", **META)
+    return tmp_path / "p.tar"
+
+
 def test_a_packed_package_unpacks_into_the_same_files(tmp_path: Path) -> None:
     folder = package_folder(tmp_path / "p")
     made = pack(folder, tmp_path / "p.tar", **META)
