@@ -20,19 +20,7 @@ from occubench.hub.refs import parse
 from occubench.hub.registry import Version
 from occubench.util.untrusted import MAX_FILE_BYTES
 from tests.hub.git_server import GitServer, git, serve_git  # noqa: F401  (serve_git: the git_server fixture)
-
-WORLDS = Path(__file__).resolve().parents[2] / "occubench" / "executable" / "worlds"
-
-
-def make_package(folder: Path, world: str = "insurance_claims", version: str = "1.0") -> Manifest:
-    """A package of one built-in executable world in ``folder``; its manifest."""
-    shutil.copytree(WORLDS / world, folder / "executable" / world, ignore=shutil.ignore_patterns("__pycache__"))
-    return describe(folder, name="acme/claims", version=version)
-
-
-def files_of(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
-            if path.is_file()}
+from tests.hub.packages import files_of, make_package
 
 
 def everything(folder: Path) -> set[str]:

@@ -14,28 +14,16 @@ from pathlib import Path
 
 import pytest
 
-import occubench.executable
 from occubench.errors import ConfigError
 from occubench.hub.oci import ARTIFACT_TYPE, DIGEST_ANNOTATION, EMPTY_TYPE, LAYER_TYPE, OciRegistry
-from occubench.hub.package import MANIFEST, Manifest, describe, pack, verify
+from occubench.hub.package import MANIFEST, Manifest, pack, verify
 from occubench.hub.refs import Reference, parse
 from occubench.hub.registry import Version
 from tests.hub.oci_server import OciServer, oci_server, running
+from tests.hub.packages import files_of, make_package
 
 __all__ = ["oci_server"]  # the fixture, used by name
 
-WORLDS = Path(occubench.executable.__file__).parent / "worlds"
-
-
-def make_package(folder: Path, world: str = "insurance_claims", version: str = "1.0") -> Manifest:
-    """A package folder holding one built-in executable world; its manifest."""
-    shutil.copytree(WORLDS / world, folder / "executable" / world, ignore=shutil.ignore_patterns("__pycache__"))
-    return describe(folder, name="acme/claims", version=version)
-
-
-def files_of(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
-            if path.is_file()}
 
 
 def reference(server: OciServer, version: str = "1.0") -> Reference:

@@ -14,14 +14,10 @@ import pytest
 from occubench.errors import ConfigError
 from occubench.hub.package import MANIFEST, Manifest, describe, pack, unpack, verify
 from occubench.util.untrusted import folder_files
+from tests.hub.packages import WORLDS, package_folder
 
-WORLD = Path(__file__).parents[2] / "occubench" / "executable" / "worlds" / "insurance_claims"
+WORLD = WORLDS / "insurance_claims"
 META = {"name": "acme/claims", "version": "1.0", "license": "CC-BY-4.0"}
-
-
-def package_folder(root: Path) -> Path:
-    shutil.copytree(WORLD, root / "executable" / WORLD.name, ignore=shutil.ignore_patterns("__pycache__"))
-    return root
 
 
 def test_the_same_files_give_the_same_digest_and_tar_whatever_their_times_and_modes(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from occubench.executable.registry import builtin_worlds
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
-from tests.hub.test_package import package_folder
+from tests.hub.packages import package_folder
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
