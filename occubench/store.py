@@ -233,14 +233,17 @@ class ResultStore:
         for name in (RESULTS_FILE, CONTEXT_FILE, ARGS_FILE, DEBUG_LOG):
             with suppress(FileNotFoundError):
                 os.close(open_file(self.run_dir / name, os.O_RDONLY))
-        records = run_records(self.run_dir, repair=self.path.exists())
-        if records.warning and records.warning not in self._warned:
-            self._warned.add(records.warning)
-            print(f"warning: {records.warning}", file=sys.stderr)
+        args = self.previous_args()
         with self._lock:
-            if self._compact():
-                records = run_records(self.run_dir, quiet=True)
-        return records.results
+            lines = _numbered(self.path, self.path.exists(), False)
+            own, left_out = _own(lines, args)
+            if self._compact(lines, own):
+                own, left_out = _own(_numbered(self.path, False, True), args)
+        warning = _left_out(self.path, left_out) if left_out else None
+        if warning and warning not in self._warned:
+            self._warned.add(warning)
+            print(f"warning: {warning}", file=sys.stderr)
+        return [result for _, result in own]
 
     def append(self, result: Result) -> None:
         """Write ``result``'s context values not yet in the directory, then the result itself (so no result
@@ -262,11 +265,9 @@ class ResultStore:
             for role, usage in [*old.usage.items(), *old.earlier_usage.items()]:
                 spent.setdefault(role, Usage()).add(usage)
 
-    def _compact(self) -> bool:
-        """Rewrite the file, atomically, without the run's records that a later one of the same pair replaced;
-        every other line, a foreign one included, is kept as it was. Whether anything was dropped."""
-        lines = _numbered(self.path, False, True)
-        own = _own(lines, self.previous_args())[0]
+    def _compact(self, lines: list[_Line], own: list[tuple[int, Result]]) -> bool:
+        """Rewrite the file of ``lines``, atomically, without the run's records (``own``) that a later one of the
+        same pair replaced; every other line, a foreign one included, is kept as it was. Whether any was dropped."""
         last = {result.key: number for number, result in own}
         dropped = {number for number, result in own if last[result.key] != number}
         if dropped:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,7 +68,7 @@ def _push(args: argparse.Namespace) -> int:
         if reference.version not in (None, manifest.version):
             raise ConfigError(f"REF {args.ref}: version {reference.version}, but the package is version "
                               f"{manifest.version}; push it as its own version")
-        reference = type(reference)(reference.scheme, reference.location, manifest.version)
+        reference = replace(reference, version=manifest.version)
         registry_for(reference).push(Path(work) / "package", manifest, reference, force=args.force)
     _said(manifest, f"pushed as {reference} and {reference.at(manifest.digest)}")
     return 0

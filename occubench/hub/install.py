@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -22,12 +21,11 @@ from pathlib import Path
 
 import occubench
 from occubench.errors import ConfigError
-from occubench.hub.package import MANIFEST, Manifest, verify
+from occubench.hub.package import DIGEST, MANIFEST, Manifest, verify
 from occubench.hub.refs import Reference
 from occubench.util.paths import user_cache_dir
 from occubench.util.untrusted import read_file
 
-_DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 _MAX_LISTED = 20  # problems named in one refusal
 
 
@@ -48,7 +46,7 @@ class Installed:
 
 
 def _folder(digest: str) -> Path:
-    match = _DIGEST.fullmatch(digest)
+    match = DIGEST.fullmatch(digest)
     if match is None:
         raise ConfigError(f"{digest!r}: a package digest is sha256: and 64 lower-case hex digits")
     return store_root() / "sha256" / match.group(1)
@@ -70,7 +68,7 @@ def installed(digest: str) -> Installed | None:
 def list_installed() -> list[Installed]:
     root = store_root() / "sha256"
     names = sorted(entry.name for entry in root.iterdir()) if root.is_dir() else []
-    found = (installed(f"sha256:{name}") for name in names if _DIGEST.fullmatch(f"sha256:{name}"))
+    found = (installed(f"sha256:{name}") for name in names if DIGEST.fullmatch(f"sha256:{name}"))
     return [package for package in found if package is not None]
 
 
@@ -177,7 +175,7 @@ def pull(reference: Reference) -> Installed:
         return done
     registry = registry_for(reference)
     digest = reference.digest or registry.resolve(reference)
-    if not _DIGEST.fullmatch(digest):
+    if not DIGEST.fullmatch(digest):
         raise ConfigError(f"{where}: the registry names its package {digest[:80]!r}, not a package digest")
     if (done := installed(digest)) is not None:
         _supported(done.manifest, where)

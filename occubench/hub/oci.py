@@ -16,7 +16,6 @@ import hashlib
 import inspect
 import ipaddress
 import json
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from typing import Any, NoReturn
 from urllib.parse import urljoin, urlsplit
 
 from occubench.errors import ConfigError
-from occubench.hub.package import Manifest, unpack, write_tar
+from occubench.hub.package import DIGEST, Manifest, unpack, write_tar
 from occubench.hub.refs import Reference
 from occubench.hub.registry import Registry, Version
 
@@ -42,7 +41,6 @@ MAX_BLOB_BYTES = 2 << 30
 _MAX_DOCUMENT_BYTES = 4 << 20  # a manifest (registries take 4 MB at most) or a page of tags
 _MAX_TAGS = 10_000
 _TIMEOUT = (30, 300)  # connect, read (seconds): a registry that stops answering is an error, not a hang
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 class OciRegistry(Registry):
@@ -111,7 +109,7 @@ def _annotated_digest(oci: dict[str, Any]) -> str | None:
     """The package digest an OCI manifest's annotation names, if it names one."""
     annotations = oci.get("annotations")
     digest = annotations.get(DIGEST_ANNOTATION) if isinstance(annotations, dict) else None
-    return digest if isinstance(digest, str) and _DIGEST.fullmatch(digest) else None
+    return digest if isinstance(digest, str) and DIGEST.fullmatch(digest) else None
 
 
 def _package_digest(oci: dict[str, Any], where: str) -> str:
@@ -131,7 +129,7 @@ def _layer(oci: dict[str, Any], where: str) -> dict[str, Any]:
                           f"{LAYER_TYPE} layer)")
     layer = layers[0]
     size = layer.get("size")
-    if not isinstance(layer.get("digest"), str) or not _DIGEST.fullmatch(layer["digest"]) or \
+    if not isinstance(layer.get("digest"), str) or not DIGEST.fullmatch(layer["digest"]) or \
             not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise ConfigError(f"{where}: the package layer's descriptor has no sha256 digest or size")
     if size > MAX_BLOB_BYTES:

@@ -44,6 +44,13 @@ SCHEMA = 1
 _NAME = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)?")
 _VERSION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+#: A package digest, its hex digits the group.
+DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
+
+
+def is_version(text: str) -> bool:
+    """Whether ``text`` is a version a package and every registry take (a tag, never a digest's)."""
+    return bool(_VERSION.fullmatch(text)) and not text.startswith("sha256")
 _TEXT_LIMIT = 4000  # license and description characters
 
 
@@ -104,8 +111,7 @@ class Manifest:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ConfigError(f"{where}: name {self.name!r}: lower-case letters, digits and . _ -, optionally "
                               "org/name")
-        if not isinstance(self.version, str) or not _VERSION.fullmatch(self.version) or \
-                self.version.startswith("sha256"):
+        if not isinstance(self.version, str) or not is_version(self.version):
             raise ConfigError(f"{where}: version {self.version!r}: letters, digits and . _ - (at most 128), not "
                               "starting with sha256")
         if set(self.kinds) != kinds_of(self.files) or list(self.kinds) != sorted(self.kinds):

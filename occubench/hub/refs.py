@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from occubench.errors import ConfigError
+from occubench.hub.package import DIGEST, is_version
 
 SCHEMES = ("oci", "git", "hf")
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_VERSION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _OCI_NAME = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*")
 _HF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
@@ -125,12 +124,12 @@ def _git(url: str, flag: str, forms: str) -> Reference:
 def _split_digest(text: str, flag: str) -> tuple[str, str | None]:
     head, at, tail = text.rpartition("@")
     if at and tail.startswith("sha256:"):
-        if not _DIGEST.fullmatch(tail):
+        if not DIGEST.fullmatch(tail):
             raise ConfigError(f"{flag}: @{tail}: a digest is sha256: and 64 lower-case hex digits")
         return head, tail
     return text, None
 
 
 def _check_version(text: str, version: str | None, flag: str) -> None:
-    if version is not None and (not _VERSION.fullmatch(version) or version.startswith("sha256")):
+    if version is not None and not is_version(version):
         raise ConfigError(f"{flag} {text!r}: version {version!r}: letters, digits and . _ - (at most 128)")

@@ -9,8 +9,6 @@ run's identity, so a resumed run whose reference now names another package stops
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from occubench.errors import ConfigError
@@ -71,16 +69,10 @@ def _suite_settings(config: RunConfig, installed: Installed) -> tuple[dict[str, 
         return {"worlds_dir": str(folder)}, None
     if kind in ("occubench", "awm"):
         return {"data_dir": str(folder)}, None
-    settings = _workplace_settings(folder / "settings.json")
-    seed = settings.get("seed")
-    if seed is not None and "seed" in config.model_fields_set and config.seed != seed:
-        raise ConfigError(f"--seed {config.seed}: {name} generates its days with seed {seed}; leave --seed out")
-    return {"days": settings["days"]}, seed
+    from occubench.hub.validate import workplace_settings
 
-
-def _workplace_settings(path: Path) -> dict[str, Any]:
-    # Checked when the package was installed (occubench.hub.validate); read again as plain JSON.
-    value = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(value, dict) or not isinstance(value.get("days"), int):
-        raise ConfigError(f"{path}: workplace settings need a whole number of days")
-    return value
+    settings = workplace_settings(folder)  # checked when the package was installed: read as then
+    if "seed" in config.model_fields_set and config.seed != settings.seed:
+        raise ConfigError(f"--seed {config.seed}: {name} generates its days with seed {settings.seed}; leave --seed "
+                          "out")
+    return {"days": settings.days}, settings.seed
