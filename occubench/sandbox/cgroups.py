@@ -8,13 +8,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-#: Seconds to wait for a group's killed processes to be gone before it is removed.
-EMPTY_SECONDS = 5.0
+#: Seconds to wait for a group's processes to be gone before it is left behind (a loaded machine tears a fork bomb
+#: down slowly; the wait ends as soon as the group is removed).
+EMPTY_SECONDS = 60.0
 _ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 
 
@@ -46,19 +48,35 @@ def capped(processes: int) -> Iterator[Path | None]:
         (group / "pids.max").write_text(str(processes))
         yield group
     finally:
-        # The killed processes leave as the kernel tears them down: wait for the group to empty, for a while.
-        deadline = time.monotonic() + EMPTY_SECONDS
-        while time.monotonic() < deadline and _members(group):
-            time.sleep(0.01)
-        with contextlib.suppress(OSError):
+        _remove(group)
+
+
+def _remove(group: Path) -> None:
+    """Remove ``group`` once empty, killing what is still in it: a member that outlived the command's own kill (a
+    fork bomb's last children) would otherwise keep the group, and the kernel its processes, past the episode."""
+    deadline = time.monotonic() + EMPTY_SECONDS
+    while True:
+        try:
             group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # EBUSY: members left
+            if time.monotonic() > deadline:
+                return
+        _kill_members(group)
+        time.sleep(0.01)
 
 
-def _members(group: Path) -> bool:
-    try:
-        return bool((group / "cgroup.procs").read_text().strip())
-    except OSError:
-        return False
+def _kill_members(group: Path) -> None:
+    kill = group / "cgroup.kill"  # version 2 (Linux 5.14+): the kernel kills every member, new forks included
+    with contextlib.suppress(OSError):
+        if kill.is_file():
+            kill.write_text("1")
+            return
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 def enter(group: Path) -> None:

@@ -62,6 +62,7 @@ def test_an_awm_task_in_inspect_gives_occubench_run_s_verdict(data: Path, tmp_pa
         (native.is_correct, native.verdict_details["verification_mode"], native.final_answer)
 
 
+@pytest.mark.slow
 def test_an_outside_program_plays_awm_tasks_over_mcp_as_the_native_loop_does(
         data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``--agent command:...``: the example MCP agent, on the same scripted model, makes the native loop's calls on

@@ -108,6 +108,7 @@ connection.sendall(b"".join(secrets) or b"nothing")
 
 
 @pytest.mark.parametrize("attack", sorted(HOSTILE))
+@pytest.mark.slow
 def test_a_hostile_application_has_no_effect_outside_the_worker(attack: str, tmp_path: Path,
                                                                 worker_sandbox: Provider,
                                                                 listener: tuple[int, list[bytes]]) -> None:
@@ -138,6 +139,7 @@ def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
 '''
 
 
+@pytest.mark.slow
 def test_verifiers_run_on_the_initial_and_final_databases(sample: Path, tmp_path: Path, sandbox: Provider) -> None:
     pytest.importorskip("sqlalchemy")
     scenario = load_set(sample).scenarios["content_platform_1"]
@@ -162,6 +164,7 @@ def test_verifiers_run_on_the_initial_and_final_databases(sample: Path, tmp_path
 
 
 @pytest.mark.parametrize("attack", sorted(HOSTILE))
+@pytest.mark.slow
 def test_a_hostile_verifier_has_no_effect_outside_the_worker(attack: str, sample: Path, tmp_path: Path,
                                                              worker_sandbox: Provider,
                                                              listener: tuple[int, list[bytes]]) -> None:

@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from occubench.store import RESULTS_FILE, read_results
 from tests.conftest import BUILTIN_TASKS
 
 
+@pytest.mark.slow
 def test_the_demo_evaluates_both_kinds_of_world_offline_and_writes_the_report(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OCCUBENCH_"))}
     done = subprocess.run([sys.executable, "-m", "occubench", "demo"], cwd=tmp_path, env=env, capture_output=True,

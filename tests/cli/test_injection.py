@@ -70,6 +70,7 @@ def data_dir(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_world_folders_strings_are_shown_inert_by_suites_tasks_validate_and_run(world_dir: Path,
                                                                                  tmp_path: Path) -> None:
     listed = shown("suites", "--worlds-dir", str(world_dir))
@@ -107,6 +108,7 @@ def _hostile_run(tmp_path: Path, world_dir: Path, name: str, model: str) -> Path
     return path.parent
 
 
+@pytest.mark.slow
 def test_a_run_folders_results_are_shown_inert_by_report_compare_and_robustness(world_dir: Path,
                                                                                  tmp_path: Path) -> None:
     first = str(_hostile_run(tmp_path, world_dir, "a", HOSTILE + "model-a"))

@@ -244,6 +244,7 @@ def _readme_env(server: MockLLMServer) -> dict[str, str]:
     return {**env, "OPENAI_BASE_URL": server.base_url}
 
 
+@pytest.mark.slow
 def test_readme_commands_run_unchanged_on_the_real_data(shared_data: Path, server: MockLLMServer,
                                                         tmp_path: Path) -> None:
     (tmp_path / "data").symlink_to(shared_data)
@@ -267,6 +268,7 @@ def test_readme_commands_run_unchanged_on_the_real_data(shared_data: Path, serve
         run_folder(tmp_path / "results", "gpt-4o__gpt-4o__E0") / "args.json").read_text()
 
 
+@pytest.mark.slow
 def test_completion_rate_is_identical_under_rate_limits_and_server_errors(shared_data: Path,
                                                                           tmp_path: Path) -> None:
     """All 382 tasks, clean vs. a server allowing 4 concurrent requests and failing 30 % of them."""
@@ -330,6 +332,7 @@ def test_results_of_another_configuration_are_not_mixed_in(small_data: Path, ser
     assert len(hashes) == 3 and hashes[1] != hashes[2] == hashes[3]
 
 
+@pytest.mark.slow
 def test_kill_9_then_the_same_command_leaves_every_task_exactly_once(tmp_path: Path) -> None:
     data = write_small_data(tmp_path / "data", copies=8)
     with MockLLMServer(latency_s=0.02) as server:

@@ -115,6 +115,7 @@ def resumable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 
 @pytest.mark.parametrize("name", [RESULTS_FILE, CONTEXT_FILE, "args.json", "debug.log", "run.lock"])
+@pytest.mark.slow
 def test_a_planted_link_stops_the_run_and_nothing_is_written_through_it(
         name: str, resumable: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     outside = tmp_path / "outside.txt"

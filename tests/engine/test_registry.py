@@ -141,6 +141,7 @@ class FirstToolAgent:
 
 
 @pytest.mark.parametrize("form", ["file", "module"])
+@pytest.mark.slow
 def test_an_agent_by_file_path_or_by_module_from_any_folder(form: str, tmp_path: Path) -> None:
     # The README's own-agent example: `--agent my_agents:FirstToolAgent` from the folder holding my_agents.py
     # (a console script's import path lacks it), or `--agent path/to/my_agents.py:FirstToolAgent` from anywhere.

@@ -30,6 +30,7 @@ def _strict(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
+@pytest.mark.slow
 def test_python_config_and_toml_file_give_the_same_results(tmp_path: Path) -> None:
     summary = run(RunConfig(suite="executable", agent="reference", output_dir=str(tmp_path), run_name="py"),
                   console=QUIET)
@@ -44,6 +45,7 @@ def test_python_config_and_toml_file_give_the_same_results(tmp_path: Path) -> No
     assert len(set(map(frozenset, verdicts.values()))) == 1
 
 
+@pytest.mark.slow
 def test_a_second_run_into_a_busy_directory_refuses(small_data: Path, tmp_path: Path) -> None:
     gate = threading.Event()
     scripted = make_scripted_responder()

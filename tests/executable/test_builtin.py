@@ -58,6 +58,7 @@ def test_suite_size() -> None:
     assert all(not world_problems(world) for world in worlds)
 
 
+@pytest.mark.slow
 def test_cli_lists_and_validates() -> None:
     listing = subprocess.run([sys.executable, "-m", "occubench", "suites", "--json"], capture_output=True, text=True)
     entries = json.loads(listing.stdout)["executable"]["listing"]

@@ -247,6 +247,7 @@ def test_harness_faults_follow_the_schedule_of_the_episode_seed() -> None:
         OccuBenchEnv("executable", TASK, env_mode="E1", fault_mode="prompt")
 
 
+@pytest.mark.slow
 def test_a_gymnasium_episode_records_the_fault_windows_of_the_native_run(tmp_path: Path) -> None:
     faults: dict[str, Any] = {"env_mode": "E2", "fault_count": 2, "fault_duration": 1, "seed": 7}
     summary = run(RunConfig(suite="executable", agent="reference", task_ids=[TASK], output_dir=str(tmp_path),
@@ -357,6 +358,7 @@ HOSTILE_TOKENS: dict[str, object] = {
 
 
 @pytest.mark.parametrize("tokens", list(HOSTILE_TOKENS.values()), ids=list(HOSTILE_TOKENS))
+@pytest.mark.slow
 def test_malformed_tokens_are_left_out_and_change_no_reward(executable: OccuBenchEnv, tokens: object) -> None:
     calls, answer = REFERENCE.script(executable.task)
 

@@ -27,6 +27,7 @@ def occubench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=600, check=False)
 
 
+@pytest.mark.slow
 def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_moved(tmp_path: Path,
                                                                                       sandbox: Provider) -> None:
     package_folder(tmp_path / "pkg")
@@ -90,6 +91,7 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return reference
 
 
+@pytest.mark.slow
 def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published: str, sandbox: Provider) -> None:
     ids = {f"insurance_claims/{task.id}" for world in builtin_worlds() if world.name == "insurance_claims"
            for task in world.tasks}

@@ -63,6 +63,7 @@ def test_retry_after_header_is_honoured() -> None:
     assert time.monotonic() - started < 1.5
 
 
+@pytest.mark.slow
 def test_the_retry_budget_is_used_whole() -> None:
     # Back-offs drawn up to 600 s: nearly every one is longer than what is left of the 5 s budget, and is cut short
     # for a last attempt at the budget's end, rather than the call giving up with most of its budget left.

@@ -80,6 +80,7 @@ def test_a_request_timeout_alone_bounds_a_run_against_a_trickling_server(small_d
     assert all(r["usage"]["agent"]["retries"]["timeout"] >= 1 for r in results)
 
 
+@pytest.mark.slow
 def test_waiting_for_a_connection_is_not_the_tasks_time() -> None:
     # Another episode holds the only connection for 6 s; this one's 5 s limit counts only its own time, so its
     # second turn is not refused (it was, when the wait counted).

@@ -64,6 +64,7 @@ def test_a_deep_verdict_is_left_out_and_no_majority_is_a_verifier_error(small_da
     assert all(v["attempts"] == 3 and "nested more than 256" in v["feedback"] for v in results[0]["votes"])
 
 
+@pytest.mark.slow
 def test_deep_tool_call_arguments_are_invalid_arguments_the_agent_sees(small_data: Path, tmp_path: Path) -> None:
     with MockLLMServer(deep_nesting=["agent"]) as server:
         results = run_against(server, small_data, tmp_path)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from occubench.store import RESULTS_FILE, read_results
 from tests.llm.rawserver import closed_port
 
@@ -23,6 +25,7 @@ def _without_openai(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_the_demo_runs_without_the_sdk(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "occubench", "demo"], cwd=tmp_path, env=_without_openai(tmp_path),
                           capture_output=True, text=True, timeout=600)

@@ -48,6 +48,7 @@ async def _post_once(base_url: str) -> bytes:
 
 
 @pytest.mark.parametrize("answer", MISBEHAVIOURS.values(), ids=MISBEHAVIOURS.keys())
+@pytest.mark.slow
 def test_a_misbehaving_server_is_a_failed_connection_retried_until_the_budget_ends(answer: bytes | None) -> None:
     with RawServer(lambda request: answer) as server:
         with pytest.raises(ConnectionFailed) as raised:

@@ -102,6 +102,7 @@ def records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("kind", SUITES)
+@pytest.mark.slow
 def test_ten_outside_episodes_of_every_world_kind_are_verified_and_stored_like_native_ones(
         kind: str, tmp_path: Path, server: MockLLMServer, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,6 +146,7 @@ def test_ten_outside_episodes_of_every_world_kind_are_verified_and_stored_like_n
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.slow
 def test_a_client_that_leaves_mid_episode_is_an_agent_error_not_a_score(mode: str, tmp_path: Path,
                                                                        server: MockLLMServer) -> None:
     # legacy: the client ends its MCP session (DELETE) and opens no other; auto (the 2026 protocol, no sessions):

@@ -82,6 +82,7 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         process.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_every_request_carries_the_token(served: str) -> None:
     with httpx.Client(trust_env=False) as http:
         assert http.post(served, json=INITIALIZE, headers=MCP_HEADERS).status_code == 401

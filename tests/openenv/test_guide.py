@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.openenv.test_peer import in_peer, records, serving
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "openenv.md"
@@ -41,6 +43,7 @@ json.dump(seen, sys.stdout)
 """
 
 
+@pytest.mark.slow
 def test_the_guides_trl_environment_class_plays_the_world_and_reads_the_verdict(tmp_path: Path) -> None:
     text = GUIDE.read_text(encoding="utf-8")
     code = re.search(re.escape(MARKER) + r"\n```python\n(.*?)\n```", text, re.S)

@@ -51,6 +51,7 @@ async def opened(http: aiohttp.ClientSession, url: str) -> Socket:
     return Socket(await http.ws_connect(f"{url}/ws"))
 
 
+@pytest.mark.slow
 def test_hostile_messages_are_answered_with_errors_and_the_session_plays_on(tmp_path: Path) -> None:
     with serving(["--suite", "executable", "--limit", "1", "--output-dir", str(tmp_path / "runs"), "--run-name",
                   "r"], tmp_path / "serve.log") as (url, process):
@@ -78,6 +79,7 @@ def test_hostile_messages_are_answered_with_errors_and_the_session_plays_on(tmp_
     assert record["status"] == "ok" and record["final_answer"] == "\ufffd" * 3 + "\x1b[2J"
 
 
+@pytest.mark.slow
 def test_an_episode_left_by_a_reset_or_a_closed_socket_is_an_agent_error_and_play_goes_on(tmp_path: Path) -> None:
     with serving(["--suite", "executable", "--limit", "3", "--output-dir", str(tmp_path / "runs"), "--run-name",
                   "r"], tmp_path / "serve.log") as (url, process):
@@ -165,6 +167,7 @@ def test_json_rpc_sessions_are_named_by_their_id_and_refuse_what_is_not_theirs(t
     assert seen["closed"]["result"]["closed"] is True
 
 
+@pytest.mark.slow
 def test_a_request_without_the_token_or_naming_another_host_reaches_nothing(tmp_path: Path) -> None:
     with serving(["--suite", "executable", "--limit", "1", "--output-dir", str(tmp_path / "runs")],
                  tmp_path / "serve.log") as (url, process):

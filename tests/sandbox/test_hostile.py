@@ -89,6 +89,7 @@ def scene(request: pytest.FixtureRequest, tmp_path: Path, key_in_environment: No
     scene.close()
 
 
+@pytest.mark.slow
 def test_the_os_sandbox_alone_holds_every_attack(scene: Scene, sandbox: Provider) -> None:
     outcome: list[str] = []
     try:
@@ -162,6 +163,7 @@ def test_listing_and_validating_never_let_an_attack_out(command: str, attack: st
 
 
 @pytest.mark.parametrize("attack", ["container_escape_shell", "import_time_shell", "memory_bomb", "read_environ"])
+@pytest.mark.slow
 def test_serving_a_hostile_world_lets_nothing_out(attack: str, tmp_path: Path, key_in_environment: None,
                                                   sandbox: Provider) -> None:
     from mcp import ClientSession, StdioServerParameters

@@ -35,6 +35,7 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
     ["suites"], ["tasks", "--suite", "executable"], ["validate"], ["serve", "--env", BASE],
     ["run", "--suite", "executable", "--agent", "reference", "--run-name", "r"],
 ])
+@pytest.mark.slow
 def test_every_command_refuses_an_outside_world_without_a_sandbox(command: list[str], hostile: tuple[Path, Path],
                                                                   tmp_path: Path) -> None:
     worlds, mark = hostile
@@ -46,6 +47,7 @@ def test_every_command_refuses_an_outside_world_without_a_sandbox(command: list[
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.slow
 def test_the_whole_corpus_is_refused_without_a_sandbox(attack: str, tmp_path: Path) -> None:
     mark = tmp_path / "outside" / "ran"
     make_corpus_world(tmp_path / "worlds", ATTACKS[attack], mark=mark, port=9, harness=os.getpid())
@@ -65,6 +67,7 @@ def test_synthesis_refuses_to_execute_generated_code_without_a_sandbox(tmp_path:
     assert asked == 0 and not (tmp_path / "out").exists()  # refused before any request or file
 
 
+@pytest.mark.slow
 def test_the_trust_flag_runs_an_outside_world_as_a_plain_process_and_says_so(tmp_path: Path) -> None:
     worlds = tmp_path / "worlds"
     make_corpus_world(worlds, Attack(), mark=tmp_path / "m", port=9, harness=0)  # a clean copy
@@ -78,6 +81,7 @@ def test_the_trust_flag_runs_an_outside_world_as_a_plain_process_and_says_so(tmp
     assert len(results) == 3 and all(r["is_correct"] for r in results)
 
 
+@pytest.mark.slow
 def test_the_built_in_worlds_still_run_without_a_sandbox(tmp_path: Path) -> None:
     done = occubench("validate", cwd=tmp_path)
     assert done.returncode == 0 and f"{BUILTIN_TASKS}/{BUILTIN_TASKS} tasks valid" in done.stdout

@@ -69,6 +69,7 @@ def test_a_hostile_command_has_no_effect_outside_the_workspace(sandbox: Provider
     assert run_command(sandbox, workspace, "echo alive", 20).output == "alive\n"  # the harness's processes live on
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_a_flood_and_a_sleeper_end_within_their_limits(sandbox: Provider, workspace: Path) -> None:
     bomb = run_command(sandbox, workspace, "bash -c 'f() { f | f & }; f; sleep 4242'", 10)
     assert bomb.exit_code != 0 or bomb.exit_code is None

@@ -84,6 +84,7 @@ def test_the_protocol_refuses_a_worker_of_another_version_and_oversized_messages
         worker.request("load", {"folder": "/"}, 10)
 
 
+@pytest.mark.slow
 def test_a_process_keeps_a_bounded_number_of_idle_workers(tmp_path: Path, sandbox: Provider) -> None:
     workers = pool(sandbox, "occubench.executable.service", [tmp_path])
     leased = [workers.lease() for _ in range(MAX_IDLE + 4)]

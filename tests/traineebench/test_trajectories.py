@@ -224,6 +224,7 @@ def test_sales_analysis(tmp_path: Path, sandbox: Provider, variant: str, points:
     ("a worse plan", 8),  # all but the optimum: its own cost and exposure are right
     ("a channel made up", 3),  # handbook, file, fields: an unlisted channel ends the check there
 ])
+@pytest.mark.slow
 def test_ads_strategy_plan(tmp_path: Path, sandbox: Provider, variant: str, points: int) -> None:
     intern = Intern(tmp_path, sandbox, "ADs Strategy Plan", {"task_params": {"city": "Shenzhen",
                                                                              "difficulty": "very easy"}})
@@ -397,6 +398,7 @@ OPTIMAL = {"task_type_name": "optimal_event_planning", "task_params": {
     (OPTIMAL, True, 4.0),
     (OPTIMAL, False, 2.8),  # the date, the itinerary, its cost: 3 x 0.9333
 ], ids=["given itinerary", "given itinerary, resources not copied", "optimal", "optimal, resources not copied"])
+@pytest.mark.slow
 def test_event_planning(tmp_path: Path, sandbox: Provider, arguments: dict[str, Any], copied: bool,
                         points: float) -> None:
     intern = Intern(tmp_path, sandbox, "Event Planning", arguments)

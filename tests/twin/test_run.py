@@ -27,6 +27,7 @@ def twin_run(tmp_path: Path, share: float, *args: str) -> tuple[int, list[Result
 
 
 @pytest.mark.parametrize("share", [0.0, 0.2])
+@pytest.mark.slow
 def test_call_agreement_over_every_built_in_worlds_reference_trajectories(
         share: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, results = twin_run(tmp_path, share, "--agent", "reference")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from occubench.testing import MockLLMServer
 from occubench.util.redact import MASK, Redactor, environment_secrets
 from tests.conftest import write_small_data
@@ -38,6 +40,7 @@ INHERITED = "sk-inherited-from-the-shell-b83e6d105a2f"  # $OPENAI_API_KEY, which
 OTHER = "hf_another-providers-token-0c7d91e5a3b6"  # $HF_TOKEN
 
 
+@pytest.mark.slow
 def test_no_key_of_the_environment_reaches_a_file_the_terminal_or_a_model(tmp_path: Path) -> None:
     program = tmp_path / "prints.py"
     program.write_text(PRINTS_ITS_ENVIRONMENT)

@@ -53,6 +53,7 @@ def _tasks(family: str) -> list[tuple[int, WorkTask]]:
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.slow
 def test_every_task_has_three_tiers_that_give_nothing_away(family: str) -> None:
     for draw, task in _tasks(family):
         where: dict[str, Any] = {"family": family, "draw": draw, "task": task.id}

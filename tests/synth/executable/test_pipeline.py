@@ -53,6 +53,7 @@ def corrected(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Synthesis
     return out, report, requests
 
 
+@pytest.mark.slow
 def test_every_scripted_fault_goes_back_to_its_stage_and_is_corrected(corrected: Any) -> None:
     _, report, requests = corrected
     # A malformed answer is asked again by the engine with the same inputs: each problem once.
@@ -93,6 +94,7 @@ def test_the_world_folder_has_the_built_in_shape_and_passes_validation(corrected
                               "rows": 31, "tools": 6, "tasks": 3}]
 
 
+@pytest.mark.slow
 def test_the_report_is_written_with_tokens_and_cost_per_100_tasks(corrected: Any, tmp_path: Path) -> None:
     out, report, _ = corrected
     saved = json.loads((out / "synthesis" / "report.json").read_text())
@@ -111,6 +113,7 @@ def test_the_report_is_written_with_tokens_and_cost_per_100_tasks(corrected: Any
     assert titles[1] == "Kept: 1 of 1 world(s) requested"
 
 
+@pytest.mark.slow
 def test_running_the_same_command_again_sends_no_request_and_writes_the_same_world(corrected: Any) -> None:
     out, report, _ = corrected
     before = {p.name: p.read_bytes() for p in (out / WORLD).iterdir()}
@@ -156,6 +159,7 @@ def test_the_synthesized_world_runs_and_is_served_to_the_mcp_client(corrected: A
     ("memory_bomb", "tool get_case with its sample_arguments {'case_id': 'CASE-1001'}: memory: get_case: the call "
                     "ran out of memory"),
 ])
+@pytest.mark.slow
 def test_hostile_tool_code_is_refused_or_stopped_and_then_corrected(tmp_path: Path, hostile: str,
                                                                     refused: str) -> None:
     report, requests = run_with({"hostile": hostile}, tmp_path / "out")
@@ -168,6 +172,7 @@ KEY = "sk-synthesis-test-5b4a39281706f5e4"
 
 
 @pytest.mark.parametrize("script", [{"hostile": "environ_escape"}, {"leak": f"found it: {KEY}"}])
+@pytest.mark.slow
 def test_no_key_reaches_the_model_the_terminal_or_the_disk(script: dict[str, Any], tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,6 +207,7 @@ def test_a_fault_never_corrected_drops_the_world_with_its_reason(tmp_path: Path,
     assert f"dropped {WORLD} at tools" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_task_never_corrected_is_dropped_and_the_world_kept_with_the_others(tmp_path: Path) -> None:
     report, _ = run_with({"passes_initially": [4], "uncorrected": ["passes_initially"]}, tmp_path / "out",
                          tasks=4, skip_preflight=True)
@@ -210,6 +216,7 @@ def test_a_task_never_corrected_is_dropped_and_the_world_kept_with_the_others(tm
     assert main(["validate", "--worlds-dir", str(tmp_path / "out")]) == 0
 
 
+@pytest.mark.slow
 def test_a_few_failing_seed_rows_are_left_out_without_asking_again(tmp_path: Path) -> None:
     report, requests = run_with({"failing_inserts": "few"}, tmp_path / "out", skip_preflight=True)
     assert len(asks(requests, "seed")) == 1 and report.worlds[0]["rows"] == 31  # 2 of 33 rows failed: left out

@@ -131,6 +131,7 @@ def test_the_configs_very_easy_is_generated_at_medium_as_the_reference_does(day:
     assert len(task.check["channels"]) == 28 and task.check["budget"] == 10000
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_files(tmp_path: Path) -> None:
     made = []
     for run in ("one", "two"):

@@ -264,6 +264,7 @@ def test_hostile_answers_score_the_sources_only(day: Day, output: str) -> None:
                                     '[{"employee_id": "E1", "name": "a"}, {"name": "b"}]',
                                     '{"employees": NaN, "attendance_rate": 1e999, "remote_days": "x"}',
                                     '[' + '{"employee_id": "E1001"},' * 20_000 + '{}]'])
+@pytest.mark.slow
 def test_hostile_answers_never_crash_or_pass_full(day: Day, kind: str, output: str) -> None:
     task = make(day, kind, department="all")
     points, full = scored(task, day, output, raw=True)

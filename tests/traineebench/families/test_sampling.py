@@ -186,9 +186,11 @@ ADS = "ADs Strategy Plan"  # each generation draws three heatmaps (about a secon
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name == ADS else name
                                   for name in MODULES])
+@pytest.mark.slow
 def test_sampled_arguments_generate_into_a_day(name: str, tmp_path: Path) -> None:
     generates(name, covering_seeds(name), tmp_path)
 
 
+@pytest.mark.slow
 def test_a_sampled_ads_plan_of_each_difficulty_generates(tmp_path: Path) -> None:
     generates(ADS, covering_seeds(ADS, "task_params.difficulty"), tmp_path)
