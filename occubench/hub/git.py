@@ -32,7 +32,7 @@ from typing import IO
 from occubench.errors import ConfigError
 from occubench.hub.package import MANIFEST, Manifest, check_path, verify
 from occubench.hub.refs import Reference
-from occubench.hub.registry import Registry, Version
+from occubench.hub.registry import Registry, Version, taken
 from occubench.util.redact import Redactor, environment_secrets
 from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES, read_chunks
 
@@ -53,7 +53,7 @@ _DIGEST_TAG = re.compile(r"sha256-([0-9a-f]{64})")
 class GitRegistry(Registry):
     """Packages in git repositories (``git+URL@VERSION``), one commit and two tags per package."""
 
-    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
+    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> str | None:
         where, url = str(reference), reference.location
         version = reference.version or manifest.version
         digest_tag = reference.at(manifest.digest).digest_tag
@@ -61,7 +61,7 @@ class GitRegistry(Registry):
         with _scratch() as repo:
             commit = _commit(repo, package, manifest, (version, digest_tag), where)
             held = _remote_tags(repo, url, where)
-            refspecs = []
+            refspecs, replaced = [], None
             for tag in (version, digest_tag):
                 if held.get(tag) == commit:
                     continue  # there already (perhaps under an annotated tag, which a push would not replace)
@@ -74,10 +74,10 @@ class GitRegistry(Registry):
                         existing = _manifest(repo, fetched, where).digest
                     except ConfigError as exc:
                         existing = f"no package ({exc})"
-                    if tag == version and existing != manifest.digest and not force:
-                        raise ConfigError(f"{where}: version {version} of {url} holds another package already "
-                                          f"({existing}); give the package another version, or force the push to "
-                                          "replace it (a version cited in a paper should stay)")
+                    if tag == version and existing != manifest.digest:
+                        if not force:
+                            raise taken(where, version, existing)
+                        replaced = existing
                 # Else the tag holds this package's manifest over other files, or (the digest's) another package:
                 # wrong either way, and replaced.
                 refspecs.append(f"{'+' if tag in held else ''}refs/tags/{tag}:refs/tags/{tag}")
@@ -86,6 +86,7 @@ class GitRegistry(Registry):
                      what=f"{where}: git could not push to {url}",
                      hint="check that the repository exists (git servers do not make one on a push) and that you "
                           "may write to it (git's credential helper or ssh key)")
+        return replaced
 
     def resolve(self, reference: Reference) -> str:
         with _scratch() as repo:

@@ -256,9 +256,10 @@ def test_push_refuses_a_taken_version_and_leaves_the_same_package_as_it_is(hub: 
     other = package(tmp_path / "other", "1.0", {"executable/insurance_claims/NOTES.md": b"another\n"})
     before = git(repo, "show-ref")
 
-    with pytest.raises(ConfigError, match=f"hf://acme/taken@1.0: version 1.0 holds another package \\({held.digest}"):
+    with pytest.raises(ConfigError, match=f"hf://acme/taken@1.0: version 1.0 holds the package {held.digest} already"
+                                          ".*--force"):
         HubRegistry().push(tmp_path / "other", other, parse("hf://acme/taken@1.0"))
-    HubRegistry().push(tmp_path / "held", held, parse("hf://acme/taken@1.0"))
+    assert HubRegistry().push(tmp_path / "held", held, parse("hf://acme/taken@1.0")) is None
 
     assert git(repo, "show-ref") == before
     assert HubRegistry().resolve(parse("hf://acme/taken@1.0")) == held.digest

@@ -49,10 +49,14 @@ def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_mo
     assert json.loads(report.stdout)["runs"][0]["worlds"] == f"{registry}@1.0 ({digest})"
 
     (tmp_path / "pkg" / "executable" / "insurance_claims" / "seed.sql").open("a").write("-- moved\n")
-    moved = occubench("worlds", "push", "pkg", registry, "--name", "acme/claims", "--version", "1.0", "--force",
-                      cwd=tmp_path)
+    push = ["worlds", "push", "pkg", registry, "--name", "acme/claims", "--version", "1.0"]
+    refused = occubench(*push, cwd=tmp_path)
+    assert refused.returncode == 2 and f"version 1.0 holds the package {digest}" in refused.stderr
+    assert "--force" in refused.stderr
+    moved = occubench(*push, "--force", cwd=tmp_path)
     assert moved.returncode == 0, moved.stderr
     new = moved.stdout.split("digest: ")[1].split()[0]
+    assert f"replaced: {digest} " in moved.stdout  # what the version named before, which results cite
     again = occubench(*run, cwd=tmp_path)
     assert again.returncode == 2 and digest in again.stderr and new in again.stderr
     assert len((folder / "results.jsonl").read_text().splitlines()) == len(results)
