@@ -50,6 +50,11 @@ def with_worlds(config: RunConfig) -> RunConfig:
     return config.model_copy(update=update)
 
 
+def cited(reference: str, digest: str) -> str:
+    """A world package as results cite it: the reference as given, and the digest it resolved to."""
+    return f"{reference} ({digest})"
+
+
 def _suite_settings(config: RunConfig, installed: Installed) -> tuple[dict[str, Any], int | None]:
     """The suite settings that run ``installed``'s worlds of the kind ``config.suite`` takes, and a seed when the
     package sets one."""

@@ -3,6 +3,8 @@ cited in args.json and the report; once its version names another package, the r
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -20,9 +22,9 @@ from tests.hub.packages import package_folder
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
-def occubench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def occubench(*args: str, cwd: Path, columns: int = 500) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OCCUBENCH_CACHE_DIR": str(cwd / "cache"), "HOME": str(cwd / "home"),
-           "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "500"}
+           "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": str(columns)}
     return subprocess.run([sys.executable, "-m", "occubench", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600, check=False)
 
@@ -42,11 +44,16 @@ def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_mo
     (folder,) = (tmp_path / "runs").iterdir()  # the default folder: the same command finds it again
     args = json.loads((folder / "args.json").read_text())
     assert (args["worlds"], args["worlds_digest"]) == (f"{registry}@1.0", digest)
-    assert f"{registry}@1.0 ({digest})" in first.stdout
+    assert f"Worlds: {registry}@1.0 ({digest})" in first.stdout.splitlines()
     results = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
     assert results and all(r["is_correct"] for r in results)  # the package's world, with its reference solutions
-    report = occubench("report", str(folder), "--format", "json", cwd=tmp_path)
-    assert json.loads(report.stdout)["runs"][0]["worlds"] == f"{registry}@1.0 ({digest})"
+    # The report cites the package: its reference and digest apart in JSON and CSV, together in Markdown.
+    report = json.loads(occubench("report", str(folder), "--format", "json", cwd=tmp_path).stdout)
+    assert (report["runs"][0]["worlds"], report["runs"][0]["worlds_digest"]) == (f"{registry}@1.0", digest)
+    rows = list(csv.DictReader(io.StringIO(occubench("report", str(folder), "--format", "csv", cwd=tmp_path).stdout)))
+    assert rows and {(row["worlds"], row["worlds_digest"]) for row in rows} == {(f"{registry}@1.0", digest)}
+    markdown = occubench("report", str(folder), cwd=tmp_path).stdout
+    assert f"Worlds: {registry}@1.0 ({digest})" in markdown.splitlines()
 
     (tmp_path / "pkg" / "executable" / "insurance_claims" / "seed.sql").open("a").write("-- moved\n")
     push = ["worlds", "push", "pkg", registry, "--name", "acme/claims", "--version", "1.0"]
@@ -83,28 +90,36 @@ def test_a_package_without_the_suites_kind_or_beside_worlds_dir_is_refused(tmp_p
 
 
 @pytest.fixture
-def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A git+file reference to a package of one built-in world, and this process's cache pointed at tmp_path."""
+def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """A git+file reference to a package of one built-in world and its digest, and this process's cache pointed at
+    tmp_path."""
     package_folder(tmp_path / "pkg")
     subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "registry.git")], check=True)
     reference = f"git+file://{tmp_path / 'registry.git'}@1.0"
     pushed = occubench("worlds", "push", "pkg", reference, "--name", "acme/claims", "--version", "1.0", cwd=tmp_path)
     assert pushed.returncode == 0, pushed.stderr
     monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    return reference
+    return reference, pushed.stdout.split("digest: ")[1].split()[0]
 
 
-def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published: str, sandbox: Provider) -> None:
+def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published: tuple[str, str],
+                                                      sandbox: Provider) -> None:
+    reference, digest = published
+    cited = f"Worlds: {reference} ({digest})"  # one line, however narrow the terminal: a grep finds it whole
     ids = {f"insurance_claims/{task.id}" for world in builtin_worlds() if world.name == "insurance_claims"
            for task in world.tasks}
-    listed = occubench("tasks", "--suite", "executable", "--worlds", published, "--json", cwd=tmp_path)
-    assert {row["task_id"] for row in json.loads(listed.stdout)} == ids
-    checked = occubench("validate", "--suite", "executable", "--worlds", published, cwd=tmp_path)
+    listed = occubench("tasks", "--suite", "executable", "--worlds", reference, "--json", cwd=tmp_path, columns=40)
+    assert {row["task_id"] for row in json.loads(listed.stdout)} == ids  # stdout: the JSON alone
+    assert cited in listed.stderr.splitlines()
+    table = occubench("tasks", "--suite", "executable", "--worlds", reference, cwd=tmp_path, columns=40)
+    assert table.returncode == 0 and cited in table.stdout.splitlines()
+    checked = occubench("validate", "--suite", "executable", "--worlds", reference, cwd=tmp_path, columns=40)
     assert checked.returncode == 0 and f"{len(ids)}/{len(ids)} tasks valid" in checked.stdout
+    assert cited in checked.stdout.splitlines()
     pytest.importorskip("gymnasium")
     from occubench.gym import make
 
-    env = make("executable", worlds=published)
+    env = make("executable", worlds=reference)
     try:
         observation, _ = env.reset()
         assert observation and str(env.unwrapped.task.task_id) in ids  # type: ignore[attr-defined]
@@ -116,19 +131,21 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
     from occubench.inspect import executable
 
     with MockLLMServer() as server:
-        [log] = inspect_eval(executable(worlds=published), model="openai/gpt-4o", display="none",
+        [log] = inspect_eval(executable(worlds=reference), model="openai/gpt-4o", display="none",
                              log_dir=str(tmp_path / "logs"), model_base_url=server.base_url,
                              model_args={"api_key": "k"})
     assert log.status == "success" and {str(sample.id) for sample in log.samples or []} == ids
 
 
 @pytest.mark.slow  # starts a local Ray instance
-def test_ray_workers_run_the_package_the_run_resolved(tmp_path: Path, published: str, sandbox: Provider) -> None:
+def test_ray_workers_run_the_package_the_run_resolved(tmp_path: Path, published: tuple[str, str],
+                                                      sandbox: Provider) -> None:
     pytest.importorskip("ray")
-    done = occubench("run", "--suite", "executable", "--agent", "reference", "--worlds", published, "--executor",
+    done = occubench("run", "--suite", "executable", "--agent", "reference", "--worlds", published[0], "--executor",
                      "ray", "--ray-workers", "2", "--output-dir", "runs", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (folder,) = (tmp_path / "runs").iterdir()
     results = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
     assert len(results) == 3 and all(r["is_correct"] for r in results)
-    assert json.loads((folder / "args.json").read_text())["worlds_digest"] in done.stdout
+    assert json.loads((folder / "args.json").read_text())["worlds_digest"] == published[1]
+    assert f"Worlds: {published[0]} ({published[1]})" in done.stdout.splitlines()
