@@ -89,9 +89,14 @@ class GitRegistry(Registry):
         return replaced
 
     def resolve(self, reference: Reference) -> str:
+        where, url, tag = str(reference), reference.location, reference.tag
         with _scratch() as repo:
-            return _manifest(repo, _fetch(repo, reference.location, reference.tag, str(reference)),
-                             str(reference)).digest
+            tags = _remote_tags(repo, url, where)
+            if tag not in tags:
+                raise ConfigError(f"{where}: the repository {url} has no such tag ({tag}); check the version (a "
+                                  "package's versions are its tags)")
+            # Its digest tag names the same commit (a push writes both): no fetch. Else the manifest says.
+            return _digests(tags).get(tags[tag]) or _manifest(repo, _fetch(repo, url, tag, where), where).digest
 
     def fetch(self, reference: Reference, dest: Path) -> None:
         where = str(reference)
@@ -109,15 +114,12 @@ class GitRegistry(Registry):
             raise
 
     def versions(self, reference: Reference) -> list[Version]:
-        where = str(Reference("git", reference.location))
+        where, url = str(Reference("git", reference.location)), reference.location
         with _scratch() as repo:
-            tags = _remote_tags(repo, reference.location, where)
-        digests: dict[str, str] = {}
-        for tag, commit in sorted(tags.items()):
-            if match := _DIGEST_TAG.fullmatch(tag):
-                digests.setdefault(commit, f"sha256:{match[1]}")
-        return [Version(tag, digests.get(commit) or self.resolve(Reference("git", reference.location, tag)))
-                for tag, commit in tags.items() if not tag.startswith("sha256")]
+            tags = _remote_tags(repo, url, where)
+            digests = _digests(tags)
+            return [Version(tag, digests.get(commit) or _manifest(repo, _fetch(repo, url, tag, where), where).digest)
+                    for tag, commit in tags.items() if not tag.startswith("sha256")]
 
 
 def _environment() -> dict[str, str]:
@@ -197,6 +199,15 @@ def _remote_tags(repo: Path, url: str, where: str) -> dict[str, str]:
         elif name != ref:
             tags[name] = commit
     return tags
+
+
+def _digests(tags: dict[str, str]) -> dict[str, str]:
+    """The package digest of each commit that a ``sha256-HEX`` tag names (of ``tags``, as :func:`_remote_tags`)."""
+    digests: dict[str, str] = {}
+    for tag, commit in sorted(tags.items()):
+        if match := _DIGEST_TAG.fullmatch(tag):
+            digests.setdefault(commit, f"sha256:{match[1]}")
+    return digests
 
 
 def _fetch(repo: Path, url: str, tag: str, where: str) -> str:

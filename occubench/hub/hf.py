@@ -92,7 +92,8 @@ class HubRegistry(Registry):
         # An API call first: it fails at once where a download retries for long.
         with _errors(where, "read the version"):
             commit = api.repo_info(reference.location, repo_type=REPO_TYPE, revision=reference.tag).sha
-        return _manifest_at(reference, commit).digest
+            tags = _tags(api, reference.location) or {}
+        return _digest_at(api, reference, tags, commit)  # by the digest tag a push writes beside it: no download
 
     def fetch(self, reference: Reference, dest: Path) -> None:
         from huggingface_hub.hf_api import RepoFile

@@ -4,6 +4,7 @@ cited in args.json and the report; once its version names another package, the r
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -17,7 +18,10 @@ import pytest
 from occubench.executable.registry import builtin_worlds
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
+from tests.hub.oci_server import OciServer, oci_server
 from tests.hub.packages import package_folder
+
+__all__ = ["oci_server"]  # the fixture, used by name
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -27,6 +31,12 @@ def occubench(*args: str, cwd: Path, columns: int = 500) -> subprocess.Completed
            "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": str(columns)}
     return subprocess.run([sys.executable, "-m", "occubench", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600, check=False)
+
+
+def installed(cwd: Path) -> list[str]:
+    """The digests of the packages installed in ``cwd``'s cache, and anything else left in the store."""
+    store = cwd / "cache" / "worlds"
+    return sorted(str(path.relative_to(store)) for path in store.glob("*/*")) if store.exists() else []
 
 
 def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_moved(tmp_path: Path,
@@ -47,6 +57,7 @@ def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_mo
     assert f"Worlds: {registry}@1.0 ({digest})" in first.stdout.splitlines()
     results = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
     assert results and all(r["is_correct"] for r in results)  # the package's world, with its reference solutions
+    assert installed(tmp_path) == [f"sha256/{digest.removeprefix('sha256:')}"]
     # The report cites the package: its reference and digest apart in JSON and CSV, together in Markdown.
     report = json.loads(occubench("report", str(folder), "--format", "json", cwd=tmp_path).stdout)
     assert (report["runs"][0]["worlds"], report["runs"][0]["worlds_digest"]) == (f"{registry}@1.0", digest)
@@ -66,12 +77,49 @@ def test_a_run_from_a_package_cites_it_and_refuses_to_resume_once_its_version_mo
     assert f"replaced: {digest} " in moved.stdout  # what the version named before, which results cite
     again = occubench(*run, cwd=tmp_path)
     assert again.returncode == 2 and digest in again.stderr and new in again.stderr
+    # Refused before the new package was fetched: the store holds the package the run ran, and nothing else.
+    assert installed(tmp_path) == [f"sha256/{digest.removeprefix('sha256:')}"]
     assert len((folder / "results.jsonl").read_text().splitlines()) == len(results)
-    # Pinned to the digest it ran, the run resumes (nothing is left to run).
-    pinned = occubench(*[a if a != f"{registry}@1.0" else f"{registry}@{digest}" for a in run], "--run-name",
-                       folder.name, cwd=tmp_path)
+    # The command the refusal gives resumes the run, pinned to the digest it ran (nothing is left to run).
+    resume = again.stderr.split("pinned: ")[1].split("; or")[0].split()
+    assert resume == ["--worlds", f"{registry}@{digest}", "--run-name", folder.name]
+    pinned = occubench(*[a for a in run if a not in ("--worlds", f"{registry}@1.0")], *resume, cwd=tmp_path)
     assert pinned.returncode == 0, pinned.stderr
     assert len((folder / "results.jsonl").read_text().splitlines()) == len(results)
+
+
+def test_a_moved_version_is_refused_before_the_package_it_names_now_is_fetched(tmp_path: Path, oci_server: OciServer,
+                                                                               sandbox: Provider) -> None:
+    """The resume asks the registry which package the version names (its OCI manifest), and no more: the new
+    package's layer is taken out of the registry's store, so a fetch of it could not succeed, and the refusal still
+    comes, naming both digests, with nothing new installed; by the default folder and by --run-name alike."""
+    package_folder(tmp_path / "pkg")
+    reference = f"oci://{oci_server.host}/acme/claims:1.0"
+    pushed = occubench("worlds", "push", "pkg", reference, "--name", "acme/claims", "--version", "1.0", cwd=tmp_path)
+    assert pushed.returncode == 0, pushed.stderr
+    digest = pushed.stdout.split("digest: ")[1].split()[0]
+    run = ["run", "--suite", "executable", "--agent", "reference", "--worlds", reference, "--output-dir", "runs"]
+    first = occubench(*run, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    (folder,) = (tmp_path / "runs").iterdir()
+
+    (tmp_path / "pkg" / "executable" / "insurance_claims" / "seed.sql").open("a").write("-- moved\n")
+    packed = occubench("worlds", "pack", "pkg", "--name", "acme/claims", "--version", "1.0", "--out", "new.tar",
+                       cwd=tmp_path)
+    assert packed.returncode == 0, packed.stderr
+    moved = occubench("worlds", "push", "new.tar", reference, "--force", cwd=tmp_path)
+    assert moved.returncode == 0, moved.stderr
+    new = moved.stdout.split("digest: ")[1].split()[0]
+    assert f"replaced: {digest} " in moved.stdout
+    oci_server.blob_file("sha256:" + hashlib.sha256((tmp_path / "new.tar").read_bytes()).hexdigest()).unlink()
+
+    for where in ([], ["--run-name", folder.name]):
+        again = occubench(*run, *where, cwd=tmp_path)
+        assert again.returncode == 2, again.stderr
+        assert f"holds results of the world package {digest}, and --worlds {reference} now names {new}" in again.stderr
+        assert f"--worlds oci://{oci_server.host}/acme/claims@{digest} --run-name {folder.name}" in again.stderr
+        assert installed(tmp_path) == [f"sha256/{digest.removeprefix('sha256:')}"]
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == [folder.name]
 
 
 def test_a_package_without_the_suites_kind_or_beside_worlds_dir_is_refused(tmp_path: Path,
