@@ -364,11 +364,19 @@ def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
     console = Console(highlight=False)
     print_summary(outcome.summary, console,
                   title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
-    if worlds := worlds_of(outcome.run_dir):
-        console.print(f"Worlds: {markup(worlds)}")
+    print_worlds(*worlds_of(outcome.run_dir))
     for table in outcome.tables:
         console.print(table.to_rich())
     return _exit_status([outcome], fail_on_error)
+
+
+def print_worlds(reference: str | None, digest: str | None, *, stderr: bool = False) -> None:
+    """The world package a command's ``--worlds`` resolved to (nothing without one), on one line that is never
+    wrapped, so that grep finds it whole."""
+    if reference and digest:
+        from occubench.hub.worlds import cited
+
+        print(f"Worlds: {terminal(cited(reference, digest), newlines=False)}", file=sys.stderr if stderr else None)
 
 
 def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float) -> int:

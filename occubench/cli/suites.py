@@ -44,6 +44,7 @@ def _tasks(args: argparse.Namespace) -> int:
 
     as_json = vars(args).pop("json")
     config = with_worlds(evaluate.config_from_args(args))
+    evaluate.print_worlds(config.worlds, config.worlds_digest, stderr=as_json)  # stdout carries the JSON
     tasks = load_suite(config.suite).plan(config, Console(stderr=True, highlight=False)).tasks
     rows = [{"task_id": t.task_id, "scenario": t.scenario, "category": t.category, "domain": t.domain,
              "difficulty": t.difficulty, "environment": t.env_name} for t in tasks]
@@ -72,6 +73,7 @@ def _validate(args: argparse.Namespace) -> int:
         resolved = with_worlds(RunConfig.create({"suite": args.suite, "worlds": args.worlds,
                                                  **{k: v for k, v in given.items() if v is not None}}))
         given = {**given, **{k: v for k, v in resolved.suite_options.items() if k in given}, "seed": resolved.seed}
+        evaluate.print_worlds(resolved.worlds, resolved.worlds_digest)
     options = ValidateOptions(**given, trust_world_code=args.trust_world_code,
                               traineebench_config=args.traineebench_config, reference_dir=args.reference_dir)
     return 0 if definition.validate(options, Console(highlight=False)) else 1

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from occubench.errors import ConfigError
-from occubench.util.text import markup
+from occubench.util.text import markup, terminal
 
 if TYPE_CHECKING:
     from occubench.hub.package import Manifest
@@ -69,8 +69,11 @@ def _push(args: argparse.Namespace) -> int:
             raise ConfigError(f"REF {args.ref}: version {reference.version}, but the package is version "
                               f"{manifest.version}; push it as its own version")
         reference = replace(reference, version=manifest.version)
-        registry_for(reference).push(Path(work) / "package", manifest, reference, force=args.force)
+        replaced = registry_for(reference).push(Path(work) / "package", manifest, reference, force=args.force)
     _said(manifest, f"pushed as {reference} and {reference.at(manifest.digest)}")
+    if replaced:  # what was cited as this version before: its citations no longer resolve to what they ran
+        print(f"replaced: {terminal(replaced, newlines=False)} (--force moved version {manifest.version} from it; "
+              "runs that cited it refuse to resume unless pinned to its digest)")
     return 0
 
 

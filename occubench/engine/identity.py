@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from rich.console import Console
 from occubench.config import CLEAN_LEVEL
 from occubench.core.suite import TaskSet
 from occubench.errors import ConfigError
+from occubench.hub.refs import parse
 from occubench.store import ResultStore
 from occubench.util.text import markup
 
@@ -43,12 +45,8 @@ def check_same_config(store: ResultStore, config: dict[str, Any], digest: str, f
     if not store.load():
         return belongs
     earlier = [h for h in previous.get("config_hashes") or [previous.get("config_hash")] if isinstance(h, str)]
-    old = previous.get("config", {}) if isinstance(previous.get("config"), dict) else {}
-    if (was := old.get("worlds_digest")) and was != config.get("worlds_digest"):  # even with --force: one package
-        raise ConfigError(f"{store.run_dir} holds results of the world package {was}, and --worlds "
-                          f"{previous.get('worlds')} now names {config.get('worlds_digest')} (its version was moved); "
-                          f"resume with --worlds pinned to the package it ran (...@{was}), or choose another "
-                          "--run-name")
+    old = recorded_config(previous)
+    refuse_moved_worlds(store.run_dir, previous, config.get("worlds_digest"))
     # A directory written before runs had an identity has no task-set fields: it matches on everything else.
     changed = ", ".join(f"{_named(key)} {old.get(key)!r} → {config.get(key)!r}"
                         for key in sorted(set(old) | set(config))
@@ -64,6 +62,25 @@ def check_same_config(store: ResultStore, config: dict[str, Any], digest: str, f
         belongs["task_ids"] = sorted({*ids, *(i for i in old_ids if isinstance(i, (str, int)))}, key=str)
     belongs["config_hashes"] = sorted({*earlier, digest})
     return belongs
+
+
+def recorded_config(previous: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a run's identity its ``args.json`` (read as ``previous``) keeps."""
+    return previous["config"] if isinstance(previous.get("config"), dict) else {}
+
+
+def refuse_moved_worlds(run_dir: Path, previous: dict[str, Any], digest: str | None) -> None:
+    """Stop a run into ``run_dir`` (holding results; its ``args.json`` read as ``previous``) that ran another world
+    package than ``digest``, the one its ``--worlds`` names now: the version's tag was moved. Even with --force: a
+    run is of one package. The error says how to resume: the package it ran, pinned by its digest."""
+    was = recorded_config(previous).get("worlds_digest")
+    if not was or was == digest:
+        return
+    reference = previous.get("worlds")
+    pinned = str(parse(reference).at(was)) if isinstance(reference, str) else f"...@{was}"
+    raise ConfigError(f"{run_dir} holds results of the world package {was}, and --worlds {reference} now names "
+                      f"{digest} (its version was moved); resume it with the package it ran, pinned: --worlds "
+                      f"{pinned} --run-name {run_dir.name}; or choose another --run-name")
 
 
 #: How a user names the settings of a run's identity that are not a flag of their own name.

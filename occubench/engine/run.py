@@ -26,14 +26,15 @@ from occubench.core.suite import SuitePlan
 from occubench.core.tables import Table
 from occubench.engine.executor import Executor, Job
 from occubench.engine.factory import EpisodeFactory, today
-from occubench.engine.identity import check_same_config
+from occubench.engine.identity import check_same_config, recorded_config, refuse_moved_worlds
 from occubench.engine.models import RunGroup, connection_limit, preflight, with_server_profile
 from occubench.engine.progress import RunProgress
 from occubench.engine.registry import load_executor
 from occubench.engine.rescore import SavedEpisodes
 from occubench.engine.summary import Price, Summary, load_prices, summarize
 from occubench.errors import ConfigError
-from occubench.store import ResultStore, latest_by_task, pending, pending_tasks
+from occubench.hub.worlds import resolved
+from occubench.store import ResultStore, latest_by_task, pending, pending_tasks, read_args, run_records
 from occubench.util.lock import DirectoryLock
 from occubench.util.log import LogRoute, end_logging, setup_logging
 from occubench.util.openfiles import ensure_open_files
@@ -109,6 +110,35 @@ def _check(config: RunConfig) -> None:
                           f"so it runs in one: drop --executor {config.executor}")
 
 
+def _refuse_moved_worlds(config: RunConfig) -> None:
+    """Stop a run whose folder holds results of another package than the one its --worlds version names now (the
+    tag was moved) before that package is downloaded and installed. Once it is installed, planning the run finds
+    its folder and :func:`check_same_config` refuses; until then the folder is found as the run would find it,
+    with the package it ran (still installed here, or left to that later check)."""
+    from occubench.hub.install import installed
+
+    digest = config.worlds_digest
+    if digest is None or installed(digest) is not None:
+        return
+    output = Path(config.output_dir)
+    if config.run_name:
+        folders = [output / config.run_name]
+    else:
+        folders = sorted(path for path in output.iterdir() if path.is_dir()) if output.is_dir() else []
+    for folder in folders:
+        previous = read_args(folder)
+        was = recorded_config(previous).get("worlds_digest")
+        if not was or was == digest:
+            continue
+        if not config.run_name:  # the folder this command names, planned with the package the folder ran
+            if config.rescore or previous.get("worlds") != config.worlds or installed(was) is None or \
+                    EpisodeFactory.create(config.model_copy(update={"worlds_digest": was})).folder_name() \
+                    != folder.name:
+                continue
+        if run_records(folder, quiet=True).results:
+            refuse_moved_worlds(folder, previous, digest)
+
+
 class _Run:
     """One run, from its config to its summary: what it is made of is settled on construction (bad input raises
     before the run directory is touched), :meth:`execute` runs it."""
@@ -116,6 +146,8 @@ class _Run:
     def __init__(self, config: RunConfig, console: Console, redactor: Redactor, group: RunGroup | None) -> None:
         self.config, self.console, self.redactor, self.group = config, console, redactor, group
         self.prices = load_prices(Path(config.prices)) if config.prices else None
+        config = resolved(config)  # the digest of its --worlds package, nothing downloaded yet
+        _refuse_moved_worlds(config)
         self.factory = factory = EpisodeFactory.create(config, console)
         self.config = config = factory.config  # with what it resolved: the --worlds package's digest and folder
         self.rescored = SavedEpisodes.read(Path(config.rescore), factory.plan, factory.definition.name, console,

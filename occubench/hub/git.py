@@ -32,7 +32,7 @@ from typing import IO
 from occubench.errors import ConfigError
 from occubench.hub.package import MANIFEST, Manifest, check_path, verify
 from occubench.hub.refs import Reference
-from occubench.hub.registry import Registry, Version
+from occubench.hub.registry import Registry, Version, taken
 from occubench.util.redact import Redactor, environment_secrets
 from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES, read_chunks
 
@@ -53,7 +53,7 @@ _DIGEST_TAG = re.compile(r"sha256-([0-9a-f]{64})")
 class GitRegistry(Registry):
     """Packages in git repositories (``git+URL@VERSION``), one commit and two tags per package."""
 
-    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
+    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> str | None:
         where, url = str(reference), reference.location
         version = reference.version or manifest.version
         digest_tag = reference.at(manifest.digest).digest_tag
@@ -61,7 +61,7 @@ class GitRegistry(Registry):
         with _scratch() as repo:
             commit = _commit(repo, package, manifest, (version, digest_tag), where)
             held = _remote_tags(repo, url, where)
-            refspecs = []
+            refspecs, replaced = [], None
             for tag in (version, digest_tag):
                 if held.get(tag) == commit:
                     continue  # there already (perhaps under an annotated tag, which a push would not replace)
@@ -74,10 +74,10 @@ class GitRegistry(Registry):
                         existing = _manifest(repo, fetched, where).digest
                     except ConfigError as exc:
                         existing = f"no package ({exc})"
-                    if tag == version and existing != manifest.digest and not force:
-                        raise ConfigError(f"{where}: version {version} of {url} holds another package already "
-                                          f"({existing}); give the package another version, or force the push to "
-                                          "replace it (a version cited in a paper should stay)")
+                    if tag == version and existing != manifest.digest:
+                        if not force:
+                            raise taken(where, version, existing)
+                        replaced = existing
                 # Else the tag holds this package's manifest over other files, or (the digest's) another package:
                 # wrong either way, and replaced.
                 refspecs.append(f"{'+' if tag in held else ''}refs/tags/{tag}:refs/tags/{tag}")
@@ -86,11 +86,17 @@ class GitRegistry(Registry):
                      what=f"{where}: git could not push to {url}",
                      hint="check that the repository exists (git servers do not make one on a push) and that you "
                           "may write to it (git's credential helper or ssh key)")
+        return replaced
 
     def resolve(self, reference: Reference) -> str:
+        where, url, tag = str(reference), reference.location, reference.tag
         with _scratch() as repo:
-            return _manifest(repo, _fetch(repo, reference.location, reference.tag, str(reference)),
-                             str(reference)).digest
+            tags = _remote_tags(repo, url, where)
+            if tag not in tags:
+                raise ConfigError(f"{where}: the repository {url} has no such tag ({tag}); check the version (a "
+                                  "package's versions are its tags)")
+            # Its digest tag names the same commit (a push writes both): no fetch. Else the manifest says.
+            return _digests(tags).get(tags[tag]) or _manifest(repo, _fetch(repo, url, tag, where), where).digest
 
     def fetch(self, reference: Reference, dest: Path) -> None:
         where = str(reference)
@@ -108,15 +114,12 @@ class GitRegistry(Registry):
             raise
 
     def versions(self, reference: Reference) -> list[Version]:
-        where = str(Reference("git", reference.location))
+        where, url = str(Reference("git", reference.location)), reference.location
         with _scratch() as repo:
-            tags = _remote_tags(repo, reference.location, where)
-        digests: dict[str, str] = {}
-        for tag, commit in sorted(tags.items()):
-            if match := _DIGEST_TAG.fullmatch(tag):
-                digests.setdefault(commit, f"sha256:{match[1]}")
-        return [Version(tag, digests.get(commit) or self.resolve(Reference("git", reference.location, tag)))
-                for tag, commit in tags.items() if not tag.startswith("sha256")]
+            tags = _remote_tags(repo, url, where)
+            digests = _digests(tags)
+            return [Version(tag, digests.get(commit) or _manifest(repo, _fetch(repo, url, tag, where), where).digest)
+                    for tag, commit in tags.items() if not tag.startswith("sha256")]
 
 
 def _environment() -> dict[str, str]:
@@ -196,6 +199,15 @@ def _remote_tags(repo: Path, url: str, where: str) -> dict[str, str]:
         elif name != ref:
             tags[name] = commit
     return tags
+
+
+def _digests(tags: dict[str, str]) -> dict[str, str]:
+    """The package digest of each commit that a ``sha256-HEX`` tag names (of ``tags``, as :func:`_remote_tags`)."""
+    digests: dict[str, str] = {}
+    for tag, commit in sorted(tags.items()):
+        if match := _DIGEST_TAG.fullmatch(tag):
+            digests.setdefault(commit, f"sha256:{match[1]}")
+    return digests
 
 
 def _fetch(repo: Path, url: str, tag: str, where: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 from occubench.errors import ConfigError
 from occubench.hub.package import MANIFEST, Manifest, check_path, verify
 from occubench.hub.refs import Reference
-from occubench.hub.registry import Registry, Version
+from occubench.hub.registry import Registry, Version, taken
 from occubench.util.redact import redact_url
 from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES, read_chunks
 
@@ -38,7 +38,7 @@ _DEFAULT_ENDPOINT = "https://huggingface.co"
 class HubRegistry(Registry):
     """``hf://`` references: dataset repositories of the Hub ``HF_ENDPOINT`` names."""
 
-    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
+    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> str | None:
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
         version, digest_tag = _version_of(reference, manifest), manifest.digest.replace(":", "-")
@@ -50,15 +50,22 @@ class HubRegistry(Registry):
             with _errors(where, "create the dataset repository"):
                 api.create_repo(repo, repo_type=REPO_TYPE, exist_ok=True)
             tags = {}
-        if version in tags and not force:  # forced, a version is written again whatever it holds (even no package)
-            held = _digest_at(api, reference, tags, tags[version])
+        replaced = None
+        if version in tags:
+            try:
+                held = _digest_at(api, reference, tags, tags[version])
+            except ConfigError as exc:
+                held = f"no package ({exc})"
+            if held == manifest.digest and not force:  # pushed before: only its digest tag may be missing
+                if digest_tag not in tags:
+                    with _errors(where, "tag the package"):
+                        api.create_tag(repo, tag=digest_tag, revision=tags[version], repo_type=REPO_TYPE)
+                return None
             if held != manifest.digest:
-                raise ConfigError(f"{where}: version {version} holds another package ({held}) already; publish "
-                                  "this one as a new version (a citation needs versions that stay), or force it")
-            if digest_tag not in tags:  # pushed before: only its digest tag may be missing
-                with _errors(where, "tag the package"):
-                    api.create_tag(repo, tag=digest_tag, revision=tags[version], repo_type=REPO_TYPE)
-            return
+                if not force:
+                    raise taken(where, version, held)
+                replaced = held
+            # Forced, a version is written again whatever it holds.
         # The commit holds exactly the package: its files, its manifest in canonical form (the folder's own may be a
         # draft of metadata only), and no file a previous version had and this one has not.
         wanted = {MANIFEST, *manifest.files}
@@ -78,13 +85,15 @@ class HubRegistry(Registry):
             api.create_tag(repo, tag=version, revision=commit.oid, repo_type=REPO_TYPE)
             if digest_tag not in tags:  # one there names a commit of the same files already
                 api.create_tag(repo, tag=digest_tag, revision=commit.oid, repo_type=REPO_TYPE)
+        return replaced
 
     def resolve(self, reference: Reference) -> str:
         api, where = _api(), str(reference)
         # An API call first: it fails at once where a download retries for long.
         with _errors(where, "read the version"):
             commit = api.repo_info(reference.location, repo_type=REPO_TYPE, revision=reference.tag).sha
-        return _manifest_at(reference, commit).digest
+            tags = _tags(api, reference.location) or {}
+        return _digest_at(api, reference, tags, commit)  # by the digest tag a push writes beside it: no download
 
     def fetch(self, reference: Reference, dest: Path) -> None:
         from huggingface_hub.hf_api import RepoFile

@@ -163,23 +163,30 @@ def remove(digest: str) -> bool:
     return True
 
 
-def pull(reference: Reference) -> Installed:
-    """The package ``reference`` names, installed: at once when its digest is in the store, else fetched from its
-    registry, verified against that digest and validated first. The registry's word is never trusted: the digest it
-    resolves a version to is checked against the files it serves."""
+def resolve(reference: Reference) -> str:
+    """The digest of the package ``reference`` names: its own, or the one its version's tag names now, asked of the
+    registry without downloading the package (the registry's word: :func:`pull` checks it against the files)."""
+    if reference.digest is not None:
+        return reference.digest
+    from occubench.hub.registry import registry_for
+
+    digest = registry_for(reference).resolve(reference)
+    if not DIGEST.fullmatch(digest):
+        raise ConfigError(f"{reference}: the registry names its package {digest[:80]!r}, not a package digest")
+    return digest
+
+
+def pull(reference: Reference, digest: str | None = None) -> Installed:
+    """The package ``reference`` names (``digest``, when it was resolved already), installed: at once when its digest
+    is in the store, else fetched from its registry, verified against that digest and validated first. The
+    registry's word is never trusted: the digest it resolves a version to is checked against the files it serves."""
     from occubench.hub.registry import registry_for
 
     where = str(reference)
-    if reference.digest is not None and (done := installed(reference.digest)) is not None:
-        _supported(done.manifest, where)
-        return done
-    registry = registry_for(reference)
-    digest = reference.digest or registry.resolve(reference)
-    if not DIGEST.fullmatch(digest):
-        raise ConfigError(f"{where}: the registry names its package {digest[:80]!r}, not a package digest")
+    digest = digest or resolve(reference)
     if (done := installed(digest)) is not None:
         _supported(done.manifest, where)
         return done
     with staging() as folder:
-        registry.fetch(reference.at(digest), folder)
+        registry_for(reference).fetch(reference.at(digest), folder)
         return install(folder, where, digest)

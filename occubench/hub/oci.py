@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlsplit
 from occubench.errors import ConfigError
 from occubench.hub.package import DIGEST, Manifest, unpack, write_tar
 from occubench.hub.refs import Reference
-from occubench.hub.registry import Registry, Version
+from occubench.hub.registry import Registry, Version, taken
 
 ARTIFACT_TYPE = "application/vnd.occubench.worlds.v1"
 LAYER_TYPE = "application/vnd.occubench.worlds.package.v1.tar"
@@ -44,17 +44,16 @@ _TIMEOUT = (30, 300)  # connect, read (seconds): a registry that stops answering
 
 
 class OciRegistry(Registry):
-    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
+    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> str | None:
         if not reference.version:
             raise ConfigError(f"{reference}: names no version to publish (oci://HOST/NAME:VERSION)")
         remote = _Remote(reference)
         current = remote.manifest(reference.version)
-        if current is not None and not force:
-            held = _annotated_digest(current)
-            if held != manifest.digest:
-                what = f"the package {held}" if held else "an artifact that is not an occubench package"
-                raise ConfigError(f"{reference}: version {reference.version} holds {what} already; a published "
-                                  "version stays what results cite: publish another version, or force to move the tag")
+        replaced = None
+        if current is not None and (held := _annotated_digest(current)) != manifest.digest:
+            replaced = held or "an artifact that is not an occubench package"
+            if not force:
+                raise taken(str(reference), reference.version, replaced)
         with tempfile.TemporaryDirectory(prefix="occubench-oci-") as tmp:
             tar, config = Path(tmp) / "package.tar", Path(tmp) / "config.json"
             write_tar(package, manifest, tar)
@@ -71,6 +70,7 @@ class OciRegistry(Registry):
             for tag in (reference.at(manifest.digest).digest_tag, reference.version):
                 assert tag is not None
                 remote.put_manifest(oci, tag)
+        return replaced
 
     def resolve(self, reference: Reference) -> str:
         remote = _Remote(reference)

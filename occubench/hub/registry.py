@@ -12,7 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from occubench.hub.package import Manifest
+from occubench.errors import ConfigError
+from occubench.hub.package import DIGEST, Manifest
 from occubench.hub.refs import Reference
 
 
@@ -28,10 +29,11 @@ class Registry(ABC):
     """One backend, for references of one scheme."""
 
     @abstractmethod
-    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> None:
+    def push(self, package: Path, manifest: Manifest, reference: Reference, *, force: bool = False) -> str | None:
         """Publish the package folder ``package`` (verified: its files are ``manifest``'s) as
         ``reference.version`` and as ``sha256-HEX``. A version that holds another package already is refused
-        (a :class:`ConfigError`) unless ``force``: a citation needs versions that stay."""
+        (:func:`taken`) unless ``force``: a citation needs versions that stay. Returns what ``force`` moved the
+        version away from (a package digest, or what else it held), or None."""
 
     @abstractmethod
     def resolve(self, reference: Reference) -> str:
@@ -45,6 +47,14 @@ class Registry(ABC):
     @abstractmethod
     def versions(self, reference: Reference) -> list[Version]:
         """The versions the package of ``reference.location`` has, oldest first where the registry knows."""
+
+
+def taken(where: str, version: str, held: str) -> ConfigError:
+    """The refusal to publish over ``version``, which holds ``held`` (another package's digest, or what else)."""
+    what = f"the package {held}" if DIGEST.fullmatch(held) else held
+    return ConfigError(f"{where}: version {version} holds {what} already; a published version stays what results "
+                       f"cite: publish this package as another version, or push it with --force to move {version} "
+                       "to it (runs that cited what it holds then refuse to resume)")
 
 
 #: Each scheme's backend, imported on first use (each brings its own client library).

@@ -31,12 +31,12 @@ def with_worlds(config: RunConfig) -> RunConfig:
     from occubench.hub.refs import parse
 
     reference = parse(config.worlds)
-    if config.worlds_digest:  # resolved already (a Ray worker's copy of the run's config): the same package
-        if reference.digest not in (None, config.worlds_digest):
-            raise ConfigError(f"--worlds {config.worlds} names {reference.digest}, not worlds_digest "
-                              f"{config.worlds_digest}")
-        reference = reference.at(config.worlds_digest)
-    installed = pull(reference)
+    if reference.digest and config.worlds_digest not in (None, reference.digest):
+        raise ConfigError(f"--worlds {config.worlds} names {reference.digest}, not worlds_digest "
+                          f"{config.worlds_digest}")
+    # Resolved already (by the run before it looked for its folder, or in a Ray worker's copy of the run's config):
+    # that package, whatever the tag names by now.
+    installed = pull(reference, resolved(config).worlds_digest)
     options, seed = _suite_settings(config, installed)
     clashing = sorted(key for key in _WORLD_SETTINGS
                       if config.suite_options.get(key) and config.suite_options[key] != options.get(key))
@@ -48,6 +48,22 @@ def with_worlds(config: RunConfig) -> RunConfig:
     if seed is not None:
         update["seed"] = seed
     return config.model_copy(update=update)
+
+
+def resolved(config: RunConfig) -> RunConfig:
+    """``config`` with ``worlds_digest``: the digest its ``--worlds`` reference names now, asked of the registry for a
+    version (nothing downloaded). ``config`` itself without --worlds, or resolved already."""
+    if not config.worlds or config.worlds_digest:
+        return config
+    from occubench.hub.install import resolve
+    from occubench.hub.refs import parse
+
+    return config.model_copy(update={"worlds_digest": resolve(parse(config.worlds))})
+
+
+def cited(reference: str, digest: str) -> str:
+    """A world package as results cite it: the reference as given, and the digest it resolved to."""
+    return f"{reference} ({digest})"
 
 
 def _suite_settings(config: RunConfig, installed: Installed) -> tuple[dict[str, Any], int | None]:

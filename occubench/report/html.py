@@ -15,6 +15,7 @@ from urllib.parse import quote
 from occubench.core.results import Result
 from occubench.engine.summary import Price
 from occubench.errors import ConfigError
+from occubench.hub.worlds import cited
 from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
 from occubench.report.paired import PairedComparison, paired_comparisons
 from occubench.report.robustness import robustness_table
@@ -142,7 +143,7 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
     for i, s in enumerate(stats):
         main = "".join(_table_html(t) for t in run_tables(s, by_domain=False))
         suite = "".join(_table_html(t) for t in extra.get(s.name, []))
-        worlds = f"<p>Worlds: <code>{html.escape(s.worlds)}</code></p>" if s.worlds else ""
+        worlds = f"<p>Worlds: <code>{html.escape(cited(s.worlds, s.worlds_digest))}</code></p>" if s.worlds else ""
         run_sections.append(f'<section class="run" id="run-{i}"><h3>{html.escape(s.name)}</h3>{worlds}'
                             f'<div class="run-tables">{main}</div>'
                             + (f'<div class="run-tables">{suite}</div>' if suite else "") +

@@ -167,7 +167,7 @@ class ViewState:
             run.error = str(exc)
         except OSError as exc:
             run.error = f"cannot read {run.path if atif else run.path / RESULTS_FILE}: {exc.strerror}"
-        loaded = Run(run.name, run.path, run.results, run.left_out, worlds_of(run.path))
+        loaded = Run(run.name, run.path, run.results, run.left_out, *worlds_of(run.path))
         run.stats = run_stats(loaded, self.prices)
         extra = suite_tables([loaded]).get(run.name, [])
         run.report = {"index": run.index, "name": run.name,

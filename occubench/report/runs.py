@@ -21,6 +21,7 @@ class Run:
     left_out: int = 0
     #: The world package it ran (``--worlds``): the reference as given and the digest it resolved to.
     worlds: str = ""
+    worlds_digest: str = ""
 
 
 def load_run(path: Path, name: str | None = None, warnings: list[str] | None = None) -> Run:
@@ -29,7 +30,7 @@ def load_run(path: Path, name: str | None = None, warnings: list[str] | None = N
     if not path.is_dir() and not is_inspect_log(path):
         raise ConfigError(f"run directory not found: {path}")
     records = load_run_records(path, warnings)
-    run = Run(name or path.name, path, records.results, len(records.left_out), worlds_of(path))
+    run = Run(name or path.name, path, records.results, len(records.left_out), *worlds_of(path))
     hashes = {result.config_hash for result in run.results if result.config_hash}
     if len(hashes) > 1:
         warn(f"{path} holds results of {len(hashes)} different configurations (config_hash "
@@ -37,11 +38,11 @@ def load_run(path: Path, name: str | None = None, warnings: list[str] | None = N
     return run
 
 
-def worlds_of(path: Path) -> str:
-    """``REF (sha256:...)`` of the world package a run directory's ``args.json`` names; empty without one."""
+def worlds_of(path: Path) -> tuple[str, str]:
+    """The reference and digest of the world package a run directory's ``args.json`` names; empty without one."""
     args = read_args(path) if path.is_dir() else {}
     reference, digest = args.get("worlds"), args.get("worlds_digest")
-    return f"{reference} ({digest})" if isinstance(reference, str) and isinstance(digest, str) else ""
+    return (reference, digest) if isinstance(reference, str) and isinstance(digest, str) else ("", "")
 
 
 def load_run_dirs(paths: Iterable[Path | str], warnings: list[str] | None = None) -> list[Run]:

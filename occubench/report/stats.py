@@ -266,8 +266,9 @@ class RunStats:
     #: The run's task set (:func:`task_set_of`) and how many tasks it holds.
     task_set: str = ""
     tasks: int = 0
-    #: The world package the run's worlds came from: ``REF (sha256:...)`` (see :mod:`occubench.hub`).
+    #: The world package the run's worlds came from: its reference and digest (see :mod:`occubench.hub`).
     worlds: str = ""
+    worlds_digest: str = ""
 
 
 def run_stats(run: Run, prices: Mapping[str, Price] | None = None) -> RunStats:
@@ -282,5 +283,5 @@ def run_stats(run: Run, prices: Mapping[str, Price] | None = None) -> RunStats:
         by_domain=breakdown(results, "domain"), unanimity=unanimity(results),
         pass_k=[pass_k(results, k) for k in range(1, trials + 1)] if trials > 1 else [], summary=summary,
         suite=_suites(results), left_out=run.left_out, task_set=task_set_of(results),
-        tasks=len({r.task_id for r in results}), worlds=run.worlds)
+        tasks=len({r.task_id for r in results}), worlds=run.worlds, worlds_digest=run.worlds_digest)
 

@@ -17,6 +17,7 @@ from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.engine.registry import load_suite
 from occubench.engine.summary import USAGE_COLUMNS, ordered_roles, usage_row
 from occubench.errors import ConfigError
+from occubench.hub.worlds import cited
 from occubench.llm.types import Usage
 from occubench.report.compare import PairAgreement
 from occubench.report.paired import PairedComparison
@@ -294,7 +295,7 @@ def markdown_report(runs: list[RunStats], modes: list[RobustnessRow], *, by_doma
     for stats in runs:
         parts.append(f"## Run {_md_cell(stats.name)}\n")
         if stats.worlds:
-            parts.append(f"Worlds: {_md_cell(stats.worlds)}\n")
+            parts.append(f"Worlds: {_md_cell(cited(stats.worlds, stats.worlds_digest))}\n")
         parts += [to_markdown(table) for table in run_tables(stats, by_domain=by_domain)]
         parts += [to_markdown(table) for table in (extra or {}).get(stats.name, [])]
     return "\n".join(parts)
@@ -311,7 +312,7 @@ def run_json(stats: RunStats, *, by_domain: bool = True) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": stats.name, "suite": stats.suite, "agent_model": stats.agent_model, "world_model": stats.world_model,
         "env_mode": stats.env_mode, "trials": stats.trials, "task_set": stats.task_set, "tasks": stats.tasks,
-        "worlds": stats.worlds or None,
+        "worlds": stats.worlds or None, "worlds_digest": stats.worlds_digest or None,
         "completion": {"passed": c.passed, "evaluated": c.evaluated, "rate": c.rate, "ci_low": c.low,
                        "ci_high": c.high, "ci_level": c.level},
         "errors": stats.errors,
@@ -349,27 +350,29 @@ def report_json(runs: list[RunStats], modes: list[RobustnessRow], *, by_domain: 
 
 CSV_COLUMNS = ["run", "suite", "agent_model", "world_model", "env_mode", "breakdown", "key", "passed", "evaluated",
                "errors", "rate", "ci_low", "ci_high", "unanimous", "judged", "prompt_tokens", "completion_tokens",
-               "cost_usd"]
+               "cost_usd", "worlds", "worlds_digest"]
 
 
 def report_csv(runs: list[RunStats], *, by_domain: bool = True) -> str:
     """One row per run and breakdown value, each with its CI; the run's ``overall`` row also carries judge
-    unanimity, tokens and cost (empty elsewhere)."""
+    unanimity, tokens and cost (empty elsewhere); every row its world package, if any (last, so that the columns
+    before keep their places)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for s in runs:
         head = [s.name, s.suite, s.agent_model, s.world_model, s.env_mode]
+        worlds = [s.worlds or None, s.worlds_digest or None]
         c, summary = s.completion, s.summary
         total = Usage()
         for usage in summary.usage.values():
             total.add(usage)
         writer.writerow(head + ["overall", "all", c.passed, c.evaluated, s.errors, c.rate, c.low, c.high,
                                 s.unanimity.unanimous, s.unanimity.judged, total.prompt_tokens,
-                                total.completion_tokens, summary.cost_total if summary.priced else None])
+                                total.completion_tokens, summary.cost_total if summary.priced else None, *worlds])
         groups = [("category", s.by_category), ("difficulty", s.by_difficulty)]
         for name, counts in groups + ([("domain", s.by_domain)] if by_domain else []):
             for key, count in counts.items():
                 writer.writerow(head + [name, key, count.passed, count.evaluated, count.errors, count.rate,
-                                        count.low, count.high] + [None] * 5)
+                                        count.low, count.high] + [None] * 5 + worlds)
     return out.getvalue()

@@ -94,11 +94,11 @@ def test_version_holding_another_package_is_refused_unless_forced(git_server: Gi
     registry = GitRegistry()
     registry.push(tmp_path / "first", first, reference)
 
-    with pytest.raises(ConfigError, match="holds another package"):
+    with pytest.raises(ConfigError, match=f"holds the package {first.digest} already.*--force"):
         registry.push(tmp_path / "second", second, reference)
     assert registry.resolve(reference) == first.digest
 
-    registry.push(tmp_path / "second", second, reference, force=True)
+    assert registry.push(tmp_path / "second", second, reference, force=True) == first.digest
     assert registry.resolve(reference) == second.digest
     assert registry.versions(reference) == [Version("1.0", second.digest)]
     registry.fetch(reference.at(first.digest), tmp_path / "old")  # a digest cited before stays fetchable

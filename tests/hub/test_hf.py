@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +27,7 @@ from occubench.hub.hf import HubRegistry
 from occubench.hub.package import MANIFEST, Manifest, describe, verify
 from occubench.hub.refs import parse
 from occubench.hub.registry import Version
+from occubench.sandbox import Provider
 from tests.conftest import peer
 
 WORLD = Path(occubench.__file__).parent / "executable" / "worlds" / "insurance_claims"
@@ -256,9 +258,38 @@ def test_push_refuses_a_taken_version_and_leaves_the_same_package_as_it_is(hub: 
     other = package(tmp_path / "other", "1.0", {"executable/insurance_claims/NOTES.md": b"another\n"})
     before = git(repo, "show-ref")
 
-    with pytest.raises(ConfigError, match=f"hf://acme/taken@1.0: version 1.0 holds another package \\({held.digest}"):
+    with pytest.raises(ConfigError, match=f"hf://acme/taken@1.0: version 1.0 holds the package {held.digest} already"
+                                          ".*--force"):
         HubRegistry().push(tmp_path / "other", other, parse("hf://acme/taken@1.0"))
-    HubRegistry().push(tmp_path / "held", held, parse("hf://acme/taken@1.0"))
+    assert HubRegistry().push(tmp_path / "held", held, parse("hf://acme/taken@1.0")) is None
 
     assert git(repo, "show-ref") == before
     assert HubRegistry().resolve(parse("hf://acme/taken@1.0")) == held.digest
+
+
+def test_a_run_refuses_to_resume_once_its_version_moved_before_fetching_what_it_names_now(
+        hub: Olah, tmp_path: Path, sandbox: Provider) -> None:
+    """A run from hf://...@1.0, resumed once tag 1.0 names another commit: the tags say which package that is (its
+    digest tag names the same commit), and the run stops before fetching it. The new commit's files differ from its
+    manifest, so a fetch of it would have been refused for that instead; nothing new is installed."""
+    repo = hub.datasets / "acme" / "moved"
+    first = package(tmp_path / "v1", "1.0")
+    commit(repo, tmp_path / "v1", first, "1.0", digest_tag(first))
+    env = {**os.environ, "OCCUBENCH_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "500"}
+    run = [sys.executable, "-m", "occubench", "run", "--suite", "executable", "--agent", "reference", "--worlds",
+           "hf://acme/moved@1.0", "--output-dir", str(tmp_path / "runs")]
+    ran = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert ran.returncode == 0, ran.stderr
+    store = tmp_path / "cache" / "worlds" / "sha256"
+    assert [path.name for path in store.iterdir()] == [first.digest.removeprefix("sha256:")]
+
+    second = package(tmp_path / "v2", "1.0", {"executable/insurance_claims/NOTES.md": b"moved\n"})
+    git(repo, "tag", "-d", "1.0")
+    commit(repo, tmp_path / "v2", second, "1.0", digest_tag(second), change=_tamper)
+    again = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+    assert again.returncode == 2
+    assert f"holds results of the world package {first.digest}, and --worlds hf://acme/moved@1.0 now names " \
+           f"{second.digest}" in again.stderr
+    assert f"--worlds hf://acme/moved@{first.digest}" in again.stderr
+    assert [path.name for path in store.iterdir()] == [first.digest.removeprefix("sha256:")]

@@ -77,12 +77,12 @@ def test_a_version_is_not_replaced_unless_forced(oci_server: OciServer, tmp_path
     registry = OciRegistry()
     registry.push(tmp_path / "old", old, ref)
 
-    with pytest.raises(ConfigError, match=r"1\.0 holds the package sha256:") as refused:
+    with pytest.raises(ConfigError, match=f"1\\.0 holds the package {old.digest} already.*--force") as refused:
         registry.push(tmp_path / "new", new, ref)
     assert str(ref) in str(refused.value)
     assert registry.resolve(ref) == old.digest
 
-    registry.push(tmp_path / "new", new, ref, force=True)
+    assert registry.push(tmp_path / "new", new, ref, force=True) == old.digest
     assert registry.resolve(ref) == new.digest  # the tag moved
     registry.fetch(ref.at(old.digest), tmp_path / "old-again")  # the old package stays fetchable by its digest
     assert verify(tmp_path / "old-again", "old", old.digest) == old

@@ -131,3 +131,26 @@ def test_ranks_only_among_runs_of_one_task_set(tmp_path: Path, capsys: pytest.Ca
     assert {run["name"]: run["rank"] for run in data["runs"]} == {"A__sim__E0": 1, "B__sim__E0": 2, "C__sim__E0": None}
     sets = {run["name"]: (run["task_set"], run["tasks"]) for run in data["runs"]}
     assert sets["A__sim__E0"] == sets["B__sim__E0"] != sets["C__sim__E0"] and sets["C__sim__E0"][1] == 1
+
+
+def test_a_run_from_a_world_package_cites_its_reference_and_digest_apart(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """args.json of a run made with --worlds keeps the reference as given and the digest it resolved to: JSON and CSV
+    give each a field of its own (a run without a package: null, empty); Markdown and HTML cite them together."""
+    reference, digest = "oci://registry.example/acme/claims:1.0", "sha256:" + "ab" * 32
+    cited = write_run(tmp_path, "cited", [result(1, True), result(2, False)])
+    (cited / "args.json").write_text(json.dumps({"worlds": reference, "worlds_digest": digest}))
+    plain = write_run(tmp_path, "plain", [result(1, True, agent_model="B")])
+    runs = [str(cited), str(plain)]
+
+    assert main(["report", *runs, "--format", "json"]) == 0
+    by_name = {run["name"]: run for run in json.loads(capsys.readouterr().out)["runs"]}
+    assert (by_name["cited"]["worlds"], by_name["cited"]["worlds_digest"]) == (reference, digest)
+    assert (by_name["plain"]["worlds"], by_name["plain"]["worlds_digest"]) == (None, None)
+    assert main(["report", *runs, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {(r["worlds"], r["worlds_digest"]) for r in rows if r["run"] == "cited"} == {(reference, digest)}
+    assert {(r["worlds"], r["worlds_digest"]) for r in rows if r["run"] == "plain"} == {("", "")}
+    assert main(["report", *runs, "--html", str(tmp_path / "report.html")]) == 0
+    assert f"Worlds: {reference} ({digest})" in capsys.readouterr().out.splitlines()
+    assert f"Worlds: <code>{reference} ({digest})</code>" in (tmp_path / "report.html").read_text()
