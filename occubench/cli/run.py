@@ -21,6 +21,7 @@ from rich.console import Console
 
 from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names
 from occubench.errors import ConfigError, OccuBenchError
+from occubench.util.console import rich_console
 from occubench.util.redact import Redactor, environment_secrets
 from occubench.util.text import markup, terminal
 
@@ -345,10 +346,7 @@ def run_command(args: argparse.Namespace) -> int:
     configs = run_configs_from_args(args)
     try:
         if len(configs) > 1:
-            console = Console(highlight=False)
-            if not console.is_terminal:  # a log file or a pipe: wide tables rather than cells cut to "…"
-                console.width = 160
-            return _run_matrix(configs, console, fail_on_error)
+            return _run_matrix(configs, rich_console(), fail_on_error)
         outcome = run(configs[0])
     except KeyboardInterrupt:
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
@@ -361,13 +359,13 @@ def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
     from occubench.engine.summary import print_summary
     from occubench.report.runs import worlds_of
 
-    console = Console(highlight=False)
+    console = rich_console()
     print_summary(outcome.summary, console,
                   title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
     if worlds := worlds_of(outcome.run_dir):
         console.print(f"Worlds: {markup(worlds)}")
     for table in outcome.tables:
-        console.print(table.to_rich())
+        console.print(table)
     return _exit_status([outcome], fail_on_error)
 
 
@@ -381,13 +379,13 @@ def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float
     prices = load_prices(Path(configs[0].prices)) if configs[0].prices else None
     runs = [report.Run(s.run_name, s.run_dir, s.results) for s in outcome.runs]
     if runs:
-        console.print(report.leaderboard_table([report.run_stats(r, prices) for r in runs]).to_rich())
+        console.print(report.leaderboard_table([report.run_stats(r, prices) for r in runs]))
         modes = robustness_table({r.name: r.results for r in runs})
-        console.print(report.modes_table(modes).to_rich())
+        console.print(report.modes_table(modes))
         if paired := report.paired_comparisons(result for r in runs for result in r.results):
-            console.print(report.paired_table(paired).to_rich())
+            console.print(report.paired_table(paired))
         for table in report.overview_tables(runs):
-            console.print(table.to_rich())
+            console.print(table)
         for message in robustness_warnings(modes):
             warn(message)
     for summary in outcome.runs:

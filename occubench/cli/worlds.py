@@ -17,9 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from occubench.errors import ConfigError
+from occubench.util.console import rich_console
 from occubench.util.text import markup
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    console = Console(highlight=False)
+    console = rich_console()
     if args.ref:
         from occubench.hub.refs import parse
         from occubench.hub.registry import registry_for
@@ -118,7 +117,7 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _said(manifest: Manifest, what: str) -> None:
-    Console(highlight=False).print(f"{markup(manifest.name)} {markup(manifest.version)} ({', '.join(manifest.kinds)}, "
+    rich_console().print(f"{markup(manifest.name)} {markup(manifest.version)} ({', '.join(manifest.kinds)}, "
                                    f"{len(manifest.files)} files) {markup(what)}\ndigest: {manifest.digest}")
 
 
