@@ -20,7 +20,7 @@ REPORT = "demo-report.html"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("demo", help="a first evaluation, offline and without a key: the executable worlds with "
                             "their reference solutions, a simulated-world sample with the project's mock endpoint, "
-                            "the leaderboard and an HTML report")
+                            "the leaderboard and an HTML report", description=__doc__)
     parser.add_argument("--output-dir", default="results", metavar="DIR", help="where the runs and demo-report.html "
                         "go (default: results)")
     parser.set_defaults(func=_command)

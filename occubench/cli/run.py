@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 
-from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names
+from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names, suite_names
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.util.console import rich_console
 from occubench.util.redact import Redactor, environment_secrets
@@ -61,14 +62,44 @@ positive_int = int_range(1)
 non_negative_int = int_range(0)
 
 
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
+
+
+def plain(text: str) -> str:
+    """A docstring's reST as the terminal shows it: ``code`` and :class:`roles` as their bare text."""
+    return _ROLE.sub(lambda m: m[2].rpartition(".")[2] if m[1] else m[2], text).replace("``", "")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help from docstrings: markup shown plain, and each paragraph of a description wrapped on its own."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        fill = super()._fill_text
+        return "\n\n".join(fill(paragraph, width, indent) for paragraph in plain(text).split("\n\n"))
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return super()._split_lines(plain(text), width)
+
+
+class _Commands(argparse._SubParsersAction):
+    """Subcommands whose parsers say what they do: without a description of their own, their one-line help."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("description", kwargs.get("help"))
+        return super().add_parser(name, **kwargs)
+
+
 class Parser(argparse.ArgumentParser):
     """Bad input is one line on stderr (no usage block), as every other refusal is; exit status 2 as argparse's.
     Options are never abbreviated: ``--config`` must not quietly become ``--config-dir``. Subcommands' parsers
-    are of this class too (argparse makes them of the parent's class)."""
+    are of this class too (argparse makes them of the parent's class), so every command's help is rendered by
+    :class:`HelpFormatter` and has a description."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _Commands)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -77,8 +108,9 @@ class Parser(argparse.ArgumentParser):
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("models and endpoints")
     models.add_argument("--suite",
-                        help="what to evaluate on: occubench (the LLM-simulated benchmark, default), executable, "
-                        "workplace, another installed suite (see `occubench suites`), or package.module:attribute")
+                        help="what to evaluate on: an installed suite (entry-point group occubench.suites, see "
+                        f"`occubench suites`): {', '.join(suite_names())}; occubench, the LLM-simulated benchmark, by "
+                        "default; or package.module:attribute")
     models.add_argument("--agent",
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
                         "reference solution / do nothing (suites with reference solutions; no model needed); "

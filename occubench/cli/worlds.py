@@ -135,7 +135,7 @@ def _metadata(parser: argparse.ArgumentParser) -> None:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     worlds = sub.add_parser("worlds", help="world packages: pack worlds with their digest, push them to an OCI "
                             "registry, a git repository or the Hugging Face Hub, pull (install) and list them",
-                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=__doc__)
     commands = worlds.add_subparsers(dest="worlds_command", required=True, metavar="COMMAND")
     pack = commands.add_parser("pack", help="write a package folder as one reproducible tar; print its digest")
     pack.add_argument("dir", metavar="DIR", help="the package folder: executable/, occubench/, awm/, workplace/")
