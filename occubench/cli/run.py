@@ -18,8 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from rich.console import Console
-
 from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names, suite_names
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.util.console import rich_console
@@ -227,6 +225,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", help="where run directories go (default: ./results)")
+    run.add_argument("--json", action="store_true", help="print, instead of the tables, a JSON object whose runs "
+                     "list each run's name, directory and counts (and, of several runs, the failures of those that "
+                     "could not start)")
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{level}[__fc{n}_fd{n}])")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
@@ -373,17 +374,29 @@ def run_command(args: argparse.Namespace) -> int:
     from occubench.engine.run import run
 
     fail_on_error = vars(args).pop("fail_on_error", 0.0)
+    as_json = vars(args).pop("json", False)
     if not 0 <= fail_on_error <= 1:
         raise ConfigError(f"--fail-on-error: expected a share between 0 and 1, got {fail_on_error}")
     configs = run_configs_from_args(args)
     try:
         if len(configs) > 1:
-            return _run_matrix(configs, rich_console(), fail_on_error)
+            return _run_matrix(configs, fail_on_error, as_json)
         outcome = run(configs[0])
     except KeyboardInterrupt:
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
         os._exit(130)
+    if as_json:
+        _print_json([outcome])
+        return _exit_status([outcome], fail_on_error)
     return print_run(outcome, fail_on_error)
+
+
+def _print_json(runs: list[RunSummary], failures: dict[str, str] | None = None) -> None:
+    """What a script needs of finished runs (``--json``): where each is, and its counts."""
+    print(json.dumps({"runs": [{"run_name": s.run_name, "run_dir": str(s.run_dir), "passed": s.passed,
+                                "evaluated": s.evaluated, "errors": s.errors, "completion_rate": s.completion_rate,
+                                "not_started": s.not_started} for s in runs], "failures": failures or {}},
+                     indent=2))  # ASCII: a name from a config holds no control byte when printed
 
 
 def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
@@ -401,13 +414,18 @@ def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
     return _exit_status([outcome], fail_on_error)
 
 
-def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float) -> int:
+def _run_matrix(configs: list[RunConfig], fail_on_error: float, as_json: bool) -> int:
     from occubench import report
     from occubench.engine.matrix import run_matrix
     from occubench.engine.summary import load_prices
     from occubench.report.robustness import robustness_table, robustness_warnings, warn
 
     outcome = run_matrix(configs)
+    exit_status = 2 if outcome.failures else _exit_status(outcome.runs, fail_on_error)
+    if as_json:
+        _print_json(outcome.runs, outcome.failures)
+        return exit_status
+    console = rich_console()
     prices = load_prices(Path(configs[0].prices)) if configs[0].prices else None
     runs = [report.Run(s.run_name, s.run_dir, s.results) for s in outcome.runs]
     if runs:
@@ -426,7 +444,7 @@ def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float
                           "command again to retry them")
     for name, message in outcome.failures.items():
         console.print(f"[red]{markup(name)}: {markup(message)}[/red]")
-    return 2 if outcome.failures else _exit_status(outcome.runs, fail_on_error)
+    return exit_status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
