@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -69,14 +70,15 @@ def plain(text: str) -> str:
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """Help from docstrings: markup shown plain, and each paragraph of a description wrapped on its own."""
+    """Help from docstrings: markup shown plain, each paragraph of a description wrapped on its own, and lines
+    broken at spaces only (never inside --max-tokens or a URL)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        fill = super()._fill_text
-        return "\n\n".join(fill(paragraph, width, indent) for paragraph in plain(text).split("\n\n"))
+        return "\n\n".join("\n".join(indent + line for line in self._split_lines(paragraph, width - len(indent)))
+                            for paragraph in text.split("\n\n"))
 
     def _split_lines(self, text: str, width: int) -> list[str]:
-        return super()._split_lines(plain(text), width)
+        return textwrap.wrap(" ".join(plain(text).split()), width, break_on_hyphens=False, break_long_words=False)
 
 
 class _Commands(argparse._SubParsersAction):
@@ -289,10 +291,12 @@ def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
     run.add_argument("--retry-budget", type=float,
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
-    run.add_argument("--server", choices=("auto", "llama.cpp", "vllm", "ollama", "openai", "generic"),
-                     help="the kind of server the agent's endpoint is; its profile sets what the run leaves unset: "
-                     "--max-concurrency and --max-connections from its slots, the agent's --max-tokens, the "
-                     "--context-window (default: auto, found out from the endpoint's /models and /props)")
+    servers = ("auto", "llama.cpp", "vllm", "ollama", "openai", "generic")
+    run.add_argument("--server", choices=servers, metavar="KIND",  # the choices in the help: usage fits 80 columns
+                     help=f"the kind of server the agent's endpoint is ({', '.join(servers)}); its profile sets what "
+                     "the run leaves unset: --max-concurrency and --max-connections from its slots, the agent's "
+                     "--max-tokens, the --context-window (default: auto, found out from the endpoint's /models and "
+                     "/props)")
     run.add_argument("--context-window", type=int_range(1024, 10_000_000), metavar="TOKENS",
                      help="context of the judge's and the world model's model: longer prompts are trimmed in the "
                      "middle, marked and recorded (default: what the server says, else no trimming)")

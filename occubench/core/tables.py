@@ -43,7 +43,7 @@ class Table:
         room = options.max_width - 1
         shown = list(range(len(self.columns)))
         left_out = []
-        for name in self.optional:
+        for name in (name for name in self.optional if name in self.columns):  # a priced table has a cost column
             if sum(least[i] + _BORDERS for i in shown) <= room:
                 break
             shown.remove(self.columns.index(name))
