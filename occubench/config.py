@@ -126,11 +126,18 @@ _S = TypeVar("_S", bound="Settings")
 _M = TypeVar("_M", bound=BaseModel)
 #: The entry-point group executors are registered under (:func:`occubench.engine.registry.load_executor`).
 EXECUTORS = "occubench.executors"
+#: The entry-point group suites are registered under (:func:`occubench.engine.registry.installed_suites`).
+SUITES = "occubench.suites"
 
 
 def executor_names() -> list[str]:
     """The names ``--executor`` accepts: every executor registered under :data:`EXECUTORS`."""
     return sorted(point.name for point in entry_points(group=EXECUTORS))
+
+
+def suite_names() -> list[str]:
+    """The suites ``--suite`` names without loading them: every one registered under :data:`SUITES`."""
+    return sorted(point.name for point in entry_points(group=SUITES))
 
 
 def validated(cls: type[_M], values: Mapping[str, Any], source: str | None = None) -> _M:

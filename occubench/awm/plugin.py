@@ -25,6 +25,7 @@ from occubench.sandbox.boundary import problem as boundary_problem
 from occubench.sandbox.forking import forking
 from occubench.sandbox.pool import WorkerFailed, pool
 from occubench.sandbox.provider import Provider, provider_for
+from occubench.util.console import rich_console
 from occubench.util.jsonl import json_digest
 from occubench.util.paths import user_cache_dir
 from occubench.util.text import markup
@@ -102,7 +103,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
     runnable scenario whose application does not load makes the validation fail."""
     awm = load_set(set_folder(options.data_dir))
     provider = provider_for(options.trust_world_code, f"--data-dir {awm.root}")
-    worlds = {world.name: world for world in runnable_worlds(awm, provider, Console(quiet=True))}
+    worlds = {world.name: world for world in runnable_worlds(awm, provider, rich_console(quiet=True))}
     rows, failed = [], []
     for scenario in awm.scenarios.values():
         tools, notes = "-", list(scenario.defects())
@@ -118,8 +119,9 @@ def check(options: ValidateOptions, console: Console) -> bool:
         rows.append([scenario.name, "yes" if scenario.runnable else "no", str(len(scenario.tasks)), tools,
                      str(len(scenario.pure_verifiers)), str(len(scenario.verifiers)), "; ".join(notes) or "complete"])
     table = Table(f"AWM-format set {awm.root}", ["Scenario", "Runnable", "Tasks", "Tools", "Pure verifiers",
-                                                 "Code-augmented verifiers", "Defects"], rows, text_columns=7)
-    console.print(table.to_rich())
+                                                 "Code-augmented verifiers", "Defects"], rows, text_columns=7,
+                  optional=("Code-augmented verifiers", "Pure verifiers", "Tools", "Tasks"))
+    console.print(table)
     for problem in awm.problems:
         console.print(f"[yellow]{markup(problem)}[/yellow]")
     console.print(f"{len(worlds) - len(failed)}/{len(awm.scenarios)} scenarios run"

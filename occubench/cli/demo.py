@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
-
 from occubench.config import RunConfig
+from occubench.util.console import rich_console
 
 REPORT = "demo-report.html"
 
@@ -21,7 +20,7 @@ REPORT = "demo-report.html"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("demo", help="a first evaluation, offline and without a key: the executable worlds with "
                             "their reference solutions, a simulated-world sample with the project's mock endpoint, "
-                            "the leaderboard and an HTML report")
+                            "the leaderboard and an HTML report", description=__doc__)
     parser.add_argument("--output-dir", default="results", metavar="DIR", help="where the runs and demo-report.html "
                         "go (default: results)")
     parser.set_defaults(func=_command)
@@ -39,7 +38,7 @@ def demo(output_dir: str) -> int:
 
     sample = {"eval_data": str(SAMPLE / "tasks.jsonl"), "scenario_pool": str(SAMPLE / "scenarios.jsonl"),
               "config_dir": str(SAMPLE / "worlds")}
-    console = Console(stderr=True, highlight=False)
+    console = rich_console(stderr=True)
     executable = RunConfig.create({"suite": "executable", "agent": "reference", "output_dir": output_dir})
     summaries = [run(executable, console=console)]
     with MockLLMServer() as server:
@@ -50,10 +49,7 @@ def demo(output_dir: str) -> int:
         summaries.append(run(simulated, console=console))
     runs = [report.Run(s.run_name, s.run_dir, s.results) for s in summaries]
     stats = [report.run_stats(r) for r in runs]
-    out = Console(highlight=False)
-    if not out.is_terminal:  # a log or a pipe: wide rows rather than names folded into narrow cells
-        out.width = 160
-    out.print(report.leaderboard_table(stats).to_rich())
+    rich_console().print(report.leaderboard_table(stats))
     html = Path(output_dir) / REPORT
     report.write_html(html, runs, stats)
     console.print(f"HTML report written to {html} (open it in a browser; `occubench view` follows runs live)")

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from occubench.cli.run import int_range
 from occubench.errors import ConfigError
+from occubench.util.console import rich_console
 from occubench.util.text import terminal
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ def _robustness(args: argparse.Namespace) -> int:
                           "only errors")
     for message in robustness_warnings(rows):
         warn(message)
-    Console(highlight=False).print(modes_table(rows).to_rich())
+    rich_console().print(modes_table(rows))
     return 0
 
 

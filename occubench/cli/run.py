@@ -12,15 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from rich.console import Console
-
-from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names
+from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names, suite_names
 from occubench.errors import ConfigError, OccuBenchError
+from occubench.util.console import rich_console
 from occubench.util.redact import Redactor, environment_secrets
 from occubench.util.text import markup, terminal
 
@@ -60,14 +61,45 @@ positive_int = int_range(1)
 non_negative_int = int_range(0)
 
 
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
+
+
+def plain(text: str) -> str:
+    """A docstring's reST as the terminal shows it: ``code`` and :class:`roles` as their bare text."""
+    return _ROLE.sub(lambda m: m[2].rpartition(".")[2] if m[1] else m[2], text).replace("``", "")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help from docstrings: markup shown plain, each paragraph of a description wrapped on its own, and lines
+    broken at spaces only (never inside --max-tokens or a URL)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n\n".join("\n".join(indent + line for line in self._split_lines(paragraph, width - len(indent)))
+                            for paragraph in text.split("\n\n"))
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(plain(text).split()), width, break_on_hyphens=False, break_long_words=False)
+
+
+class _Commands(argparse._SubParsersAction):
+    """Subcommands whose parsers say what they do: without a description of their own, their one-line help."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("description", kwargs.get("help"))
+        return super().add_parser(name, **kwargs)
+
+
 class Parser(argparse.ArgumentParser):
     """Bad input is one line on stderr (no usage block), as every other refusal is; exit status 2 as argparse's.
     Options are never abbreviated: ``--config`` must not quietly become ``--config-dir``. Subcommands' parsers
-    are of this class too (argparse makes them of the parent's class)."""
+    are of this class too (argparse makes them of the parent's class), so every command's help is rendered by
+    :class:`HelpFormatter` and has a description."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _Commands)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -76,8 +108,9 @@ class Parser(argparse.ArgumentParser):
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("models and endpoints")
     models.add_argument("--suite",
-                        help="what to evaluate on: occubench (the LLM-simulated benchmark, default), executable, "
-                        "workplace, another installed suite (see `occubench suites`), or package.module:attribute")
+                        help="what to evaluate on: an installed suite (entry-point group occubench.suites, see "
+                        f"`occubench suites`): {', '.join(suite_names())}; occubench, the LLM-simulated benchmark, by "
+                        "default; or package.module:attribute")
     models.add_argument("--agent",
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
                         "reference solution / do nothing (suites with reference solutions; no model needed); "
@@ -194,6 +227,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     run = parser.add_argument_group("run")
     run.add_argument("--output-dir", help="where run directories go (default: ./results)")
+    run.add_argument("--json", action="store_true", help="print, instead of the tables, a JSON object whose runs "
+                     "list each run's name, directory and counts (and, of several runs, the failures of those that "
+                     "could not start)")
     run.add_argument("--run-name", help="run directory name (default: {agent}__{world}__{level}[__fc{n}_fd{n}])")
     run.add_argument("--force", action="store_true",
                      help="add to a run directory whose results were made with a different configuration")
@@ -255,10 +291,12 @@ def add_model_call_arguments(run: argparse._ArgumentGroup) -> None:
     run.add_argument("--retry-budget", type=float,
                      help="seconds one model call may spend retrying rate limits and server errors before the "
                      "task is recorded as an error (default: 600)")
-    run.add_argument("--server", choices=("auto", "llama.cpp", "vllm", "ollama", "openai", "generic"),
-                     help="the kind of server the agent's endpoint is; its profile sets what the run leaves unset: "
-                     "--max-concurrency and --max-connections from its slots, the agent's --max-tokens, the "
-                     "--context-window (default: auto, found out from the endpoint's /models and /props)")
+    servers = ("auto", "llama.cpp", "vllm", "ollama", "openai", "generic")
+    run.add_argument("--server", choices=servers, metavar="KIND",  # the choices in the help: usage fits 80 columns
+                     help=f"the kind of server the agent's endpoint is ({', '.join(servers)}); its profile sets what "
+                     "the run leaves unset: --max-concurrency and --max-connections from its slots, the agent's "
+                     "--max-tokens, the --context-window (default: auto, found out from the endpoint's /models and "
+                     "/props)")
     run.add_argument("--context-window", type=int_range(1024, 10_000_000), metavar="TOKENS",
                      help="context of the judge's and the world model's model: longer prompts are trimmed in the "
                      "middle, marked and recorded (default: what the server says, else no trimming)")
@@ -340,20 +378,29 @@ def run_command(args: argparse.Namespace) -> int:
     from occubench.engine.run import run
 
     fail_on_error = vars(args).pop("fail_on_error", 0.0)
+    as_json = vars(args).pop("json", False)
     if not 0 <= fail_on_error <= 1:
         raise ConfigError(f"--fail-on-error: expected a share between 0 and 1, got {fail_on_error}")
     configs = run_configs_from_args(args)
     try:
         if len(configs) > 1:
-            console = Console(highlight=False)
-            if not console.is_terminal:  # a log file or a pipe: wide tables rather than cells cut to "…"
-                console.width = 160
-            return _run_matrix(configs, console, fail_on_error)
+            return _run_matrix(configs, fail_on_error, as_json)
         outcome = run(configs[0])
     except KeyboardInterrupt:
         # Worker threads may be waiting on the network; results on disk are complete, so leave without them.
         os._exit(130)
+    if as_json:
+        _print_json([outcome])
+        return _exit_status([outcome], fail_on_error)
     return print_run(outcome, fail_on_error)
+
+
+def _print_json(runs: list[RunSummary], failures: dict[str, str] | None = None) -> None:
+    """What a script needs of finished runs (``--json``): where each is, and its counts."""
+    print(json.dumps({"runs": [{"run_name": s.run_name, "run_dir": str(s.run_dir), "passed": s.passed,
+                                "evaluated": s.evaluated, "errors": s.errors, "completion_rate": s.completion_rate,
+                                "not_started": s.not_started} for s in runs], "failures": failures or {}},
+                     indent=2))  # ASCII: a name from a config holds no control byte when printed
 
 
 def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
@@ -361,12 +408,12 @@ def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
     from occubench.engine.summary import print_summary
     from occubench.report.runs import worlds_of
 
-    console = Console(highlight=False)
+    console = rich_console()
     print_summary(outcome.summary, console,
                   title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
     print_worlds(*worlds_of(outcome.run_dir))
     for table in outcome.tables:
-        console.print(table.to_rich())
+        console.print(table)
     return _exit_status([outcome], fail_on_error)
 
 
@@ -379,23 +426,28 @@ def print_worlds(reference: str | None, digest: str | None, *, stderr: bool = Fa
         print(f"Worlds: {terminal(cited(reference, digest), newlines=False)}", file=sys.stderr if stderr else None)
 
 
-def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float) -> int:
+def _run_matrix(configs: list[RunConfig], fail_on_error: float, as_json: bool) -> int:
     from occubench import report
     from occubench.engine.matrix import run_matrix
     from occubench.engine.summary import load_prices
     from occubench.report.robustness import robustness_table, robustness_warnings, warn
 
     outcome = run_matrix(configs)
+    exit_status = 2 if outcome.failures else _exit_status(outcome.runs, fail_on_error)
+    if as_json:
+        _print_json(outcome.runs, outcome.failures)
+        return exit_status
+    console = rich_console()
     prices = load_prices(Path(configs[0].prices)) if configs[0].prices else None
     runs = [report.Run(s.run_name, s.run_dir, s.results) for s in outcome.runs]
     if runs:
-        console.print(report.leaderboard_table([report.run_stats(r, prices) for r in runs]).to_rich())
+        console.print(report.leaderboard_table([report.run_stats(r, prices) for r in runs]))
         modes = robustness_table({r.name: r.results for r in runs})
-        console.print(report.modes_table(modes).to_rich())
+        console.print(report.modes_table(modes))
         if paired := report.paired_comparisons(result for r in runs for result in r.results):
-            console.print(report.paired_table(paired).to_rich())
+            console.print(report.paired_table(paired))
         for table in report.overview_tables(runs):
-            console.print(table.to_rich())
+            console.print(table)
         for message in robustness_warnings(modes):
             warn(message)
     for summary in outcome.runs:
@@ -404,7 +456,7 @@ def _run_matrix(configs: list[RunConfig], console: Console, fail_on_error: float
                           "command again to retry them")
     for name, message in outcome.failures.items():
         console.print(f"[red]{markup(name)}: {markup(message)}[/red]")
-    return 2 if outcome.failures else _exit_status(outcome.runs, fail_on_error)
+    return exit_status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

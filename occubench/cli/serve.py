@@ -26,6 +26,8 @@ def _serve(args: argparse.Namespace) -> int:
         return _serve_openenv(args, own)
     if own["env"] is None:
         return _serve_run(args, own)
+    if getattr(args, "json", False):
+        raise ConfigError("--json prints a run's summary: --env serves one environment, with no run to summarize")
     from occubench.executable.plugin import listed_worlds
     from occubench.executable.registry import world_named
     from occubench.mcp.server import serve, serve_token  # the MCP SDK loads only for this command

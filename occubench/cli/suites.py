@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
-
 from occubench.cli import run as evaluate
 from occubench.errors import ConfigError
+from occubench.util.console import rich_console
 from occubench.util.text import markup
 
 
@@ -29,11 +28,11 @@ def _suites(args: argparse.Namespace) -> int:
         print(json.dumps({name: {"description": suites[name].description, "listing": data}
                           for name, (_, data) in listings.items()}, indent=2))  # ASCII: no control byte printed
         return 0
-    console = Console(highlight=False)
+    console = rich_console()
     for name, (tables, _) in listings.items():
         console.print(f"[bold]{markup(name)}[/bold]: {markup(suites[name].description)}")
         for table in tables:
-            console.print(table.to_rich())
+            console.print(table)
     return 0
 
 
@@ -45,7 +44,7 @@ def _tasks(args: argparse.Namespace) -> int:
     as_json = vars(args).pop("json")
     config = with_worlds(evaluate.config_from_args(args))
     evaluate.print_worlds(config.worlds, config.worlds_digest, stderr=as_json)  # stdout carries the JSON
-    tasks = load_suite(config.suite).plan(config, Console(stderr=True, highlight=False)).tasks
+    tasks = load_suite(config.suite).plan(config, rich_console(stderr=True)).tasks
     rows = [{"task_id": t.task_id, "scenario": t.scenario, "category": t.category, "domain": t.domain,
              "difficulty": t.difficulty, "environment": t.env_name} for t in tasks]
     if as_json:
@@ -53,8 +52,9 @@ def _tasks(args: argparse.Namespace) -> int:
         return 0
     keys = ("task_id", "scenario", "category", "environment", "difficulty")
     table = Table(f"{config.suite}: {len(rows)} task(s)", ["Task", "Scenario", "Category", "Environment", "Difficulty"],
-                  [[str(row[key]) for key in keys] for row in rows], text_columns=4)
-    Console(highlight=False).print(table.to_rich())
+                  [[str(row[key]) for key in keys] for row in rows], text_columns=4,
+                  optional=("Environment", "Category", "Scenario"))
+    rich_console().print(table)
     return 0
 
 
@@ -76,7 +76,7 @@ def _validate(args: argparse.Namespace) -> int:
         evaluate.print_worlds(resolved.worlds, resolved.worlds_digest)
     options = ValidateOptions(**given, trust_world_code=args.trust_world_code,
                               traineebench_config=args.traineebench_config, reference_dir=args.reference_dir)
-    return 0 if definition.validate(options, Console(highlight=False)) else 1
+    return 0 if definition.validate(options, rich_console()) else 1
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

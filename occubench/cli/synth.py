@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from rich.console import Console
-
 from occubench.cli.run import (
     add_model_call_arguments,
     add_trust_argument,
@@ -16,6 +14,7 @@ from occubench.cli.run import (
     non_negative_int,
     positive_int,
 )
+from occubench.util.console import rich_console
 
 #: ``occubench synth simulated``'s calibration thresholds (``--<name>-threshold``), each a pass rate.
 _SIMULATED_THRESHOLDS = (
@@ -37,7 +36,7 @@ def _simulated(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         # Stage answers and calibration results on disk are whole; the same command resumes from them.
         os._exit(130)
-    console = Console(highlight=False)
+    console = rich_console()
     report.print(console)
     console.print(f"{report.kept} task(s) written to {config.out} (report: {config.out}/synthesis/report.json); "
                   f"run them with: occubench run --data-dir {config.out} ...")
@@ -49,7 +48,7 @@ def _executable(args: argparse.Namespace) -> int:
     from occubench.synth.executable.pipeline import synthesize
 
     config = config_from_args(args, ExecutableSynthConfig)
-    console = Console(highlight=False)
+    console = rich_console()
     try:
         report = synthesize(config, console)
     except KeyboardInterrupt:

@@ -12,14 +12,14 @@ tools (``docker login``, git's credential helpers, ``hf auth login``); occubench
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from occubench.errors import ConfigError
+from occubench.util.console import rich_console
 from occubench.util.text import markup, terminal
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def _pack(args: argparse.Namespace) -> int:
         named = describe(folder, **fields)
         out = Path(f"{named.name.replace('/', '-')}-{named.version}.tar")
     manifest = pack(folder, out, **fields)
-    _said(manifest, f"packed into {out}")
+    _said(args, manifest, f"packed into {out}", tar=str(out))
     return 0
 
 
@@ -70,8 +70,10 @@ def _push(args: argparse.Namespace) -> int:
                               f"{manifest.version}; push it as its own version")
         reference = replace(reference, version=manifest.version)
         replaced = registry_for(reference).push(Path(work) / "package", manifest, reference, force=args.force)
-    _said(manifest, f"pushed as {reference} and {reference.at(manifest.digest)}")
-    if replaced:  # what was cited as this version before: its citations no longer resolve to what they ran
+    pinned = reference.at(manifest.digest)
+    _said(args, manifest, f"pushed as {reference} and {pinned}", reference=str(reference), pinned=str(pinned),
+          **({"replaced": replaced} if replaced else {}))
+    if replaced and not args.json:  # what was cited as this version before: its citations no longer resolve to it
         print(f"replaced: {terminal(replaced, newlines=False)} (--force moved version {manifest.version} from it; "
               "runs that cited it refuse to resume unless pinned to its digest)")
     return 0
@@ -82,18 +84,20 @@ def _pull(args: argparse.Namespace) -> int:
     from occubench.hub.refs import parse
 
     installed = pull(parse(args.ref, flag="REF"))
-    _said(installed.manifest, f"installed in {installed.path}")
+    _said(args, installed.manifest, f"installed in {installed.path}", path=str(installed.path))
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    console = Console(highlight=False)
+    console = rich_console()
     if args.ref:
         from occubench.hub.refs import parse
         from occubench.hub.registry import registry_for
 
         reference = parse(args.ref, pinned=False, flag="REF")
         versions = registry_for(reference).versions(reference)
+        if args.json:
+            return _printed([{"version": version.version, "digest": version.digest} for version in versions])
         for version in versions:
             console.print(f"{markup(version.version)}  {version.digest}")
         if not versions:
@@ -102,6 +106,8 @@ def _list(args: argparse.Namespace) -> int:
     from occubench.hub.install import list_installed, store_root
 
     packages = list_installed()
+    if args.json:
+        return _printed([{**_fields(package.manifest), "path": str(package.path)} for package in packages])
     for package in packages:
         manifest = package.manifest
         console.print(f"{package.digest}  {markup(manifest.name)} {markup(manifest.version)}  "
@@ -120,9 +126,23 @@ def _remove(args: argparse.Namespace) -> int:
     return 0
 
 
-def _said(manifest: Manifest, what: str) -> None:
-    Console(highlight=False).print(f"{markup(manifest.name)} {markup(manifest.version)} ({', '.join(manifest.kinds)}, "
-                                   f"{len(manifest.files)} files) {markup(what)}\ndigest: {manifest.digest}")
+def _fields(manifest: Manifest) -> dict[str, Any]:
+    return {"name": manifest.name, "version": manifest.version, "kinds": list(manifest.kinds),
+            "files": len(manifest.files), "digest": manifest.digest}
+
+
+def _printed(value: object) -> int:
+    print(json.dumps(value, indent=2))  # ASCII: a package's string holds no control byte when printed
+    return 0
+
+
+def _said(args: argparse.Namespace, manifest: Manifest, what: str, **where: str) -> None:
+    """What a command did with a package: a line for people or, with --json, its fields and ``where`` for scripts."""
+    if args.json:
+        _printed({**_fields(manifest), **where})
+        return
+    rich_console().print(f"{markup(manifest.name)} {markup(manifest.version)} ({', '.join(manifest.kinds)}, "
+                         f"{len(manifest.files)} files) {markup(what)}\ndigest: {manifest.digest}")
 
 
 def _metadata(parser: argparse.ArgumentParser) -> None:
@@ -136,15 +156,21 @@ def _metadata(parser: argparse.ArgumentParser) -> None:
                         "as a version specifier ('>=0.1')")
 
 
+def _json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (the digest, name, version...) instead of "
+                        "a line for people")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     worlds = sub.add_parser("worlds", help="world packages: pack worlds with their digest, push them to an OCI "
                             "registry, a git repository or the Hugging Face Hub, pull (install) and list them",
-                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=__doc__)
     commands = worlds.add_subparsers(dest="worlds_command", required=True, metavar="COMMAND")
     pack = commands.add_parser("pack", help="write a package folder as one reproducible tar; print its digest")
     pack.add_argument("dir", metavar="DIR", help="the package folder: executable/, occubench/, awm/, workplace/")
     pack.add_argument("--out", metavar="FILE", help="the tar to write (default: NAME-VERSION.tar here)")
     _metadata(pack)
+    _json(pack)
     pack.set_defaults(func=_pack)
     push = commands.add_parser("push", help="publish a package (a folder or a packed tar) as REF's version")
     push.add_argument("package", metavar="PACKAGE", help="a package folder or a tar `occubench worlds pack` wrote")
@@ -153,14 +179,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     push.add_argument("--force", action="store_true", help="move a version that holds another package to this "
                       "one (runs that cited the old one will refuse to resume)")
     _metadata(push)
+    _json(push)
     push.set_defaults(func=_push)
     pull = commands.add_parser("pull", help="install a package (validated in the sandbox first); print its digest")
     pull.add_argument("ref", metavar="REF", help="oci://HOST/NAME:VERSION, git+URL@VERSION, hf://OWNER/NAME@VERSION, "
                       "or any of them with @sha256:DIGEST")
+    _json(pull)
     pull.set_defaults(func=_pull)
     listing = commands.add_parser("list", help="the installed packages, or the versions a registry holds of REF")
     listing.add_argument("ref", metavar="REF", nargs="?", help="a package without a version: oci://HOST/NAME, "
                          "git+URL or hf://OWNER/NAME")
+    _json(listing)
     listing.set_defaults(func=_list)
     removing = commands.add_parser("remove", help="uninstall the package of DIGEST")
     removing.add_argument("digest", metavar="DIGEST", help="sha256:... as `occubench worlds list` prints it")

@@ -28,6 +28,7 @@ from occubench.engine.registry import AgentContext, load_agent, load_suite
 from occubench.errors import ConfigError
 from occubench.hub.worlds import with_worlds
 from occubench.llm.ledger import TaskLimits
+from occubench.util.console import rich_console
 
 if TYPE_CHECKING:
     from occubench.core.results import Result
@@ -61,7 +62,7 @@ class EpisodeFactory:
         a trainer's); every other needs its model in the config."""
         definition = load_suite(config.suite)
         config = with_worlds(config)
-        plan = plan or definition.plan(config, console or Console(quiet=True))
+        plan = plan or definition.plan(config, console or rich_console(quiet=True))
         if not plan.tasks:
             raise ConfigError("no task matches --task-ids/--categories/--difficulty")
         for role, name in plan.roles.items():

@@ -19,6 +19,7 @@ from occubench.config import RunConfig
 from occubench.engine.models import RunGroup
 from occubench.engine.run import RunSummary, run
 from occubench.errors import ConfigError, OccuBenchError
+from occubench.util.console import rich_console
 
 #: The settings that may take several values; every combination is run, agents outermost.
 MATRIX_KEYS = ("agent_model", "env_mode", "guidance")
@@ -48,7 +49,7 @@ class MatrixOutcome:
 def run_matrix(configs: Sequence[RunConfig], *, console: Console | None = None) -> MatrixOutcome:
     """Run every config at once, sharing endpoints and caches. A run that stops on bad input or a failed
     preflight does not stop the others: its error is in the outcome."""
-    console = console or Console(stderr=True, highlight=False)
+    console = console or rich_console(stderr=True)
     group = RunGroup()
     outcome = MatrixOutcome()
     try:

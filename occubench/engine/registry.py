@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from occubench.config import EXECUTORS, executor_names
+from occubench.config import EXECUTORS, SUITES, executor_names
 from occubench.core.suite import SuiteDefinition
 from occubench.errors import ConfigError
 
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from occubench.config import RunConfig
     from occubench.core.agent import Agent
     from occubench.llm import Model
-
-GROUP = "occubench.suites"
 
 
 def _load(spec: str, what: str) -> Any:
@@ -79,14 +77,14 @@ def _module_of_file(path: Path) -> Any:
 def installed_suites() -> dict[str, SuiteDefinition]:
     """Every suite registered under the ``occubench.suites`` entry-point group, by name."""
     found = {}
-    for point in entry_points(group=GROUP):
+    for point in entry_points(group=SUITES):
         definition = point.load()
         if not isinstance(definition, SuiteDefinition) or definition.name != point.name:
-            raise ConfigError(f"entry point {point.name} = {point.value} in {GROUP} must be a SuiteDefinition "
+            raise ConfigError(f"entry point {point.name} = {point.value} in {SUITES} must be a SuiteDefinition "
                               f"named {point.name!r}")
         found[point.name] = definition
     if not found:
-        raise ConfigError(f"no suite is registered under the entry-point group {GROUP}: install occubench "
+        raise ConfigError(f"no suite is registered under the entry-point group {SUITES}: install occubench "
                           "(pip install -e .) rather than running it from a source folder")
     return found
 

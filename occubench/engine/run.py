@@ -35,6 +35,7 @@ from occubench.engine.summary import Price, Summary, load_prices, summarize
 from occubench.errors import ConfigError
 from occubench.hub.worlds import resolved
 from occubench.store import ResultStore, latest_by_task, pending, pending_tasks, read_args, run_records
+from occubench.util.console import rich_console
 from occubench.util.lock import DirectoryLock
 from occubench.util.log import LogRoute, end_logging, setup_logging
 from occubench.util.openfiles import ensure_open_files
@@ -79,7 +80,7 @@ class RunSummary:
 def run(config: RunConfig, *, console: Console | None = None, group: RunGroup | None = None) -> RunSummary:
     """Evaluate ``config``'s agent on its suite; returns the summary of every result in the run directory.
 
-    Progress goes to ``console`` (stderr by default; ``Console(quiet=True)`` for none). Raises
+    Progress goes to ``console`` (stderr by default; ``rich_console(quiet=True)`` for none). Raises
     :class:`ConfigError` for bad input, before any request is paid for; no error message carries a secret. A
     ``KeyboardInterrupt`` leaves every finished result on disk; the same config resumes. Runs of one ``group``
     share their endpoints' clients and caches.
@@ -87,7 +88,7 @@ def run(config: RunConfig, *, console: Console | None = None, group: RunGroup | 
     redactor = Redactor(config.secrets())
     with redactor.errors():
         _check(config)
-        console = console or Console(stderr=True, highlight=False)
+        console = console or rich_console(stderr=True)
         return _Run(with_server_profile(config, console), console, redactor, group).execute()
 
 

@@ -26,6 +26,7 @@ from occubench.executable.suite import ExecutableSuite
 from occubench.executable.validate import REFERENCE, validate
 from occubench.llm import Model
 from occubench.sandbox import TRUST_FLAG
+from occubench.util.console import rich_console
 from occubench.util.text import markup
 
 NAME = "executable"
@@ -33,7 +34,7 @@ NAME = "executable"
 
 def listed_worlds(worlds_dir: str | None, trust: bool, console: Console | None = None) -> list[IsolatedWorld]:
     """The worlds of ``worlds_dir`` (or the built-in ones), warning on ``console`` when ``trust`` is given."""
-    console = console or Console(stderr=True, highlight=False)
+    console = console or rich_console(stderr=True)
     if trust:
         console.print(f"[yellow]warning: {TRUST_FLAG}: where no sandbox is available, world code from outside "
                       "occubench runs as a plain process that can read your files and keys[/yellow]")
@@ -80,12 +81,15 @@ def listing(worlds_dir: str | None = None, trust: bool = False) -> tuple[list[Ta
 
 def check(options: ValidateOptions, console: Console) -> bool:
     world_problems, results = validate(listed_worlds(options.worlds_dir, options.trust_world_code, console))
-    mark = {True: "pass", False: "FAIL"}  # table cells are plain text (see Table.to_rich)
+    rows = []
+    for r in results:  # table cells are plain text (see Table.__rich_console__)
+        failed = [what for what, bad in (("the reference solution fails", not r.reference),
+                                           ("doing nothing passes", r.noop), ("the wrong solution passes", r.wrong))
+                  if bad]
+        rows.append([str(r.task.task_id), str(r.task.difficulty), "; ".join(failed + r.problems) or "valid"])
     table = Table("Reference solution must pass; doing nothing and the wrong solution must fail",
-                  ["Task", "Difficulty", "Reference", "Do nothing", "Wrong", "Problems"],
-                  [[str(r.task.task_id), str(r.task.difficulty), mark[r.reference], mark[r.noop], mark[r.wrong],
-                    "; ".join(r.problems)] for r in results], text_columns=6)
-    console.print(table.to_rich())
+                  ["Task", "Difficulty", "Verdict"], rows, text_columns=3, optional=("Difficulty",))
+    console.print(table)
     bad_worlds = {name: problems for name, problems in world_problems.items() if problems}
     for name, problems in bad_worlds.items():
         console.print(f"[red]{markup(name, newlines=False)}: {markup('; '.join(problems), newlines=False)}[/red]")

@@ -44,7 +44,6 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from rich.console import Console
 
 from occubench.config import RunConfig
 from occubench.core.agent import make_call, system_prompt
@@ -58,6 +57,7 @@ from occubench.errors import ConfigError, OccuBenchError, error_kind
 from occubench.llm import Model, ResponseCache
 from occubench.llm.types import Tokens
 from occubench.util.aio import run_sync
+from occubench.util.console import rich_console
 from occubench.util.jsonsafe import dumps
 from occubench.util.redact import Redactor
 
@@ -157,7 +157,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
         self.config = RunConfig.create({**(dict(config) if config else {}), "suite": suite, **settings})
         self._redactor = Redactor(self.config.secrets())  # info goes to a trainer's logs
         given = dict(models or {})
-        self._factory = EpisodeFactory.create(self.config, Console(stderr=True, highlight=False), given=given)
+        self._factory = EpisodeFactory.create(self.config, rich_console(stderr=True), given=given)
         self.tasks = self._factory.plan.tasks
         self.task = self._task(task_id)
         self._cache = ResponseCache(self.config.cache, replay=self.config.replay) if self.config.cache else None

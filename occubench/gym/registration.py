@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium
 from gymnasium.envs.registration import parse_env_id
 
-from occubench.engine.registry import GROUP
+from occubench.config import SUITES
 
 NAMESPACE = "occubench"
 
@@ -37,7 +37,7 @@ def register_envs() -> list[str]:
     A suite whose name cannot be part of a Gymnasium id is left out: build it with
     :class:`~occubench.gym.OccuBenchEnv`, as a ``package.module:attribute`` suite."""
     ids = []
-    for point in entry_points(group=GROUP):
+    for point in entry_points(group=SUITES):
         name = point.name
         if not _fits(name):
             continue

@@ -129,15 +129,14 @@ def _executable(folder: Path, provider: Provider | None) -> list[str]:
 def _awm(folder: Path, provider: Provider | None) -> list[str]:
     """What ``occubench validate --suite awm`` fails on: a runnable scenario whose application does not load in its
     worker (its tools listed, its verifiers run on the initial database there); and a set with nothing to run."""
-    from rich.console import Console
-
     from occubench.awm.data import load_set
     from occubench.awm.plugin import checked_in_worker, runnable_worlds
     from occubench.errors import WorldError
+    from occubench.util.console import rich_console
 
     assert provider is not None  # sandbox() gives one for a package of AWM worlds
     awm = load_set(folder)
-    worlds = runnable_worlds(awm, provider, Console(quiet=True))
+    worlds = runnable_worlds(awm, provider, rich_console(quiet=True))
     problems = [] if worlds else ["awm/: no runnable scenario (an application, a schema and tasks)"]
     for world in worlds:
         try:

@@ -16,7 +16,6 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Scorer
-from rich.console import Console
 
 from occubench.config import RunConfig
 from occubench.engine.registry import load_suite
@@ -25,6 +24,7 @@ from occubench.hub.worlds import with_worlds
 from occubench.inspect._episodes import Episodes, Role
 from occubench.inspect.scorer import day_score, verdict
 from occubench.inspect.solver import world_agent
+from occubench.util.console import rich_console
 
 #: Settings of the run that the report needs to place an Inspect log beside run directories (the task's metadata).
 _RECORDED = ("env_mode", "fault_count", "fault_duration", "with_plan", "seed", "num_votes", "max_steps")
@@ -39,7 +39,7 @@ def _task(suite: str, arguments: dict[str, Any], roles: dict[str, Role], score: 
     settings = {k: v for k, v in arguments.items() if v is not None}
     epochs, worlds = settings.pop("epochs"), _names(settings.pop("world", None))
     config = with_worlds(RunConfig.create({"suite": suite, **settings}, source="-T"))
-    plan = load_suite(suite).plan(config, Console(stderr=True, highlight=False))
+    plan = load_suite(suite).plan(config, rich_console(stderr=True))
     tasks = plan.tasks
     if worlds:
         known = sorted({t.env_name for t in tasks})

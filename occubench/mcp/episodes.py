@@ -33,6 +33,7 @@ from occubench.engine.registry import AgentContext
 from occubench.mcp.command import CommandAgent
 from occubench.mcp.hub import Episode, EpisodeHub, OutsideAgent, one_line
 from occubench.mcp.server import is_loopback, serve_token
+from occubench.util.console import rich_console
 from occubench.util.text import markup
 
 
@@ -43,7 +44,7 @@ class McpAgent(OutsideAgent):
                  idle_timeout: float | None = 900.0, console: Console | None = None) -> None:
         super().__init__(hub, max_steps=max_steps, date=date, with_plan=with_plan, images=images)
         self.idle_timeout = idle_timeout
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or rich_console(stderr=True)
 
     async def arun(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         episode = self.episode(task, env)

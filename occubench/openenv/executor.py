@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from occubench.engine.executor import Job, MayStart, OnResult
 from occubench.mcp.server import serve_token
 from occubench.openenv.server import OpenEnvServer, listen
 from occubench.openenv.sessions import EpisodePool
 from occubench.util.aio import run_sync, set_blocking_threads
+from occubench.util.console import rich_console
 from occubench.util.text import markup
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ class OpenEnvExecutor:
                                allowed_hosts=tuple(config.serve_allowed_hosts), capacity=config.max_concurrency,
                                idle=config.serve_idle_timeout,
                                description=f"occubench {job.factory.definition.name}: {len(todo)} episode(s)")
-        Console(stderr=True, highlight=False).print(
+        rich_console(stderr=True).print(
             f"OpenEnv server: {markup(server.url)} ({len(todo)} episode(s) to play; at most {config.max_concurrency} "
             "sessions at once)")
         try:

@@ -114,7 +114,10 @@ def leaderboard_table(runs: list[RunStats]) -> Table:
         row = ["-" if rank is None else str(rank), s.name, s.suite, s.agent_model, s.world_model, s.env_mode,
                percent(c.rate), ci_text(c.low, c.high), str(c.passed), str(c.evaluated), str(s.errors)]
         rows.append(row + ([f"{s.summary.cost_total:,.4f}"] if priced else []))
-    return Table("Leaderboard", columns, rows, text_columns=6, note=LEADERBOARD_NOTE)
+    # What a narrow terminal leaves out first: what the run's name says already, then the counts behind the rate.
+    return Table("Leaderboard", columns, rows, text_columns=6, note=LEADERBOARD_NOTE,
+                 optional=("Fault level", "World model", "Agent", "Suite", "Evaluated", "Errors", "Passed",
+                           "Cost (USD)", "95% CI"))
 
 
 def leaderboard(runs: Iterable[RunStats]) -> list[tuple[int | None, RunStats]]:

@@ -126,7 +126,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
             for name, scores in sorted(families.items())]
     console.print(Table(f"Trainee-Bench days of {options.traineebench_config} from seed {options.seed}: doing "
                         "nothing must leave every task short of its full points",
-                        ["Family", "Tasks", "Doing nothing earns (mean)", "Trivially passed"], rows).to_rich())
+                        ["Family", "Tasks", "Doing nothing earns (mean)", "Trivially passed"], rows))
     passed = sum(int(row[3]) for row in rows)
     console.print(f"{len(days)} day(s), {sum(map(len, families.values()))} task(s) generated; {passed} passed by "
                   "doing nothing")

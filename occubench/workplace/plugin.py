@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import Field
 from rich.console import Console
-from rich.table import Table as RichTable
 
 from occubench.config import RunConfig
 from occubench.core.options import SuiteOptions
@@ -126,15 +125,15 @@ suite = SuiteDefinition(
 def validate_days(days: int, seed: int, console: Console) -> bool:
     """Reference schedules meet every checkpoint; doing nothing meets none. False when any day does not."""
     results = [validate_day(day) for day in generate_days(seed, days) + generate_days(seed, days, phase=2)]
-    table = RichTable(title=f"Workplace days from seed {seed}: reference must score 100 %, doing nothing 0 %")
-    for column in ("Day", "Tasks", "Families", "Reference", "Do nothing", "Problems"):
-        table.add_column(column)
+    rows = []
     for result in results:
         reference = sum(s.score for s in result.reference) / len(result.reference)
         noop = sum(s.score for s in result.noop) / len(result.noop)
-        table.add_row(result.day.id, str(len(result.day.tasks)),
-                      ", ".join(sorted({t.family for t in result.day.tasks})), f"{100 * reference:.0f}%",
-                      f"{100 * noop:.0f}%", "; ".join(result.errors))
+        rows.append([result.day.id, ", ".join(sorted({t.family for t in result.day.tasks})), "; ".join(result.errors),
+                     str(len(result.day.tasks)), f"{100 * reference:.0f}%", f"{100 * noop:.0f}%"])
+    table = Table(f"Workplace days from seed {seed}: reference must score 100 %, doing nothing 0 %",
+                  ["Day", "Families", "Problems", "Tasks", "Reference", "Do nothing"], rows, text_columns=3,
+                  optional=("Tasks",))
     console.print(table)
     good = sum(result.ok for result in results)
     console.print(f"{good}/{len(results)} days valid ({days} days and their day-two variants)")

@@ -33,6 +33,7 @@ from occubench.synth.executable.parts import TaskPart, ToolPart, WorldParts, fun
 from occubench.synth.executable.report import Outcome, SynthesisReport
 from occubench.synth.executable.stages import CHECKS, SCHEMA, SEED, TASKS, TOOLS
 from occubench.synth.session import WORK_DIR, Session, open_session
+from occubench.util.console import rich_console
 from occubench.util.text import markup
 
 #: Rounds of feedback after the first answer, per stage and item.
@@ -57,7 +58,7 @@ class Dropped(OccuBenchError):
 def synthesize(config: ExecutableSynthConfig, console: Console | None = None) -> SynthesisReport:
     """Make the worlds ``config`` asks for under ``config.out``, printing progress to ``console``; the report is
     also written to ``<out>/synthesis/report.json``."""
-    console = console or Console(highlight=False)
+    console = console or rich_console()
     provider = provider_for(config.trust_world_code, "executable synthesis")  # before any request is sent
     with open_session(config, {}, console) as session:
         synthesis = _Synthesis(session, config, provider)

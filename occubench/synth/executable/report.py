@@ -111,7 +111,7 @@ class SynthesisReport:
 
     def print(self, console: Console) -> None:
         for table in self.tables():
-            console.print(table.to_rich())
+            console.print(table)
         for item in self.dropped:
             console.print(f"[yellow]dropped {markup(item['item'])} at {item['stage']}: {markup(item['reason'])}"
                           "[/yellow]")

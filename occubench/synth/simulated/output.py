@@ -117,7 +117,7 @@ class SynthesisReport:
 
     def print(self, console: Console) -> None:
         for table in self.tables():
-            console.print(table.to_rich())
+            console.print(table)
         for task in self.tasks:
             if task["status"] != "kept":
                 console.print(f"#{task['candidate']} {task['status']}: {task['reason']}", highlight=False)

@@ -24,6 +24,7 @@ from occubench.synth.simulated.candidate import Candidate, Scenario
 from occubench.synth.simulated.config import SimulatedSynthConfig
 from occubench.synth.simulated.faithful import gate, twins
 from occubench.synth.simulated.output import SynthesisReport, write_output
+from occubench.util.console import rich_console
 from occubench.util.jsonl import iter_jsonl
 from occubench.util.text import markup
 
@@ -142,7 +143,7 @@ def synthesize(config: SimulatedSynthConfig, *, console: Console | None = None) 
     """Make, calibrate and write the worlds and tasks ``config`` asks for; returns the synthesis report (also
     written to ``<out>/synthesis/report.json``). Raises :class:`ConfigError` for bad input."""
 
-    console = console or Console(stderr=True, highlight=False)
+    console = console or rich_console(stderr=True)
     if not config.agent_model or not config.world_model:
         raise ConfigError("--agent-model (one or more calibration agents) and --world-model are required")
     roles = {"agent": config.agent_model[0], "world": config.world_model,
