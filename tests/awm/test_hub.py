@@ -26,9 +26,9 @@ from occubench.awm.plugin import plan
 from occubench.cli import main
 from occubench.config import RunConfig
 from tests.awm.conftest import sha256sum_digest
-from tests.conftest import serving
+from tests.conftest import extra_reason, serving
 
-pytest.importorskip("huggingface_hub")  # the awm extra
+pytest.importorskip("huggingface_hub", reason=extra_reason("awm"))
 
 #: The commit a branch or tag of the fake hub points at.
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

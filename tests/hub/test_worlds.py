@@ -15,6 +15,7 @@ import pytest
 from occubench.executable.registry import builtin_worlds
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
+from tests.conftest import extra_reason
 from tests.hub.packages import package_folder
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -97,7 +98,7 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
     assert {row["task_id"] for row in json.loads(listed.stdout)} == ids
     checked = occubench("validate", "--suite", "executable", "--worlds", published, cwd=tmp_path)
     assert checked.returncode == 0 and f"{len(ids)}/{len(ids)} tasks valid" in checked.stdout
-    pytest.importorskip("gymnasium")
+    pytest.importorskip("gymnasium", reason=extra_reason("gym"))
     from occubench.gym import make
 
     env = make("executable", worlds=published)
@@ -106,7 +107,7 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
         assert observation and str(env.unwrapped.task.task_id) in ids  # type: ignore[attr-defined]
     finally:
         env.close()
-    pytest.importorskip("inspect_ai")
+    pytest.importorskip("inspect_ai", reason=extra_reason("inspect"))
     from inspect_ai import eval as inspect_eval
 
     from occubench.inspect import executable
@@ -120,7 +121,7 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
 
 @pytest.mark.slow  # starts a local Ray instance
 def test_ray_workers_run_the_package_the_run_resolved(tmp_path: Path, published: str, sandbox: Provider) -> None:
-    pytest.importorskip("ray")
+    pytest.importorskip("ray", reason=extra_reason("ray"))
     done = occubench("run", "--suite", "executable", "--agent", "reference", "--worlds", published, "--executor",
                      "ray", "--ray-workers", "2", "--output-dir", "runs", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
