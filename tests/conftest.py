@@ -22,7 +22,13 @@ from occubench.sandbox import Provider, detect
 from occubench.simulated.data import SAMPLE
 from occubench.testing import MockLLMServer
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "occubench-data"
+#: The data the tests read from shared/ beside the repository (as CI lays it out), never committed.
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED_DATA = SHARED / "occubench-data"
+#: What un-skips the tests that read the OccuBench data (the download verifies it against the pinned checksums).
+NO_SHARED_DATA = (f"the OccuBench data is not at {SHARED_DATA}: download it there with "
+                  f"`occubench data download --dest {SHARED_DATA}`")
+AWM_SAMPLE = SHARED / "awm-1k-sample"
 #: The built-in executable worlds and their tasks, counted from the registry: a world added needs no test changed.
 BUILTIN_WORLDS = builtin_worlds()
 BUILTIN_TASKS = sum(len(world.tasks) for world in BUILTIN_WORLDS)
@@ -141,8 +147,22 @@ def small_data(tmp_path: Path) -> Path:
 @pytest.fixture
 def shared_data() -> Path:
     if not (SHARED_DATA / "eval_benchmark_solvable.jsonl").is_file():
-        pytest.skip(f"the OccuBench data is not at {SHARED_DATA} (fetch it with `occubench data download`)")
+        pytest.skip(NO_SHARED_DATA)
     return SHARED_DATA
+
+
+def awm_sample() -> Path:
+    """The three-line sample of AgentWorldModel-1K the AWM tests read, or the test is skipped saying what to do."""
+    if not (AWM_SAMPLE / "gen_envs.jsonl").is_file():
+        pytest.skip(f"the AWM-1K sample is not at {AWM_SAMPLE}: put the sample of shared/ beside the repository "
+                    "there (its README says what it is); a full download of the set is not it")
+    return AWM_SAMPLE
+
+
+def extra_reason(extra: str) -> str:
+    """The skip reason of a test whose module comes with ``extra``: what installs it."""
+    return f"needs the {extra} extra: pip install -e '.[{extra}]' (or '.[dev]', which has every extra)"
+
 
 
 @pytest.fixture

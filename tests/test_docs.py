@@ -6,6 +6,11 @@ The runnable blocks of one file run in order, each as ``bash -euo pipefail -c BL
 per file, with a clean environment: this virtualenv's ``bin`` first on PATH (``occubench``, ``python`` and ``pytest``
 are this checkout's), a fresh HOME, no ``OPENAI_*`` or ``OCCUBENCH_*`` variable but ``OCCUBENCH_DOCS_REPO`` (the
 repository root), so a block reaches no endpoint a reader's shell would have configured.
+
+``<!-- runnable peer=NAME -->`` marks a block run in the virtualenv of peer project NAME instead (its ``bin`` first on
+PATH, as if the reader had activated it): the one `.ci/peers.sh` made, found through ``OCCUBENCH_PEERS``. Without it
+the file's other blocks still run, and the test is then skipped (failed with ``OCCUBENCH_REQUIRE_PEERS``), as the
+integration tests are.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import pytest
 
 import occubench
 from occubench.cli import build_parser
+from tests.conftest import peer
 
 REPO = Path(__file__).resolve().parents[1]
 MARKER = "<!-- runnable -->"
@@ -37,6 +43,10 @@ README_MAX_LINES = 200
 class Block:
     line: int  # 1-based line of the opening fence
     code: str
+    peer: str | None = None  # the peer project whose virtualenv runs it
+
+
+_MARKER = re.compile(r"<!-- runnable(?: peer=(?P<peer>[a-z][a-z0-9_-]*))? -->")
 
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*?)[ \t]*$")
@@ -52,21 +62,22 @@ def runnable_blocks(text: str) -> list[Block]:
     lines = text.splitlines()
     blocks: list[Block] = []
     marked_at: int | None = None  # line index of a marker waiting for its fence
+    marked_peer: str | None = None
     index = 0
     while index < len(lines):
         fence = _FENCE.match(lines[index])
         if fence:
             info, body, end = _fenced(lines, index, fence)
             if marked_at is not None:
-                blocks.append(_runnable(marked_at, index, info, body))
+                blocks.append(_runnable(marked_at, index, info, body, marked_peer))
                 marked_at = None
             index = end + 1
             continue
         stripped = lines[index].strip()
         if stripped and marked_at is not None:
             raise ValueError(f"line {marked_at + 1}: {MARKER} precedes no ```bash block")
-        if stripped == MARKER:
-            marked_at = index
+        if marker := _MARKER.fullmatch(stripped):
+            marked_at, marked_peer = index, marker["peer"]
         index += 1
     if marked_at is not None:
         raise ValueError(f"line {marked_at + 1}: {MARKER} precedes no ```bash block")
@@ -84,14 +95,14 @@ def _fenced(lines: list[str], index: int, fence: re.Match[str]) -> tuple[list[st
     return fence["info"].split(), body, end
 
 
-def _runnable(marked_at: int, index: int, info: list[str], body: list[str]) -> Block:
+def _runnable(marked_at: int, index: int, info: list[str], body: list[str], peer: str | None) -> Block:
     if not info or info[0] != "bash":
         raise ValueError(f"line {marked_at + 1}: {MARKER} precedes a ```{' '.join(info)} block, not a ```bash one")
     for number, code_line in enumerate(body, start=index + 2):
         if _BACKGROUND.search(code_line.split(" #", 1)[0]) and not code_line.lstrip().startswith("#"):
             raise ValueError(f"line {number}: a runnable block must not start a background job (&): "
                              f"{code_line.strip()}")
-    return Block(line=index + 1, code="\n".join(body))
+    return Block(line=index + 1, code="\n".join(body), peer=peer)
 
 
 def _doc_files() -> list[Path]:
@@ -145,7 +156,7 @@ echo not marked
 occubench suites
 ```
 
-<!-- runnable -->
+<!-- runnable peer=harbor -->
 
 ```bash title="two lines"
 echo one
@@ -178,6 +189,7 @@ def test_the_extractor_finds_marked_bash_blocks_only() -> None:
     blocks = runnable_blocks(SAMPLE)
     assert [block.code for block in blocks] == ["occubench suites", "echo one\necho two 2>&1 && echo 'a&b'",
                                                 "echo indented"]
+    assert [block.peer for block in blocks] == [None, "harbor", None]
     assert [block.line for block in blocks] == [8, 14, 29]
     assert SAMPLE.splitlines()[blocks[0].line - 1] == "```bash"
 
@@ -222,13 +234,25 @@ def test_runnable_blocks(path: Path, tmp_path: Path) -> None:
     work.mkdir()
     home.mkdir()
     env = _clean_env(home)
+    peers = os.environ.get("OCCUBENCH_PEERS")
+    left_out: list[str] = []  # peers whose blocks could not run here
     for block in blocks:
-        status, stdout, stderr = _run_block(block.code, work, env)
+        block_env = env
+        if block.peer is not None:
+            folder = Path(peers) / block.peer if peers else None
+            if folder is None or not (folder / "bin" / "python").exists():
+                left_out.append(block.peer)
+                continue
+            block_env = {**env, "PATH": os.pathsep.join([str(folder / "bin"), env["PATH"]]),
+                         "VIRTUAL_ENV": str(folder)}
+        status, stdout, stderr = _run_block(block.code, work, block_env)
         if status != 0:
             what = f"ran over {BLOCK_TIMEOUT_S} s" if status is None else f"exited with status {status}"
             command = textwrap.indent(block.code, "    ")
             pytest.fail(f"{where}:{block.line}: the block {what}\n{command}\n--- stdout (tail) ---\n"
                         f"{_tail(stdout, 15)}\n--- stderr (tail) ---\n{_tail(stderr)}", pytrace=False)
+    for name in left_out:
+        peer(name)  # skips, or fails where the peers are required
 
 
 def _run_block(code: str, cwd: Path, env: dict[str, str]) -> tuple[int | None, str, str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from occubench.awm.data import FILES, AwmSet, load_set
@@ -22,6 +24,8 @@ REPO = "Snowflake/AgentWorldModel-1K"
 AWM_REVISION = "dde80a0283fe781bdc51656bce57063dc5650213"
 #: Written into the folder after the last file arrived: what was downloaded, and the digest of what arrived.
 RECORD = "occubench-download.json"
+#: How long the first contact with the hub may take before the download is given up as offline.
+_REACH_TIMEOUT_S = 15
 #: A revision names a cache folder: a sha, branch or tag name without "/" (".." and "refs/..." name none).
 _REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -57,6 +61,7 @@ def download(dest: Path | None, revision: str = AWM_REVISION) -> AwmSet:
     folder = dest or cached(revision)
     # The client reads HF_ENDPOINT once, when it is imported; read here, a mirror set by the caller is used too.
     endpoint = os.environ.get("HF_ENDPOINT")
+    _reach(endpoint or "https://huggingface.co", revision)
     for name in FILES.values():
         try:
             hf_hub_download(REPO, name, repo_type="dataset", revision=revision, local_dir=folder, endpoint=endpoint)
@@ -69,3 +74,19 @@ def download(dest: Path | None, revision: str = AWM_REVISION) -> AwmSet:
     record = {"repo": REPO, "revision": revision, "digest": awm.digest}
     (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n")
     return awm
+
+
+def _reach(endpoint: str, revision: str) -> None:
+    """Nothing, when the hub answers at all (any HTTP status); otherwise a :class:`ConfigError` saying what to do.
+    Offline, the hub's client would retry each file for half a minute, printing every try, and name no way out."""
+    request = urllib.request.Request(endpoint, method="HEAD", headers={"User-Agent": "occubench"})
+    try:
+        urllib.request.urlopen(request, timeout=_REACH_TIMEOUT_S).close()
+    except urllib.error.HTTPError:
+        return  # an answer: the files' own requests say what is wrong, if anything is
+    except (urllib.error.URLError, OSError, ValueError) as exc:  # ValueError: HF_ENDPOINT is not a URL
+        reason = getattr(exc, "reason", None) or exc
+        raise ConfigError(
+            f"cannot reach the Hugging Face Hub at {endpoint}: {reason}; retry online (check your proxy settings), "
+            f"set HF_ENDPOINT to a reachable mirror, or put the files {', '.join(FILES.values())} of {REPO} at "
+            f"revision {revision} in a folder by hand and give it to --suite awm as --data-dir FOLDER") from None

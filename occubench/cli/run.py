@@ -183,7 +183,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     trainee = parser.add_argument_group("traineebench suite")
     trainee.add_argument("--traineebench-config", metavar="FILE",
-                         help="a Trainee-Bench benchmark config in the reference's format (traineebench_config.json)")
+                         help="a Trainee-Bench benchmark config in the reference's format; a bare name not in the "
+                         "working folder is read from the reference files (traineebench_config.json, "
+                         "traineebench_cl_config.json: the reference's own)")
     trainee.add_argument("--reference-dir", metavar="DIR",
                          help="the Trainee-Bench reference's own files (manuals, templates, résumés, articles; "
                          "default: the copy `occubench data download traineebench` made)")

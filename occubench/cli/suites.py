@@ -110,7 +110,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--data-dir", metavar="DIR", help="awm: the folder of the AWM-format set to validate "
                        "(default: the copy `occubench data download awm` made)")
     check.add_argument("--traineebench-config", metavar="FILE", help="traineebench: the benchmark config whose days "
-                       "to generate and check")
+                       "to generate and check; a bare name not in the working folder is read from the reference "
+                       "files (traineebench_config.json, traineebench_cl_config.json)")
     check.add_argument("--reference-dir", metavar="DIR", help="traineebench: the reference's own files (default: "
                        "the copy `occubench data download traineebench` made)")
     check.add_argument("--worlds", metavar="REF", help="validate the worlds of this world package (oci://HOST/NAME:"

@@ -20,7 +20,7 @@ from occubench.core.results import Result
 from occubench.core.suite import Suite, SuiteDefinition, SuitePlan, ValidateOptions, select_tasks, task_set
 from occubench.core.tables import Table
 from occubench.core.task import Task
-from occubench.errors import ConfigError
+from occubench.errors import ConfigError, DataNotFoundError
 from occubench.llm import Model
 from occubench.sandbox.provider import provider_for
 from occubench.traineebench.config import BenchConfig, load_config, paper_days
@@ -68,13 +68,39 @@ def planned_days(bench: BenchConfig, seed: int, reference: Path, *, paper_day_tw
              for d, entry in enumerate(scenario.days)] for s, scenario in enumerate(scenarios)]
 
 
+def config_and_reference(given: str, reference_dir: str | None, *, download: bool) -> tuple[Path, Path]:
+    """The config file ``--traineebench-config`` names and the folder of the reference files. A bare file name not
+    in the working folder names one of the reference's own configs (``traineebench_config.json``,
+    ``traineebench_cl_config.json``), read from the reference files; one found in neither place is a
+    :class:`ConfigError` naming both."""
+    path = Path(given)
+    bare = path.name == given and not path.exists()
+    if reference_dir:
+        reference = Path(reference_dir)
+    else:
+        try:
+            reference = reference_folder(download=download)
+        except DataNotFoundError as exc:
+            if not bare:
+                raise
+            raise ConfigError(f"--traineebench-config {given}: no such file in the working folder ({Path.cwd()}), "
+                              f"and {exc}") from None
+    if not bare:
+        return path, reference
+    if not (reference / given).is_file():
+        configs = ", ".join(sorted(found.name for found in reference.glob("*.json"))) or "none"
+        raise ConfigError(f"--traineebench-config {given}: no such file in the working folder ({Path.cwd()}) nor in "
+                          f"the reference files ({reference}, whose configs are: {configs})")
+    return reference / given, reference
+
+
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     options = TraineeBenchOptions.of(config)
     if options.traineebench_config is None:
         raise ConfigError("--suite traineebench needs --traineebench-config FILE: a benchmark config in the "
                           "reference's format (traineebench_config.json)")
-    path = Path(options.traineebench_config)
-    reference = Path(options.reference_dir) if options.reference_dir else reference_folder(download=options.download)
+    path, reference = config_and_reference(options.traineebench_config, options.reference_dir,
+                                           download=options.download)
     days = planned_days(load_config(path), config.seed, reference, paper_day_two=options.paper_day_two)
     provider = provider_for(options.trust_world_code, "--suite traineebench (the agent's shell commands)")
     every = TraineeBenchSuite([planned for scenario in days for planned in scenario], provider).tasks()
@@ -114,8 +140,8 @@ def check(options: ValidateOptions, console: Console) -> bool:
     """Every day of the config generates, and no task earns its full points with nothing done. False otherwise."""
     if options.traineebench_config is None:
         raise ConfigError("validate --suite traineebench needs --traineebench-config FILE")
-    reference = Path(options.reference_dir) if options.reference_dir else reference_folder(download=False)
-    days = [planned for scenario in planned_days(load_config(Path(options.traineebench_config)), options.seed,
+    path, reference = config_and_reference(options.traineebench_config, options.reference_dir, download=False)
+    days = [planned for scenario in planned_days(load_config(path), options.seed,
                                                    reference, paper_day_two=False) for planned in scenario]
     families: dict[str, list[Score]] = defaultdict(list)
     for planned in days:

@@ -9,25 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from occubench.awm.data import FILES
 from occubench.sandbox import Provider
 from occubench.sandbox.forking import Forking
 from occubench.sandbox.landlock import REQUIRED_ABI, abi
-
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "awm-1k-sample"
+from tests.conftest import awm_sample, extra_reason
 
 
 @pytest.fixture
 def sample() -> Path:
-    if not (SAMPLE / FILES["app"]).is_file():
-        pytest.skip(f"the AWM-1K sample is not at {SAMPLE}")
-    return SAMPLE
+    return awm_sample()
 
 
 @pytest.fixture
 def data(sample: Path, tmp_path: Path, sandbox: Provider, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the sample to change, scenario folders written to a private cache, and a sandbox to run them."""
-    pytest.importorskip("sqlalchemy")  # the awm extra
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
     monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))
     copy = tmp_path / "awm"
     shutil.copytree(sample, copy)
@@ -38,7 +34,7 @@ def data(sample: Path, tmp_path: Path, sandbox: Provider, monkeypatch: pytest.Mo
 def worker_sandbox(request: pytest.FixtureRequest, sandbox: Provider, tmp_path: Path) -> Iterator[Provider]:
     """Each scenario's worker in a sandbox of its own, and forked from a zygote (whose folders are under
     ``tmp_path``), as runs on kernels with Landlock have them."""
-    pytest.importorskip("sqlalchemy")  # the awm extra
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
     if request.param == "own sandbox":
         yield sandbox
         return

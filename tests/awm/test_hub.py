@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -22,9 +26,9 @@ from occubench.awm.plugin import plan
 from occubench.cli import main
 from occubench.config import RunConfig
 from tests.awm.conftest import sha256sum_digest
-from tests.conftest import serving
+from tests.conftest import extra_reason, serving
 
-pytest.importorskip("huggingface_hub")  # the awm extra
+pytest.importorskip("huggingface_hub", reason=extra_reason("awm"))
 
 #: The commit a branch or tag of the fake hub points at.
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -175,3 +179,20 @@ def test_suite_awm_without_data_dir_runs_the_downloaded_copy(fake_hub: Hub, tmp_
     suite_plan = plan(RunConfig.create({"suite": "awm", "trust_world_code": True}), Console(quiet=True))
     assert suite_plan.task_set is not None and suite_plan.settings["data_dir"] == str(folder)
     assert suite_plan.task_set.identity == {"task_content": sha256sum_digest(folder)}
+
+
+def test_offline_the_download_stops_at_once_in_one_line_naming_what_to_do(tmp_path: Path) -> None:
+    # A hub that cannot be reached: a loopback port nobody listens on (taken from the system, then let go).
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "OCCUBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "HF_HOME": str(tmp_path / "hf"), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "occubench", "data", "download", "awm"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()  # no retry after retry: the one error line
+    assert line.startswith(f"occubench: error: cannot reach the Hugging Face Hub at http://127.0.0.1:{port}: ")
+    assert "retry online" in line and "HF_ENDPOINT" in line and "--data-dir FOLDER" in line
+    assert all(name in line for name in FILES.values()) and hub.AWM_REVISION in line
+    assert not (tmp_path / "cache" / "awm-1k").exists()

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from occubench.testing import MockLLMServer
+from tests.conftest import extra_reason
 
-pytest.importorskip("gymnasium")
+pytest.importorskip("gymnasium", reason=extra_reason("gym"))
 
 from occubench.gym import OccuBenchEnv
 
@@ -38,7 +39,7 @@ def test_an_awm_task_steps_through_gymnasium_and_is_judged(data: Path) -> None:
 
 def test_an_awm_task_in_inspect_gives_occubench_run_s_verdict(data: Path, tmp_path: Path) -> None:
     """The same task through Inspect's own eval and through occubench run, against one scripted server."""
-    pytest.importorskip("inspect_ai")
+    pytest.importorskip("inspect_ai", reason=extra_reason("inspect"))
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 

@@ -15,6 +15,7 @@ from occubench.awm.folders import write_scenario
 from occubench.sandbox import Provider
 from occubench.sandbox.pool import Worker, WorkerFailed
 from occubench.sandbox.provider import Limits
+from tests.conftest import extra_reason
 
 SERVICE = "occubench.awm.service"
 SECONDS = 60.0
@@ -22,7 +23,7 @@ SECONDS = 60.0
 
 @pytest.fixture
 def content_platform(sample: Path, tmp_path: Path, sandbox: Provider) -> Iterator[tuple[Worker, dict]]:
-    pytest.importorskip("sqlalchemy")  # the awm extra
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
     write_scenario(load_set(sample).scenarios["content_platform_1"], tmp_path / "content_platform_1")
     worker = Worker(sandbox, SERVICE, [tmp_path], Limits())
     try:
@@ -141,7 +142,7 @@ def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
 
 @pytest.mark.slow
 def test_verifiers_run_on_the_initial_and_final_databases(sample: Path, tmp_path: Path, sandbox: Provider) -> None:
-    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
     scenario = load_set(sample).scenarios["content_platform_1"]
     scenario.pure_verifiers = {0: PURE}
     scenario.verifiers = {0: "def verify_task(initial_db_path, final_db_path):\n    return {[}\n"}  # as published

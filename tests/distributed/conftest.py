@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-ray = pytest.importorskip("ray")
+from tests.conftest import extra_reason
+
+ray = pytest.importorskip("ray", reason=extra_reason("ray"))
 
 
 @pytest.fixture(scope="package", autouse=True)

@@ -18,8 +18,9 @@ from occubench.testing.responders import scripted_responder
 from occubench.util.paths import user_cache_dir
 from tests.awm.conftest import data, sample  # noqa: F401 - the AWM sample's fixtures, used by name
 from tests.awm.test_service import PURE
+from tests.conftest import extra_reason
 
-pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
+pytest.importorskip("ray", reason=extra_reason("ray"))  # the Ray instance is the package's (conftest.py)
 
 from occubench.distributed.executor import worker_environment  # after the skip: it imports ray
 

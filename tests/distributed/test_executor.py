@@ -16,9 +16,9 @@ import pytest
 from occubench.cli import main as cli
 from occubench.store import RESULTS_FILE, read_context, read_results
 from occubench.testing import MockLLMServer
-from tests.conftest import BUILTIN_TASKS, run_folder, write_small_data
+from tests.conftest import BUILTIN_TASKS, extra_reason, run_folder, write_small_data
 
-ray = pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
+ray = pytest.importorskip("ray", reason=extra_reason("ray"))  # the Ray instance is the package's (conftest.py)
 pytestmark = pytest.mark.slow  # each test process starts a Ray cluster
 
 

@@ -13,9 +13,10 @@ from occubench.errors import ConfigError
 from occubench.executable.registry import worlds_of
 from occubench.executable.suite import ExecutableSuite, exec_task
 from occubench.testing import MockLLMServer
+from tests.conftest import extra_reason
 
-pytest.importorskip("ray")  # the Ray instance is the package's (conftest.py)
-pytest.importorskip("gymnasium")
+pytest.importorskip("ray", reason=extra_reason("ray"))  # the Ray instance is the package's (conftest.py)
+pytest.importorskip("gymnasium", reason=extra_reason("gym"))
 
 from occubench.distributed import Rollout, RolloutPool  # after the skips: it imports ray
 from occubench.gym import EndpointPolicy

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-gymnasium = pytest.importorskip("gymnasium")
+from tests.conftest import extra_reason
+
+gymnasium = pytest.importorskip("gymnasium", reason=extra_reason("gym"))
 
 from gymnasium.error import ResetNeeded  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("gymnasium")
+from tests.conftest import extra_reason
+
+pytest.importorskip("gymnasium", reason=extra_reason("gym"))
 
 from occubench.gym import EndpointPolicy, OccuBenchEnv
 from occubench.testing import MockLLMServer

@@ -27,9 +27,9 @@ from occubench.hub.package import MANIFEST, Manifest, pack, unpack
 from occubench.hub.validate import workplace_settings
 from occubench.sandbox import Provider
 from occubench.simulated.data import CONFIG_DIR_NAME, EVAL_DATA_NAME, SAMPLE, SCENARIO_POOL_NAME
+from tests.conftest import awm_sample, extra_reason
 from tests.sandbox.corpus import ATTACKS, BASE, Attack, make_corpus_world
 
-AWM_SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "awm-1k-sample"
 FIELDS = {"name": "acme/claims", "version": "1.0"}
 
 
@@ -262,11 +262,10 @@ def test_a_package_with_code_is_refused_without_a_sandbox_and_no_trust_is_offere
 
 def test_an_awm_set_installs_once_its_runnable_scenarios_load_in_the_sandbox(tmp_path: Path, store: Path,
                                                                              sandbox: Provider) -> None:
-    if not (AWM_SAMPLE / FILES["app"]).is_file():
-        pytest.skip(f"the AWM-1K sample is not at {AWM_SAMPLE}")
-    pytest.importorskip("sqlalchemy")  # the awm extra
+    sample = awm_sample()
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
     data = tmp_path / "awm"
-    shutil.copytree(AWM_SAMPLE, data, ignore=shutil.ignore_patterns("README.md"))
+    shutil.copytree(sample, data, ignore=shutil.ignore_patterns("README.md"))
     tar, manifest = _pack(tmp_path, {"awm": data})
     assert _install(tar).digest == manifest.digest
     lines = [json.loads(line) for line in (data / FILES["app"]).read_text().splitlines()]

@@ -18,6 +18,7 @@ import pytest
 from occubench.executable.registry import builtin_worlds
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
+from tests.conftest import extra_reason
 from tests.hub.oci_server import OciServer, oci_server
 from tests.hub.packages import package_folder
 
@@ -166,7 +167,7 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
     checked = occubench("validate", "--suite", "executable", "--worlds", reference, cwd=tmp_path, columns=40)
     assert checked.returncode == 0 and f"{len(ids)}/{len(ids)} tasks valid" in checked.stdout
     assert cited in checked.stdout.splitlines()
-    pytest.importorskip("gymnasium")
+    pytest.importorskip("gymnasium", reason=extra_reason("gym"))
     from occubench.gym import make
 
     env = make("executable", worlds=reference)
@@ -175,7 +176,7 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
         assert observation and str(env.unwrapped.task.task_id) in ids  # type: ignore[attr-defined]
     finally:
         env.close()
-    pytest.importorskip("inspect_ai")
+    pytest.importorskip("inspect_ai", reason=extra_reason("inspect"))
     from inspect_ai import eval as inspect_eval
 
     from occubench.inspect import executable
@@ -190,7 +191,7 @@ def test_every_entry_point_takes_the_package_s_worlds(tmp_path: Path, published:
 @pytest.mark.slow  # starts a local Ray instance
 def test_ray_workers_run_the_package_the_run_resolved(tmp_path: Path, published: tuple[str, str],
                                                       sandbox: Provider) -> None:
-    pytest.importorskip("ray")
+    pytest.importorskip("ray", reason=extra_reason("ray"))
     done = occubench("run", "--suite", "executable", "--agent", "reference", "--worlds", published[0], "--executor",
                      "ray", "--ray-workers", "2", "--output-dir", "runs", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

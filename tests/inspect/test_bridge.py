@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("inspect_ai")
+from tests.conftest import extra_reason
+
+pytest.importorskip("inspect_ai", reason=extra_reason("inspect"))
 
 import anyio
 from inspect_ai.model import get_model

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-inspect_ai = pytest.importorskip("inspect_ai")
+from tests.conftest import extra_reason
+
+inspect_ai = pytest.importorskip("inspect_ai", reason=extra_reason("inspect"))
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import EvalLog  # noqa: E402

@@ -19,9 +19,10 @@ import pytest
 from occubench.errors import LLMUnavailableError
 from occubench.llm import LLMClient, RetryPolicy
 from occubench.llm.transport import LeanTransport, StatusError
+from tests.conftest import extra_reason
 from tests.llm.rawserver import ANSWERED, RawServer, Request, closed_port, http_answer
 
-openai = pytest.importorskip("openai")
+openai = pytest.importorskip("openai", reason=extra_reason("openai"))
 
 KEY = "sk-parity-0123456789"
 MESSAGES = [{"role": "system", "content": "You book rooms."},

@@ -16,6 +16,7 @@ from occubench.llm.types import Tokens
 from occubench.store import ResultStore
 from occubench.testing import MockLLMServer
 from occubench.testing.chat import prompt_token_ids, token_ids, token_logprobs
+from tests.conftest import extra_reason
 
 QUIET = Console(quiet=True)
 
@@ -107,7 +108,7 @@ def test_exporting_a_folder_that_is_not_a_run_is_bad_input(tmp_path: Path,
 
 
 def test_the_dataset_as_a_parquet_table_holds_the_same_rows(tmp_path: Path) -> None:
-    pyarrow_parquet = pytest.importorskip("pyarrow.parquet")  # the parquet extra (in dev)
+    pyarrow_parquet = pytest.importorskip("pyarrow.parquet", reason=extra_reason("parquet"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     steps = [Step("a", tokens={"prompt_ids": [1, 2], "completion_ids": [3], "logprobs": [-0.5]})]

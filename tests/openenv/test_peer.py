@@ -21,15 +21,13 @@ from typing import Any
 
 import pytest
 
-from occubench.awm.data import FILES
 from occubench.cli import build_parser
 from occubench.cli import main as cli_main
 from occubench.cli.run import run_configs_from_args
 from occubench.core.agent import ScriptedAgent
 from occubench.engine.factory import EpisodeFactory
 from occubench.testing import MockLLMServer, scripted_responder
-from tests.awm.conftest import SAMPLE as AWM_SAMPLE
-from tests.conftest import peer, write_small_data
+from tests.conftest import AWM_SAMPLE, awm_sample, extra_reason, peer, write_small_data
 
 TOKEN = "an-openenv-serve-token"
 CLIENT = Path(__file__).with_name("peer_client.py")
@@ -130,9 +128,8 @@ def test_every_world_kinds_episodes_are_played_and_rewarded_as_a_native_run_reco
         kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     peer("openenv")
     if kind == "awm":
-        if not (AWM_SAMPLE / FILES["app"]).is_file():
-            pytest.skip(f"the AWM-1K sample is not at {AWM_SAMPLE}")
-        pytest.importorskip("sqlalchemy")  # the awm extra
+        awm_sample()
+        pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
         request.getfixturevalue("sandbox")
         monkeypatch.setenv("OCCUBENCH_CACHE_DIR", str(tmp_path / "cache"))
     flags, client, scripted = KINDS[kind]

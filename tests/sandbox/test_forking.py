@@ -16,6 +16,7 @@ from occubench.sandbox.forking import Forking
 from occubench.sandbox.landlock import REQUIRED_ABI, abi
 from occubench.sandbox.pool import Worker, WorkerFailed
 from occubench.sandbox.provider import Limits
+from tests.conftest import extra_reason
 
 SERVICE, SECONDS = "occubench.awm.service", 60.0
 SECRET = "sibling-secret-5c1d"
@@ -83,7 +84,7 @@ raise RuntimeError(f"read the secret from {{found}}")
 
 @pytest.fixture
 def zygote(sandbox: Provider, tmp_path: Path) -> Iterator[Forking]:
-    pytest.importorskip("sqlalchemy")  # the awm extra: the applications here are FastAPI ones
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))  # the applications here are FastAPI ones
     if abi() < REQUIRED_ABI:
         pytest.skip(f"this kernel's Landlock ABI is {abi()}: workers are not forked here")
     from occubench.awm.world import PRELOAD

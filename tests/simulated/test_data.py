@@ -22,11 +22,12 @@ import pytest
 from occubench import cli
 from occubench.errors import ConfigError, DataNotFoundError
 from occubench.simulated import data
+from tests.conftest import NO_SHARED_DATA
+from tests.conftest import SHARED_DATA as UPSTREAM_DATA
 from tests.conftest import ArchiveServer as Server
 from tests.conftest import tar_member as _member
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM_DATA = Path(__file__).resolve().parents[3] / "shared" / "occubench-data"
 TOP = "OccuBench-d47bffb0123"
 CONFIG = "world_model_configs/env_153c260a856a.json"
 
@@ -35,7 +36,7 @@ CONFIG = "world_model_configs/env_153c260a856a.json"
 def upstream() -> dict[str, bytes]:
     """Relative posix path -> content of every upstream data file."""
     if not UPSTREAM_DATA.is_dir():
-        pytest.skip(f"upstream data copy not found at {UPSTREAM_DATA} (needed to build test tarballs)")
+        pytest.skip(NO_SHARED_DATA)
     return {
         p.relative_to(UPSTREAM_DATA).as_posix(): p.read_bytes()
         for p in sorted(UPSTREAM_DATA.rglob("*"))
@@ -265,7 +266,7 @@ def test_resolve_data_paths_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 def test_ensure_data_returns_existing_paths_unchanged() -> None:
     if not UPSTREAM_DATA.is_dir():
-        pytest.skip(f"upstream data copy not found at {UPSTREAM_DATA}")
+        pytest.skip(NO_SHARED_DATA)
     paths = data.resolve_data_paths(data_dir=UPSTREAM_DATA)
     assert data.ensure_data(paths) is paths
 

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import extra_reason
+
 
 @pytest.mark.parametrize("package", ["occubench", "occubench.gym", "occubench.llm", "occubench.simulated",
                                      "occubench.report", "occubench.synth", "occubench.synth.executable",
                                      "occubench.synth.simulated"])
 def test_every_exported_name_resolves(package: str) -> None:
     if package == "occubench.gym":
-        pytest.importorskip("gymnasium")  # the gym extra
+        pytest.importorskip("gymnasium", reason=extra_reason("gym"))
     module = importlib.import_module(package)
     assert module.__all__ == sorted(module._EXPORTS)
     for name in module.__all__:
