@@ -130,14 +130,9 @@ EXECUTORS = "occubench.executors"
 SUITES = "occubench.suites"
 
 
-def executor_names() -> list[str]:
-    """The names ``--executor`` accepts: every executor registered under :data:`EXECUTORS`."""
-    return sorted(point.name for point in entry_points(group=EXECUTORS))
-
-
-def suite_names() -> list[str]:
-    """The suites ``--suite`` names without loading them: every one registered under :data:`SUITES`."""
-    return sorted(point.name for point in entry_points(group=SUITES))
+def registered(group: str) -> list[str]:
+    """The names registered under an entry-point ``group`` (:data:`EXECUTORS`, :data:`SUITES`), none loaded."""
+    return sorted(point.name for point in entry_points(group=group))
 
 
 def validated(cls: type[_M], values: Mapping[str, Any], source: str | None = None) -> _M:
@@ -452,7 +447,7 @@ class RunConfig(_RunRoles):
     @classmethod
     def _executor(cls, value: str) -> str:
         # ``package.module:Class`` names one as for --agent and --suite: loaded, and checked, when the run starts.
-        if ":" not in value and value not in (known := executor_names()):
+        if ":" not in value and value not in (known := registered(EXECUTORS)):
             raise ValueError(f"unknown executor {value!r}; installed: "
                              f"{', '.join(known) or 'none (install occubench: pip install -e .)'}")
         return value

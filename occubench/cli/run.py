@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from occubench.config import FAULT_LEVELS, INJECTIONS, ROLES, executor_names, suite_names
+from occubench.config import EXECUTORS, FAULT_LEVELS, INJECTIONS, ROLES, SUITES, registered
 from occubench.errors import ConfigError, OccuBenchError
 from occubench.util.console import rich_console
 from occubench.util.redact import Redactor, environment_secrets
@@ -109,7 +109,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("models and endpoints")
     models.add_argument("--suite",
                         help="what to evaluate on: an installed suite (entry-point group occubench.suites, see "
-                        f"`occubench suites`): {', '.join(suite_names())}; occubench, the LLM-simulated benchmark, by "
+                        f"`occubench suites`): {', '.join(registered(SUITES))}; occubench, the LLM-simulated benchmark, by "
                         "default; or package.module:attribute")
     models.add_argument("--agent",
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
@@ -237,7 +237,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                      help="add to a run directory whose results were made with a different configuration")
     run.add_argument("--executor", metavar="NAME",
                      help="where episodes run, one of the executors installed (entry-point group "
-                     f"occubench.executors): {', '.join(executor_names())}. local: in this process (default); ray: "
+                     f"occubench.executors): {', '.join(registered(EXECUTORS))}. local: in this process (default); ray: "
                      "as Ray tasks on a cluster (pip install 'occubench[ray]'), this process writing the results; or "
                      "package.module:Class")
     run.add_argument("--ray-address", metavar="ADDR",
