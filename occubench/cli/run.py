@@ -109,8 +109,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     models = parser.add_argument_group("models and endpoints")
     models.add_argument("--suite",
                         help="what to evaluate on: an installed suite (entry-point group occubench.suites, see "
-                        f"`occubench suites`): {', '.join(registered(SUITES))}; occubench, the LLM-simulated benchmark, by "
-                        "default; or package.module:attribute")
+                        f"`occubench suites`): {', '.join(registered(SUITES))}; occubench, the LLM-simulated "
+                        "benchmark, by default; or package.module:attribute")
     models.add_argument("--agent",
                         help="llm: the model given by --agent-model (default); reference / noop: replay each task's "
                         "reference solution / do nothing (suites with reference solutions; no model needed); "
@@ -237,8 +237,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                      help="add to a run directory whose results were made with a different configuration")
     run.add_argument("--executor", metavar="NAME",
                      help="where episodes run, one of the executors installed (entry-point group "
-                     f"occubench.executors): {', '.join(registered(EXECUTORS))}. local: in this process (default); ray: "
-                     "as Ray tasks on a cluster (pip install 'occubench[ray]'), this process writing the results; or "
+                     f"occubench.executors): {', '.join(registered(EXECUTORS))}. local: in this process (default); "
+                     "ray: as Ray tasks on a cluster (pip install 'occubench[ray]'), this process writing the results; or "
                      "package.module:Class")
     run.add_argument("--ray-address", metavar="ADDR",
                      help="with --executor ray: the cluster to join (default: a local Ray instance for the run)")

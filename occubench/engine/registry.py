@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from occubench.config import EXECUTORS, SUITES, registered
+from occubench.config import EXECUTORS, SUITES
 from occubench.core.suite import SuiteDefinition
 from occubench.errors import ConfigError
 
@@ -115,7 +115,7 @@ def load_executor(name: str) -> type[Any]:
         return named
     found = {point.name: point for point in entry_points(group=EXECUTORS)}
     if name not in found:
-        raise ConfigError(f"--executor: unknown executor {name!r}; installed: {', '.join(registered(EXECUTORS)) or 'none'}")
+        raise ConfigError(f"--executor: unknown executor {name!r}; installed: {', '.join(sorted(found)) or 'none'}")
     point = found[name]
     try:
         executor: type[Any] = point.load()
