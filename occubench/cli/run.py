@@ -238,8 +238,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--executor", metavar="NAME",
                      help="where episodes run, one of the executors installed (entry-point group "
                      f"occubench.executors): {', '.join(registered(EXECUTORS))}. local: in this process (default); "
-                     "ray: as Ray tasks on a cluster (pip install 'occubench[ray]'), this process writing the results; or "
-                     "package.module:Class")
+                     "ray: as Ray tasks on a cluster (pip install 'occubench[ray]'), this process writing the "
+                     "results; or package.module:Class")
     run.add_argument("--ray-address", metavar="ADDR",
                      help="with --executor ray: the cluster to join (default: a local Ray instance for the run)")
     run.add_argument("--ray-workers", type=positive_int, metavar="N",
