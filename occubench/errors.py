@@ -70,6 +70,12 @@ class AgentError(OccuBenchError):
     its program exited before answering. Recorded as an error, not scored."""
 
 
+class AgentOutputError(OccuBenchError):
+    """What the agent left cannot be scored as it stands (folders too deep, a file too large, a link or a special
+    file where a file is read): the agent's failure, scored 0 by the check that met it, never an unscored error.
+    Its counterpart is :class:`WorldError`: a world that ran out of its own resources is never the agent's fault."""
+
+
 class CacheMissError(LLMError):
     """``--replay`` asked for a response the cache does not hold."""
 
