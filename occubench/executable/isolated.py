@@ -11,6 +11,7 @@ under the same limits (see :func:`occubench.sandbox.provider_for`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -106,14 +107,15 @@ def load_isolated(root: Path, folders: Sequence[Path], provider: Provider,
     try:
         for folder in folders:
             inside = f"{worker.path(0)}/{folder.relative_to(root).as_posix()}"
-            try:
-                description = worker.request("load", {"folder": inside}, LOAD_SECONDS)
+            try:  # the description checked at the boundary within the load's deadline
+                worlds.append(worker.request("load", {"folder": inside}, LOAD_SECONDS,
+                                             check=functools.partial(IsolatedWorld, directory=folder, pool=workers,
+                                                                     worker_folder=inside)))
             except WorkerFailed as exc:
                 # The worker names files as it sees them: name them as the user does.
                 message = str(exc).replace(worker.path(0), str(root))
                 raise ConfigError(message if exc.kind == "refused" else
                                   f"{folder}: the world does not load: {message}") from None
-            worlds.append(IsolatedWorld(description, folder, workers, inside))
     finally:
         workers.release(worker)
     return worlds

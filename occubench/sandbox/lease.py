@@ -33,15 +33,16 @@ class Lease:
         return self._worker
 
     def request(self, op: str, args: dict[str, Any], seconds: float | None, what: str) -> Any:
-        """The worker's reply to ``op`` about ``what``, once the boundary accepted it."""
+        """The worker's reply to ``op`` about ``what``, once the boundary accepted it (within the request's
+        deadline). A reply the boundary refuses discards the worker, as one past its bounds does."""
         if self._worker is None:
             raise WorldError(f"{self.name}: {what}: the instance is closed")
+        kind = self.kinds.get(op, op)
         try:
-            reply = self._worker.request(op, args, seconds)
+            return self._worker.request(op, args, seconds, check=lambda reply: self.boundary.reply(kind, reply, what)
+                                        if kind in SCHEMAS else None)
         except WorkerFailed as exc:
             raise WorldError(f"{self.name}: {what}: {exc.kind}: {exc}") from None
-        kind = self.kinds.get(op, op)
-        return self.boundary.reply(kind, reply, what) if kind in SCHEMAS else None
 
     def close(self, args: dict[str, Any] | None) -> None:
         """Close the instance ``args`` name (None: none was opened) and give the worker back."""

@@ -85,42 +85,68 @@ class Worker:
         return self.provider.path(self.folders[index], index)
 
     def request(self, op: str, args: dict[str, Any], seconds: float | None,
-                message: dict[str, Any] | None = None) -> Any:
-        """The result of ``op``; :class:`WorkerFailed` when there is none. The worker is killed when ``seconds``
-        (and ``GRACE_SECONDS``, for a limit the service itself puts on the code it runs) pass without a reply; None
-        for no deadline."""
+                message: dict[str, Any] | None = None, check: Callable[[Any], _T] | None = None) -> Any:
+        """The result of ``op`` (what ``check`` makes of it, when given); :class:`WorkerFailed` when there is none.
+        The deadline, ``seconds`` and ``GRACE_SECONDS`` (for a limit the service itself puts on the code it runs),
+        covers the whole call: reading the reply, decoding it within its :func:`~protocol.bound` and ``check``. The
+        worker is killed when it passes, and whenever the reply is not one the harness takes; None for no
+        deadline."""
         if self.broken:
             raise WorkerFailed("crashed", "the worker is no longer running")
         deadline = None if seconds is None else time.monotonic() + seconds + GRACE_SECONDS
+        bound = protocol.bound(op)
         try:
             self._send(message if message is not None else {"op": op, "args": args})
-            reply = protocol.decode(self._receive(protocol.length(self._receive(protocol.HEADER_SIZE, deadline)),
-                                                  deadline))
+            size = protocol.length(self._receive(protocol.HEADER_SIZE, deadline), bound.bytes)
+            reply = protocol.decode(self._receive(size, deadline), bound)
+            if not isinstance(reply, dict) or not isinstance(reply.get("cpu", 0), (int, float)):
+                raise protocol.ProtocolError("a reply that is not one of the protocol's")
         except WorkerFailed:
             self.kill()
             raise
-        except (OSError, protocol.ProtocolError) as exc:
+        except protocol.ProtocolError as exc:
             self.kill()
-            raise WorkerFailed("protocol" if isinstance(exc, protocol.ProtocolError) else "crashed",
-                               f"{op}: {self._death(str(exc))}") from None
-        if not isinstance(reply, dict) or not isinstance(reply.get("cpu", 0), (int, float)):
+            raise WorkerFailed("protocol", f"{op}: {exc}") from None
+        except OSError as exc:
             self.kill()
-            raise WorkerFailed("protocol", f"{op}: a reply that is not one of the protocol's")
+            raise WorkerFailed("crashed", f"{op}: {self._death(str(exc))}") from None
+        result = self._result(reply)
+        if check is not None:
+            try:
+                result = check(result)
+            except BaseException:  # a worker whose reply the check refuses is not lent again
+                self.kill()
+                raise
+        if deadline is not None and time.monotonic() > deadline:
+            self.kill()
+            raise WorkerFailed("timeout", f"{op}: the reply was not read and checked by its deadline: the worker "
+                                          "was stopped")
+        return result
+
+    def _result(self, reply: dict[str, Any]) -> Any:
+        """The reply's result; :class:`WorkerFailed` for an error it reports."""
         self.cpu = float(reply.get("cpu", 0))
         error = reply.get("error")
         if error is not None:
             kind = error.get("kind") if isinstance(error, dict) else None
             text = str(error.get("message", "")) if isinstance(error, dict) else str(error)
-            if kind not in ("refused", "timeout", "memory", "failed"):
+            if kind not in ("refused", "timeout", "memory", "exhausted", "failed"):
                 kind = "failed"
-            if kind == "memory":
-                self.kill()  # a process that ran out of memory may hold a half-built state
+            if kind in ("memory", "exhausted"):
+                # A process that ran out of memory may hold a half-built state; one out of disk or processes
+                # holds them still. Either is replaced.
+                self.kill()
             raise WorkerFailed(kind, text[:4000])
         return reply.get("ok")
 
     def _send(self, message: dict[str, Any]) -> None:
-        stdin = self._process.stdin
-        assert stdin is not None
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        if readable(stdout.fileno(), 0):
+            if not os.read(stdout.fileno(), 1):
+                raise WorkerFailed("crashed", self._death("the worker ended"))
+            # Bytes no request asked for: world code wrote to the protocol itself, and would answer the next one.
+            raise protocol.ProtocolError("the worker wrote between requests")
         stdin.write(protocol.encode(message))
 
     def _receive(self, size: int, deadline: float | None) -> bytes:

@@ -5,23 +5,64 @@ Each message is a 4-byte big-endian length and that many bytes of UTF-8 JSON. Th
 its own version before it serves anything. Then each request ``{"op": name, "args": {...}}`` gets one
 reply: ``{"ok": result, "cpu": seconds used so far}``, or ``{"error": {"kind": ..., "message": ...}, "cpu": ...}``
 where kind is ``refused`` (the request's world or arguments are at fault: a configuration error), ``timeout``,
-``memory`` or ``failed`` (the handler raised something else).
+``memory``, ``exhausted`` (the world ran out of a resource of its sandbox: disk, processes, threads, files) or
+``failed`` (the handler raised something else).
+
+The harness reads a reply as data it does not trust: world code past the allow-list can write to the protocol's
+descriptor itself. So each reply is held to its request's :class:`Bound` (bytes, values, nesting) before Python
+builds any object of it: an oversized length is refused before a byte of the body is read, and the body's values
+and nesting are counted on its bytes (strings skipped) before it is decoded. Building a JSON value holds the
+interpreter's lock for as long as it takes, so what one reply can cost every other thread of the harness is what
+its bound lets it cost.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import re
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 from occubench.util.jsonsafe import dumps
 
 #: Changes whenever a message changes shape; a worker of another version is refused.
 VERSION = 1
-#: The largest message either side accepts (a reply holds at most a tool's observation or a world's description).
+#: The largest message either side sends (a request holds at most a tool's arguments or a job of synthesis's).
 MAX_MESSAGE = 64 << 20
 _HEADER = struct.Struct(">I")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The most a reply may hold: bytes of JSON, values (the reply, and each item of an array or member of an object
+    in it) and levels of nesting."""
+
+    bytes: int
+    values: int
+    depth: int = 96  # the boundary's own cap (64) and the protocol's envelope, with room: refused there, by name
+
+
+#: What a reply to each request may hold. Measured from the replies the built-in executable worlds (loaded as an
+#: outside folder) and the AWM sample send while validated: a world's description with its seeded database at most
+#: 44 KB and 1,806 values, a tool's observation 5.8 KB and 320 values, checks with their diff 2.7 KB and 156 values,
+#: anything else under 500 bytes. A tool's observation goes into an agent's context, which holds a few megabytes
+#: of text at most; a database as data (a description, a diff, a state) is given 180 times the largest seen. At
+#: these sizes a reply is decoded in about a tenth of a second and checked at the boundary in a few seconds
+#: (jsonschema, which lets other threads run): ``benchmarks/bench_replies.py``.
+CALL = Bound(4 << 20, 200_000)
+DATABASE = Bound(8 << 20, 500_000)
+SMALL = Bound(1 << 20, 50_000)
+BOUNDS = {"call": CALL, "load": DATABASE, "verify": DATABASE, "diff": DATABASE, "state": DATABASE,
+          # synthesis's probes: a world's problems, its seed's failed rows, its tools' schemas
+          "run": DATABASE}
+
+
+def bound(op: str) -> Bound:
+    """What a reply to ``op`` may hold (:data:`SMALL` for any request not in :data:`BOUNDS`)."""
+    return BOUNDS.get(op, SMALL)
 
 
 class ProtocolError(Exception):
@@ -35,16 +76,42 @@ def encode(message: Any) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def length(header: bytes) -> int:
+def length(header: bytes, most: int = MAX_MESSAGE) -> int:
+    """The length ``header`` announces: a :class:`ProtocolError` past ``most``, before the body is read."""
     (size,) = _HEADER.unpack(header)
-    if size > MAX_MESSAGE:
-        raise ProtocolError(f"a message of {size:,} bytes announced (at most {MAX_MESSAGE:,})")
+    if size > most:
+        raise ProtocolError(f"a message of {size:,} bytes announced (at most {most:,})")
     return int(size)
 
 
-def decode(body: bytes) -> Any:
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+# Linear: with every escape gone, a string runs to the next quote; an unclosed one to the end, once.
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_LEVELS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 and -1 as signed bytes
+
+
+def measure(body: bytes) -> tuple[int, int]:
+    """At most how many values ``body`` holds and how deep it nests, counted on its bytes without building it:
+    its strings are taken out, then every value but the first of each container follows a comma. Exact for JSON
+    (an empty container counts one value too many); a text that is no JSON is refused by the decoder afterwards."""
+    skeleton = _STRING.sub(b"", _ESCAPE.sub(b"", body))
+    brackets = skeleton.translate(_LEVELS, _NOT_BRACKETS)
+    openings = skeleton.count(b"[") + skeleton.count(b"{")
+    depth = max(itertools.accumulate(memoryview(brackets).cast("b")), default=0)
+    return skeleton.count(b",") + openings + 1, depth
+
+
+def decode(body: bytes, within: Bound | None = None) -> Any:
     """The message's JSON value: strict JSON (NaN and infinities, which no side sends, are refused where Python's
-    parser would otherwise read them: ``NaN``, ``Infinity``, ``1e999``)."""
+    parser would otherwise read them: ``NaN``, ``Infinity``, ``1e999``), and, ``within`` a bound, refused before
+    it is built when it holds more."""
+    if within is not None:
+        values, depth = measure(body)
+        if values > within.values:
+            raise ProtocolError(f"a reply of about {values:,} values (at most {within.values:,})")
+        if depth > within.depth:
+            raise ProtocolError(f"a reply nested {depth:,} levels deep (at most {within.depth})")
     try:
         return json.loads(body, parse_constant=_not_json, parse_float=_finite)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
