@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from occubench.core.tools import clip, tool_error
-from occubench.errors import ConfigError
+from occubench.core.blame import exhausted
+from occubench.core.tools import clip, describe, tool_error
+from occubench.errors import ConfigError, WorldError
 
 #: How deep a schema's references are resolved into tool parameters; deeper (or circular) ones become ``{}``.
 MAX_REF_DEPTH = 8
@@ -202,8 +203,8 @@ class Application:
         self._engines = [name for name, value in vars(self.module).items() if isinstance(value, Engine)]
         self._makers = [value for value in vars(self.module).values() if isinstance(value, sessionmaker)]
         self._loop = asyncio.new_event_loop()
-        # An exception in an endpoint is its answer, a 500 (as a server gives it), not the worker's failure.
-        transport = httpx.ASGITransport(app=self.app, raise_app_exceptions=False)
+        # An exception in an endpoint is raised here too (after its 500), for call() to tell whose fault it is.
+        transport = httpx.ASGITransport(app=self.app)
         self._client = httpx.AsyncClient(transport=transport, base_url="http://awm")
 
     def use(self, engine: Any) -> None:
@@ -224,8 +225,14 @@ class Application:
                 path = path.replace("{" + key + "}", quote(str(value), safe=""))
         query = {k: v for k, v in arguments.items() if where.get(k, "query") == "query"}
         body = {k: v for k, v in arguments.items() if where.get(k) == "body"}
-        response = self._loop.run_until_complete(self._client.request(
-            operation["method"], path, params=query, json=body if operation["method"] != "GET" and body else None))
+        try:
+            response = self._loop.run_until_complete(self._client.request(
+                operation["method"], path, params=query, json=body if operation["method"] != "GET" and body else None))
+        except Exception as exc:  # an endpoint's exception: a server's 500, unless the world ran out of something
+            if (resource := exhausted(exc)) is not None:
+                raise WorldError(f"{name}: the application ran out of {resource}: {type(exc).__name__}: "
+                                 f"{describe(exc)}") from exc
+            return tool_error("tool_failed", "HTTP 500: Internal Server Error")
         try:
             answer = response.json()
         except ValueError:

@@ -14,7 +14,9 @@ world keeps the same contract, implemented once here by :meth:`Environment.call`
   the episode goes on;
 - an :class:`occubench.errors.OccuBenchError` (a simulator that stays unparsable, a model endpoint that is down)
   is not the agent's doing: it propagates, and the episode is recorded as an error rather than scored; so does a
-  ``MemoryError`` (a world past its memory bound: in a sandbox worker, an environment error);
+  ``MemoryError`` (a world past its memory bound: in a sandbox worker, an environment error), and any exception
+  that says the world ran out of a resource of its own (:func:`occubench.core.blame.exhausted`: a full disk, a
+  refused thread or process, no file left), raised as a :class:`~occubench.errors.WorldError`;
 - a result that is not a JSON object is wrapped as ``{"result": value}``;
 - an :class:`~occubench.core.images.Image` in a result (or as the result) is written in the reserved shape
   ``{"$image": {...}}`` of :mod:`occubench.core.images`, which agents receive through
@@ -31,6 +33,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from typing import Any, TypeVar
 
+from occubench.core.blame import exhausted
 from occubench.core.images import json_default
 from occubench.core.tools import (
     JSONObject,
@@ -42,7 +45,7 @@ from occubench.core.tools import (
     tool_error,
     unknown_tool,
 )
-from occubench.errors import OccuBenchError
+from occubench.errors import OccuBenchError, WorldError
 from occubench.util.aio import off_loop, run_sync
 from occubench.util.jsonsafe import json_safe
 
@@ -159,6 +162,8 @@ def _failure(name: str, exc: Exception) -> JSONObject:
         return tool_error("tool_error", describe(exc))
     if isinstance(exc, (OccuBenchError, MemoryError)):  # not the agent's doing: an environment error
         raise exc
+    if (resource := exhausted(exc)) is not None:
+        raise WorldError(f"{name}: the world ran out of {resource}: {type(exc).__name__}: {describe(exc)}") from exc
     return tool_error("tool_failed", f"{type(exc).__name__}: {describe(exc)}")
 
 

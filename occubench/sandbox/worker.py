@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from occubench.core.blame import exhausted
 from occubench.core.tools import TimeLimitExceeded, describe
 from occubench.errors import ConfigError
 from occubench.sandbox import protocol, seccomp
@@ -75,7 +76,9 @@ def _answer(handler: Callable[[dict[str, Any]], Any], args: dict[str, Any]) -> d
     except MemoryError:
         return {"error": {"kind": "memory", "message": "the worker ran out of its memory limit"}}
     except BaseException as exc:  # noqa: BLE001 - whatever the world's code raised is reported, never fatal here
-        return {"error": {"kind": "failed", "message": f"{type(exc).__name__}: {describe(exc)}"}}
+        # Out of a resource (disk, threads, files): the world's doing, and the harness replaces this worker.
+        kind = "failed" if exhausted(exc) is None else "exhausted"
+        return {"error": {"kind": kind, "message": f"{type(exc).__name__}: {describe(exc)}"}}
 
 
 def main(service: str) -> None:
