@@ -22,7 +22,7 @@ from occubench.core.results import ErrorInfo, FaultEvent, FaultWindow, Result
 from occubench.core.suite import Suite
 from occubench.core.task import Task
 from occubench.core.trajectory import Trajectory
-from occubench.core.verifier import Verdict
+from occubench.core.verifier import Verdict, averdict
 from occubench.errors import TaskLimitReached, error_kind
 from occubench.llm.cache import current_trial
 from occubench.llm.ledger import TaskLimits, open_ledger
@@ -137,7 +137,7 @@ class Episodes:
                 env = await self._world_code(self.world, task)
                 tools = [spec.schema() for spec in env.tools()]
                 await self._play(task, env, trajectory)
-                verdict = await self.suite.averify(task, trajectory, env)
+                verdict = await averdict(self.suite.averify(task, trajectory, env))
             except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
                 error = exc
             finally:

@@ -3,17 +3,22 @@
 A vote the judge cannot put in the required form is asked again (bounded) and, if it stays unparsable, is
 left out of the count — never counted as FAIL. No majority among the parsable votes is a verifier error, recorded
 as such, so a broken judge cannot silently fail an agent.
+
+Every verdict is reached through :func:`averdict`: a check that meets output of the agent's it cannot take (an
+:class:`~occubench.errors.AgentOutputError`: folders too deep, a file too large, a link) fails the episode with 0
+points and says why, as any other failed check does; it is never an unscored error the next run would retry.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from occubench.errors import VerifierError
+from occubench.errors import AgentOutputError, VerifierError
 from occubench.llm import Message, Model, Parsed, aask_json, extract_tagged_json
 from occubench.llm.budget import cut_middle, prompt_chars
 from occubench.util.aio import run_sync
@@ -59,6 +64,16 @@ class Verdict:
     @property
     def reward(self) -> float:
         return float(self.is_correct) if self.score is None else self.score
+
+
+async def averdict(judging: Awaitable[Verdict]) -> Verdict:
+    """The verdict ``judging`` reaches (a suite's ``averify``); an :class:`AgentOutputError` raised by any of its
+    checks is the agent's failure: 0 points, the error's message as feedback (kept in ``details`` too)."""
+    try:
+        return await judging
+    except AgentOutputError as exc:
+        return Verdict(is_correct=False, feedback=f"the agent's output cannot be scored: {exc}", score=0.0,
+                       details={"agent_output": str(exc)})
 
 
 def _as_bool(value: Any) -> bool:

@@ -52,6 +52,7 @@ from occubench.core.episode import WorldReport, episode_result
 from occubench.core.task import Task
 from occubench.core.tools import json_arguments, tool_error
 from occubench.core.trajectory import Step, ToolCall, Trajectory
+from occubench.core.verifier import averdict
 from occubench.engine.factory import EpisodeFactory
 from occubench.errors import ConfigError, OccuBenchError, error_kind
 from occubench.llm import Model, ResponseCache
@@ -259,7 +260,7 @@ class OccuBenchEnv(gymnasium.Env[str, Any]):
 
     def _judge(self, world: Environment, info: dict[str, Any]) -> float:
         """The verdict, recorded as a run records an episode's end (:func:`episode_result`), into ``info``."""
-        verdict = self.suite.verify(self.task, self.trajectory, world)
+        verdict = run_sync(averdict(self.suite.averify(self.task, self.trajectory, world)))
         result = episode_result(self.task, self.trajectory, {}, verdict=verdict, world=WorldReport.of(world))
         record = result.to_dict()
         info.update({key: record[key] for key in JUDGED})

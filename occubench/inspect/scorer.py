@@ -22,6 +22,7 @@ from inspect_ai.solver import TaskState
 from occubench.core.faults import FaultInjector
 from occubench.core.tools import ToolSpec, tool_error, unknown_tool
 from occubench.core.trajectory import Step, ToolCall, Trajectory
+from occubench.core.verifier import averdict
 from occubench.inspect._bridge import untunnelled
 from occubench.inspect._episodes import Episodes, close
 from occubench.util.jsonsafe import json_safe
@@ -81,7 +82,7 @@ def _scorer(episodes: Episodes) -> Scorer:
         world = episode.world
         try:
             trajectory = trajectory_of(state.messages, world.tools(), episodes.config.max_steps)
-            found = await untunnelled(episode.suite.averify(episode.task, trajectory, world))
+            found = await untunnelled(averdict(episode.suite.averify(episode.task, trajectory, world)))
             injector = world.find(FaultInjector)
             metadata = json_safe({
                 "is_correct": found.is_correct, "votes": [asdict(vote) for vote in found.votes],
