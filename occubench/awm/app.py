@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import errno
 import json
 import os
 import sqlite3
@@ -25,9 +26,14 @@ from urllib.parse import quote
 
 from occubench.core.tools import clip, tool_error
 from occubench.errors import ConfigError
+from occubench.sandbox.worker import OutOfLimits
 
 #: How deep a schema's references are resolved into tool parameters; deeper (or circular) ones become ``{}``.
 MAX_REF_DEPTH = 8
+#: What the system says when the world ran out of its own room: disk (its /tmp, a file's size), memory, files.
+_EXHAUSTED_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+#: SQLite's primary result codes for the same: out of memory, an I/O error, the disk full.
+_EXHAUSTED_SQLITE = {7, 10, 13}
 
 
 def statements(value: object) -> list[str]:
@@ -195,15 +201,17 @@ class Application:
         with warnings.catch_warnings():  # the libraries' deprecation notes on the data's code: nobody reads them
             warnings.simplefilter("ignore")
             exec(compile(code, filename, "exec"), self.module.__dict__)  # the worker exists to run it
-        self.app = self.module.__dict__.get("app")
+        self.app: Any = self.module.__dict__.get("app")
         if self.app is None or not hasattr(self.app, "openapi"):
             raise ValueError("the application defines no FastAPI `app`")
         self.operations = operations(self.app.openapi())
         self._engines = [name for name, value in vars(self.module).items() if isinstance(value, Engine)]
         self._makers = [value for value in vars(self.module).values() if isinstance(value, sessionmaker)]
         self._loop = asyncio.new_event_loop()
-        # An exception in an endpoint is its answer, a 500 (as a server gives it), not the worker's failure.
-        transport = httpx.ASGITransport(app=self.app, raise_app_exceptions=False)
+        self._raised: BaseException | None = None
+        # An exception in an endpoint is its answer, a 500 (as a server gives it), not the worker's failure; unless
+        # it says the world ran out of its own room (see :meth:`call`).
+        transport = httpx.ASGITransport(app=self._recording, raise_app_exceptions=False)
         self._client = httpx.AsyncClient(transport=transport, base_url="http://awm")
 
     def use(self, engine: Any) -> None:
@@ -213,7 +221,25 @@ class Application:
         for maker in self._makers:
             maker.configure(bind=engine)
 
+    async def _recording(self, scope: Any, receive: Any, send: Any) -> None:
+        """The application, keeping what it raised past its own error handling."""
+        try:
+            await self.app(scope, receive, send)
+        except BaseException as exc:
+            self._raised = exc
+            raise
+
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The tool's answer; :class:`OutOfLimits` when the application failed for want of its own room (its /tmp
+        full, no thread to be had, no memory): that is the environment's failure, where a 500 would be scored as
+        the agent's."""
+        self._raised = None
+        answer = self._call(name, arguments)
+        if self._raised is not None and exhausted(self._raised):
+            raise OutOfLimits(f"tool {name}: the world ran out of its own room: {clip(str(self._raised), 300)}")
+        return answer
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         operation = self.operations.get(name)
         if operation is None:
             return tool_error("unknown_tool", f"no tool {name!r}")
@@ -237,6 +263,23 @@ class Application:
         if response.status_code in (400, 422):
             return tool_error("invalid_arguments", message)
         return tool_error("tool_failed" if response.status_code >= 500 else "tool_error", message)
+
+
+def exhausted(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from, says a limit was reached rather than the code failed."""
+    seen: list[BaseException] = []
+    found: BaseException | None = error
+    while found is not None and len(seen) < 16:
+        seen.append(found)
+        if isinstance(found, MemoryError) or (isinstance(found, OSError) and found.errno in _EXHAUSTED_ERRNOS):
+            return True
+        if isinstance(found, RuntimeError) and "can't start new thread" in str(found):
+            return True
+        if isinstance(found, sqlite3.Error) and getattr(found, "sqlite_errorcode", 0) & 0xFF in _EXHAUSTED_SQLITE:
+            return True
+        orig = getattr(found, "orig", None)  # SQLAlchemy's wrapper keeps the driver's error there
+        found = orig if isinstance(orig, BaseException) else found.__cause__ or found.__context__
+    return False
 
 
 #: The function each kind of published verifier defines, and whether it takes the agent's final answer.

@@ -27,6 +27,11 @@ RLIMITS = {"core": resource.RLIMIT_CORE, "cpu_seconds": resource.RLIMIT_CPU, "me
            "processes": resource.RLIMIT_NPROC}
 
 
+class OutOfLimits(Exception):
+    """The world's code ran out of one of its worker's own limits (its ``/tmp``, its threads, its memory): reported
+    as the worker running out of memory, so the request is the environment's failure, never the agent's."""
+
+
 def _read(fd: int) -> Any:
     header = _exactly(fd, protocol.HEADER_SIZE)
     return None if header is None else protocol.decode(_exactly(fd, protocol.length(header)) or b"")
@@ -74,6 +79,8 @@ def _answer(handler: Callable[[dict[str, Any]], Any], args: dict[str, Any]) -> d
         return {"error": {"kind": "timeout", "message": describe(exc)}}
     except MemoryError:
         return {"error": {"kind": "memory", "message": "the worker ran out of its memory limit"}}
+    except OutOfLimits as exc:
+        return {"error": {"kind": "memory", "message": describe(exc)}}
     except BaseException as exc:  # noqa: BLE001 - whatever the world's code raised is reported, never fatal here
         return {"error": {"kind": "failed", "message": f"{type(exc).__name__}: {describe(exc)}"}}
 
