@@ -196,7 +196,7 @@ class Application:
         with warnings.catch_warnings():  # the libraries' deprecation notes on the data's code: nobody reads them
             warnings.simplefilter("ignore")
             exec(compile(code, filename, "exec"), self.module.__dict__)  # the worker exists to run it
-        self.app = self.module.__dict__.get("app")
+        self.app: Any = self.module.__dict__.get("app")
         if self.app is None or not hasattr(self.app, "openapi"):
             raise ValueError("the application defines no FastAPI `app`")
         self.operations = operations(self.app.openapi())

@@ -38,20 +38,31 @@ def pids_root() -> Path | None:
 def capped(processes: int) -> Iterator[Path | None]:
     """A new group of at most ``processes`` processes (None where there is no writable pids hierarchy), removed
     once its processes are gone."""
+    group = make(processes)
+    try:
+        yield group
+    finally:
+        if group is not None:
+            remove(group)
+
+
+def make(processes: int) -> Path | None:
+    """A new group of at most ``processes`` processes, or None where there is no writable pids hierarchy; the
+    caller removes it with :func:`remove`."""
     root = pids_root()
     if root is None:
-        yield None
-        return
+        return None
     group = root / f"occubench-{uuid.uuid4().hex[:16]}"
     group.mkdir()
     try:
         (group / "pids.max").write_text(str(processes))
-        yield group
-    finally:
-        _remove(group)
+    except OSError:
+        group.rmdir()
+        raise
+    return group
 
 
-def _remove(group: Path) -> None:
+def remove(group: Path) -> None:
     """Remove ``group`` once empty, killing what is still in it: a member that outlived the command's own kill (a
     fork bomb's last children) would otherwise keep the group, and the kernel its processes, past the episode."""
     deadline = time.monotonic() + EMPTY_SECONDS
@@ -82,8 +93,13 @@ def _kill_members(group: Path) -> None:
 def enter(group: Path) -> None:
     """Move the calling process into ``group`` (run in a child between fork and exec: no lock, no allocation
     beyond the write)."""
+    place(group, os.getpid())
+
+
+def place(group: Path, pid: int) -> None:
+    """Move process ``pid`` (as this process's PID namespace numbers it), all its threads, into ``group``."""
     fd = os.open(group / "cgroup.procs", os.O_WRONLY)
     try:
-        os.write(fd, str(os.getpid()).encode())
+        os.write(fd, str(pid).encode())
     finally:
         os.close(fd)

@@ -7,7 +7,11 @@ holds for a worker of its own; what a child adds is Landlock, which keeps the ch
 writes only beneath its own folder and signals no one else). Where the kernel has no Landlock of ABI 6,
 :func:`forking` gives the base provider back: each world then gets a sandbox of its own, only slower to start.
 
-The worlds' folders must all lie beneath one root, which the zygote is shown (read-only) when it starts.
+The worlds' folders must all lie beneath one root, which the zygote is shown (read-only) when it starts; each child
+may read only its own world's folders there. What one child uses is its own: a private ``/tmp`` (a tmpfs of its own
+in the zygote's sandbox, emptied when it ends), a control group of the pids controller capping its threads where
+this process can make one (as root, whom the kernel exempts from the process limit), and memory its address-space
+limit counts (the worker's filter refuses memory that no mapping holds; :mod:`occubench.sandbox.seccomp`).
 """
 
 from __future__ import annotations
@@ -15,21 +19,32 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import os
+import signal
 import socket
+import struct
 import subprocess
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from occubench.sandbox import landlock
-from occubench.sandbox.pool import DEFAULT_LIMITS, START_SECONDS, Worker, WorkerFailed
+from occubench.sandbox import cgroups, landlock
+from occubench.sandbox.pool import DEFAULT_LIMITS, MAX_IDLE, START_SECONDS, Worker, WorkerFailed, max_workers
 from occubench.sandbox.provider import Limits, Provider
 
 SERVICE = "occubench.sandbox.zygote"
-#: Workers one zygote is sized for: its private ``/tmp`` holds this many workers' share, and its process cap (which
-#: counts threads, shared by all its children) this many workers' threads.
+#: Workers one zygote's process cap is sized for: it counts threads, shared by all its children, where no control
+#: group caps each child's.
 CHILDREN = 64
+#: The most children a zygote runs at once (each a private ``/tmp``, mounted as the zygote starts: 0.2 ms each).
+MAX_CHILDREN = 4096
+
+
+def children() -> int:
+    """Children a zygote mounts a private ``/tmp`` for: as many workers as the process lends at once and keeps idle,
+    and room for those being stopped."""
+    return min(max_workers() + MAX_IDLE + CHILDREN, MAX_CHILDREN)
 
 
 class Zygote:
@@ -37,26 +52,32 @@ class Zygote:
 
     def __init__(self, base: Provider, root: Path, preload: Sequence[str]) -> None:
         self.base, self.root, self.preload = base, root, tuple(preload)
-        self.limits = replace(DEFAULT_LIMITS, tmp_bytes=DEFAULT_LIMITS.tmp_bytes * CHILDREN,
-                              processes=DEFAULT_LIMITS.processes * CHILDREN)
+        self.limits = replace(DEFAULT_LIMITS, processes=DEFAULT_LIMITS.processes * CHILDREN, children=children())
         self._lock = threading.Lock()
         self._worker: Worker | None = None
         self._channel: socket.socket | None = None
         self._number = -1
 
-    def fork(self, service: str) -> ForkedProcess:
+    def fork(self, service: str, read: list[str]) -> ForkedProcess:
         with self._lock:
             worker, channel = self._started()
             try:
-                pid = worker.request("fork", {"service": service, "channel": self._number}, START_SECONDS)
+                child = worker.request("fork", {"service": service, "channel": self._number, "read": read},
+                                       START_SECONDS)
                 _, fds, _, _ = socket.recv_fds(channel, 1, 1)
             except (OSError, WorkerFailed) as exc:
                 worker.kill()
                 raise WorkerFailed("crashed", f"the zygote could not fork a worker: {exc}") from None
-            if not isinstance(pid, int) or len(fds) != 1:
+            if not (isinstance(child, dict) and isinstance(child.get("pid"), int)
+                    and isinstance(child.get("home"), str)) or len(fds) != 1:
                 worker.kill()
                 raise WorkerFailed("protocol", "the zygote's reply to fork is not one of the protocol's")
-            return ForkedProcess(self, pid, socket.socket(fileno=fds[0]))
+            return ForkedProcess(self, child["pid"], child["home"], socket.socket(fileno=fds[0]))
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._worker is not None and not self._worker.broken
 
     def _started(self) -> tuple[Worker, socket.socket]:
         if self._worker is None or self._worker.broken or self._channel is None:
@@ -95,19 +116,50 @@ class Zygote:
 
 class ForkedProcess:
     """A forked worker, as a :class:`~occubench.sandbox.pool.Worker` uses a process: its protocol's two ends (one
-    socket), its process id in the zygote's sandbox, and its exit status."""
+    socket), its process id in the zygote's sandbox, and its exit status; its home there, its process id in this
+    process's PID namespace and its control group, once :meth:`confine` found them."""
 
-    def __init__(self, zygote: Zygote, pid: int, channel: socket.socket) -> None:
-        self.zygote, self.pid = zygote, pid
+    def __init__(self, zygote: Zygote, pid: int, home: str, channel: socket.socket) -> None:
+        self.zygote, self.pid, self.home = zygote, pid, home
+        self.host_pid: int | None = None
+        self.group: Path | None = None
         fd = channel.detach()
         self.stdout = io.FileIO(fd, "rb")
         self.stdin = io.FileIO(fd, "wb", closefd=False)  # closed with stdout, which owns the descriptor
 
+    def confine(self, processes: int) -> None:
+        """Put the worker in a pids group of ``processes`` of its own (where this process can make one), before
+        it is sent its ``start``: it waits for that message before any world code runs. Its first byte's
+        credentials say its process id as this process's namespace numbers it (the kernel translates it)."""
+        with socket.socket(fileno=os.dup(self.stdout.fileno())) as end:
+            end.settimeout(START_SECONDS)
+            try:
+                said, ancillary, _, _ = end.recvmsg(1, socket.CMSG_SPACE(struct.calcsize("3i")))
+            finally:
+                end.settimeout(None)
+        credentials = [data for level, kind, data in ancillary
+                       if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS)]
+        if said != b"c" or not credentials or struct.unpack("3i", credentials[0][:12])[0] <= 0:
+            raise OSError("the forked worker did not say who it is")
+        self.host_pid = struct.unpack("3i", credentials[0][:12])[0]
+        self.group = cgroups.make(processes)
+        if self.group is not None:
+            cgroups.place(self.group, self.host_pid)
+
     def wait(self, timeout: float) -> int:
         code = self.zygote.request("reap", {"pid": self.pid, "seconds": timeout}, timeout)
         if not isinstance(code, int):
-            raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            if self.zygote.running:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            code = -signal.SIGKILL  # its zygote's sandbox ended, and every process in it
+        self.release()
         return code
+
+    def release(self) -> None:
+        """Remove its control group, killing whatever is left in it."""
+        group, self.group = self.group, None
+        if group is not None:
+            cgroups.remove(group)
 
 
 class Forking(Provider):
@@ -133,7 +185,15 @@ class Forking(Provider):
         outside = [str(folder) for folder in folders if not folder.resolve().is_relative_to(self.root)]
         if outside or channel is not None:
             raise OSError(f"a forked worker sees only folders under {self.root}, and is no zygote: {outside}")
-        return self.zygote.fork(service)  # type: ignore[return-value]  # a Popen as far as a Worker uses one
+        process = self.zygote.fork(service, [self.path(folder, index) for index, folder in enumerate(folders)])
+        try:
+            process.confine(limits.processes)
+        except OSError:
+            self.zygote.request("kill", {"pid": process.pid}, START_SECONDS)
+            process.stdout.close()
+            process.release()
+            raise
+        return process  # type: ignore[return-value]  # a Popen as far as a Worker uses one
 
     def kill(self, process: subprocess.Popen[bytes]) -> None:
         self.zygote.request("kill", {"pid": process.pid}, START_SECONDS)

@@ -35,6 +35,8 @@ from occubench.sandbox import cgroups, seccomp
 #: Where the worker finds the occubench package, and the folders it was given, inside the sandbox; where a shell
 #: command's workspace is.
 PACKAGE_ROOT, WORLDS_ROOT, WORKSPACE = "/opt/occubench", "/worlds", "/workspace"
+#: Where a zygote's sandbox mounts its children's private ``/tmp`` folders: ``0``, ``1``... each a tmpfs of its own.
+CHILDREN_TMP = "/tmp/children"
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install "
                 "bubblewrap`) on a Linux kernel that allows unprivileged user namespaces")
 
@@ -42,7 +44,8 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubble
 @dataclass(frozen=True)
 class Limits:
     """What a worker may use: CPU seconds in all, address space, bytes per file written, open files; and the size
-    of its private ``/tmp`` and the processes (threads included) of its sandbox."""
+    of its private ``/tmp`` and the processes (threads included) of its sandbox. A zygote's sandbox also mounts
+    ``children`` private folders of ``tmp_bytes`` each, one for each child it runs at once."""
 
     cpu_seconds: int = 600
     memory_bytes: int = 2 << 30
@@ -50,6 +53,7 @@ class Limits:
     open_files: int = 256
     tmp_bytes: int = 64 << 20
     processes: int = 64
+    children: int = 0
 
 
 class Provider(ABC):
@@ -164,6 +168,8 @@ class Bubblewrap(Provider):
         # Before the binds below: a Python or a world folder under /tmp must not be hidden by the private /tmp.
         args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc", "--dev", "/dev",
                  "--remount-ro", "/dev", "--size", str(limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+        for child in range(limits.children):  # each its own tmpfs: one child's files cannot fill another's
+            args += ["--size", str(limits.tmp_bytes), "--perms", "0700", "--tmpfs", f"{CHILDREN_TMP}/{child}"]
         library_dirs = _library_dirs()
         for directory in [os.path.realpath(sys.base_prefix), *library_dirs]:
             args += ["--ro-bind", directory, directory]

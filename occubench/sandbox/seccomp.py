@@ -11,6 +11,8 @@ Two filters, both returning ``EPERM`` for what they deny (Python turns it into a
   One kind of socket is left: an anonymous ``socketpair(AF_UNIX)``, a pipe by another name (its two ends reach only
   each other), which an asyncio event loop needs to wake itself — the episode engine runs in a worker that validates
   a synthesized world.
+  Nor memory that no mapping holds, which the address-space limit would not count: no ``memfd_create``, no System V
+  shared memory, message queue or semaphore set, no POSIX message queue, no pipe made larger than its 64 KiB.
 
 Both are returned as BPF programs (bytes); the harness compiles them, so the worker needs no libseccomp of its own.
 """
@@ -37,11 +39,13 @@ KERNEL_DENIED = (
     "personality", "landlock_create_ruleset",
 )
 #: Calls of the second filter (``clone`` is handled by its flags).
-WORKER_DENIED = ("fork", "vfork", "execve", "execveat", "socket", "landlock_create_ruleset")
+WORKER_DENIED = ("fork", "vfork", "execve", "execveat", "socket", "landlock_create_ruleset",
+                 "memfd_create", "memfd_secret", "shmget", "msgget", "semget", "mq_open")
 
 _ALLOW = 0x7FFF0000
 _CLONE_THREAD = 0x00010000
-_NOT_EQUAL, _MASKED_EQ = 1, 7
+_NOT_EQUAL, _EQUAL, _MASKED_EQ = 1, 4, 7
+_F_SETPIPE_SZ = 1031
 
 
 def _errno(code: int) -> int:
@@ -112,6 +116,8 @@ def worker_filter() -> bytes:
     rules.append(("socketpair", _errno(errno.EPERM), _ArgCmp(0, _NOT_EQUAL, socket.AF_UNIX, 0)))
     # clone(flags, ...): a thread shares the process (CLONE_THREAD); anything else would be a new process.
     rules.append(("clone", _errno(errno.EPERM), _ArgCmp(0, _MASKED_EQ, _CLONE_THREAD, 0)))
+    # A pipe's buffer is kernel memory: 256 open pipes of 1 MiB each would hold 256 MiB outside RLIMIT_AS.
+    rules.append(("fcntl", _errno(errno.EPERM), _ArgCmp(1, _EQUAL, _F_SETPIPE_SZ, 0)))
     return _compile(rules)
 
 

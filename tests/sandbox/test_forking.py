@@ -6,17 +6,14 @@ fork a worker that loads a world."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from occubench.sandbox import Provider
 from occubench.sandbox.forking import Forking
-from occubench.sandbox.landlock import REQUIRED_ABI, abi
 from occubench.sandbox.pool import Worker, WorkerFailed
 from occubench.sandbox.provider import Limits
-from tests.conftest import extra_reason
 
 SERVICE, SECONDS = "occubench.awm.service", 60.0
 SECRET = "sibling-secret-5c1d"
@@ -80,18 +77,6 @@ for path in paths:
 raise RuntimeError(f"read the secret from {{found}}")
 ''',
 }
-
-
-@pytest.fixture
-def zygote(sandbox: Provider, tmp_path: Path) -> Iterator[Forking]:
-    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))  # the applications here are FastAPI ones
-    if abi() < REQUIRED_ABI:
-        pytest.skip(f"this kernel's Landlock ABI is {abi()}: workers are not forked here")
-    from occubench.awm.world import PRELOAD
-
-    forked = Forking(sandbox, tmp_path, PRELOAD)
-    yield forked
-    forked.close()
 
 
 def _world(root: Path, name: str, code: str) -> Path:
