@@ -19,6 +19,10 @@ from occubench.core.state import StateDiff, snapshot, state_diff, table_keys
 from occubench.core.tools import clip
 from occubench.errors import ConfigError
 from occubench.sandbox.boundary import LONG, MAX_PROBLEMS, SHORT
+from occubench.util.jsonsafe import dumps
+
+#: The longest verifier report kept, in characters of JSON.
+REPORT_CHARS = 20_000
 
 
 class ScenarioService:
@@ -75,7 +79,8 @@ class ScenarioService:
         code = self.verifiers.get(str(args["mode"]), {}).get(str(args["task"]))
         if not isinstance(code, str):
             raise ConfigError(f"task {args['task']} has no {args['mode']} verifier")
-        return run_verifier(code, str(args["mode"]), self.workdir / "initial.db", final, str(args["answer"]))
+        return clipped_report(run_verifier(code, str(args["mode"]), self.workdir / "initial.db", final,
+                                           str(args["answer"])))
 
     def diff(self, args: dict[str, Any]) -> StateDiff:
         """What the instance's calls changed in its database since it was opened."""
@@ -142,3 +147,13 @@ class ScenarioService:
 
 
 HANDLERS = ScenarioService().handlers()
+
+
+def clipped_report(report: Any) -> dict[str, Any]:
+    """A verifier's report as kept: at most :data:`REPORT_CHARS` characters of JSON (a longer one keeps its
+    ``result`` and a clipped text of the rest, as a judge's prompt and the results file can hold it)."""
+    text = dumps(report)
+    if isinstance(report, dict) and len(text) <= REPORT_CHARS:
+        return report
+    result = report.get("result") if isinstance(report, dict) else None
+    return {"result": clip(str(result), SHORT), "report": clip(text, REPORT_CHARS)}

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from occubench.awm.data import Scenario
+from occubench.awm.service import clipped_report
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.state import StateDiff
-from occubench.core.tools import ToolSpec, clip
-from occubench.sandbox.boundary import SHORT, Boundary
+from occubench.core.tools import ToolSpec
+from occubench.sandbox.boundary import Boundary
 from occubench.sandbox.lease import Lease
 from occubench.sandbox.pool import Pool, pool
 from occubench.sandbox.provider import Provider
-from occubench.util.jsonsafe import dumps
 
 SERVICE = "occubench.awm.service"
 #: What every scenario's worker imports before the scenario: the libraries the published applications are written
@@ -24,8 +24,6 @@ PRELOAD = ("fastapi", "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.dialects.sqlit
            "occubench.awm.app:warm_up")
 #: Seconds to start and load a scenario (its application's imports), to run a verifier, and per tool call.
 LOAD_SECONDS, VERIFY_SECONDS, CALL_SECONDS = 60.0, 30.0, 30.0
-#: The longest verifier report kept, in characters of JSON.
-REPORT_CHARS = 20_000
 #: The boundary's kind of each reply of the AWM service whose shape differs from the executable worlds' reply.
 _REPLY_KINDS = {"load": "awm_load", "verify": "awm_verify", "check": "awm_check", "compile": "awm_check",
                 "state": "awm_state"}
@@ -80,15 +78,12 @@ class AwmEnvironment(Environment):
                             CALL_SECONDS, f"tool {name}")
 
     def verify(self, task: int, mode: str, answer: str) -> dict[str, Any]:
-        """What the task's verifier of ``mode`` says of this instance's final database: a report of at most
-        :data:`REPORT_CHARS` characters of JSON (a longer one keeps its ``result`` and a clipped text of the rest,
-        as a judge's prompt and the results file can hold it)."""
-        report = self.request("verify", {"instance": self._instance, "task": task, "mode": mode, "answer": answer},
-                              VERIFY_SECONDS, f"the {mode} verifier of task {task}")
-        text = dumps(report)
-        if len(text) <= REPORT_CHARS:
-            return dict(report)
-        return {"result": clip(str(report.get("result")), SHORT), "report": clip(text, REPORT_CHARS)}
+        """What the task's verifier of ``mode`` says of this instance's final database, clipped as
+        :func:`~occubench.awm.service.clipped_report` clips it (in the worker, so that a verifier's huge report
+        crosses the protocol clipped; again here, since a worker's reply is not trusted)."""
+        return clipped_report(self.request("verify", {"instance": self._instance, "task": task, "mode": mode,
+                                                      "answer": answer},
+                                           VERIFY_SECONDS, f"the {mode} verifier of task {task}"))
 
     def state_diff(self) -> StateDiff:
         """What this instance's calls changed in its database."""
