@@ -151,7 +151,7 @@ def _endpoint() -> str:
 
 def _api() -> Any:
     try:
-        from huggingface_hub import HfApi, get_session  # noqa: F401  (the one session: 1.0 or later)
+        from huggingface_hub import HfApi, set_client_factory  # noqa: F401  (1.0 or later: an httpx session)
     except ImportError:
         raise ConfigError("hf:// world packages need huggingface_hub 1.0 or later: pip install 'occubench[hub]'") \
             from None
