@@ -196,6 +196,11 @@ def _client(host: str, where: str) -> Any:
             super().init_poolmanager(*args, **kwargs)
             self.poolmanager.pool_classes_by_scheme = {"http": Pool, "https": TlsPool}
 
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:  # through HTTPS_PROXY: watched the same
+            manager = super().proxy_manager_for(proxy, **kwargs)
+            manager.pool_classes_by_scheme = {"http": Pool, "https": TlsPool}
+            return manager
+
         def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:  # requests has no session-wide timeout
             ends = current()
             left = ends.left() if ends is not None else _TIMEOUT[1]
