@@ -91,11 +91,11 @@ def _pull(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     console = rich_console()
     if args.ref:
+        from occubench.hub.install import versions as listed
         from occubench.hub.refs import parse
-        from occubench.hub.registry import registry_for
 
         reference = parse(args.ref, pinned=False, flag="REF")
-        versions = registry_for(reference).versions(reference)
+        versions = listed(reference)
         if args.json:
             return _printed([{"version": version.version, "digest": version.digest} for version in versions])
         for version in versions:

@@ -21,15 +21,18 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
 from occubench.errors import ConfigError
+from occubench.hub.deadline import current
 from occubench.hub.package import MANIFEST, Manifest, check_path, verify
 from occubench.hub.refs import Reference
 from occubench.hub.registry import Registry, Version, taken
@@ -136,13 +139,18 @@ def _run(repo: Path, *args: str, what: str, hint: str, timeout: float = _QUICK,
          stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     """git ``args`` run in the scratch repository ``repo``; a :class:`ConfigError` saying ``what`` failed if git is
     missing or outlives ``timeout``."""
+    timeout = _within(timeout)
     try:
-        return subprocess.run(_command(repo, *args), input=stdin, capture_output=True, cwd=repo, env=_environment(),
-                              timeout=timeout)
+        process = subprocess.Popen(_command(repo, *args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, cwd=repo, env=_environment(), start_new_session=True)
     except FileNotFoundError:
         raise ConfigError(f"{what}: the git program is not installed (git+ references need it)") from None
-    except subprocess.TimeoutExpired:
-        raise ConfigError(f"{what}: git {args[0]} took more than {timeout:.0f} s; {hint}") from None
+    started = time.monotonic()
+    with _watched(process, timeout):
+        out, err = process.communicate(stdin)
+    if process.returncode == -signal.SIGKILL and time.monotonic() - started >= timeout:
+        raise ConfigError(f"{what}: git {args[0]} took more than {timeout:.0f} s; {hint}")
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def _git(repo: Path, *args: str, what: str, hint: str = "check that git works here", timeout: float = _QUICK,
@@ -174,15 +182,28 @@ def _scratch() -> Iterator[Path]:
 
 @contextmanager
 def _watched(process: subprocess.Popen[bytes], timeout: float) -> Iterator[None]:
-    """Kill ``process`` if it outlives ``timeout`` (its pipes then close, so a read or write waiting on it ends)."""
-    timer = threading.Timer(timeout, process.kill)
+    """Kill ``process`` (started in a session of its own) and every process it started (a remote helper, ssh) if it
+    outlives ``timeout``: their pipes then close, so a read or write waiting on them ends."""
+    timer = threading.Timer(_within(timeout), _kill, (process,))
     timer.start()
     try:
         yield
     finally:
         timer.cancel()
-        process.kill()
+        _kill(process)
         process.wait()
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:  # never a group whose leader was reaped: its number may be another's by now
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _within(timeout: float) -> float:
+    """``timeout``, or the seconds the operation's deadline leaves (:mod:`occubench.hub.deadline`) if fewer."""
+    ends = current()
+    return timeout if ends is None else min(timeout, ends.left())
 
 
 def _remote_tags(repo: Path, url: str, where: str) -> dict[str, str]:
@@ -271,7 +292,8 @@ def _write(repo: Path, files: list[tuple[str, str, int]], dest: Path, where: str
     """Write each of ``files`` into ``dest`` from one ``git cat-file --batch`` (a process per file would cost
     seconds for thousands): new regular files only, never through a link."""
     process = subprocess.Popen(_command(repo, "cat-file", "--batch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, cwd=repo, env=_environment())
+                               stderr=subprocess.DEVNULL, cwd=repo, env=_environment(),
+                               start_new_session=True)
     assert process.stdin is not None and process.stdout is not None
     with _watched(process, _TRANSFER), process.stdin, process.stdout:
         for path, blob, size in files:
@@ -307,7 +329,7 @@ def _commit(repo: Path, package: Path, manifest: Manifest, tags: tuple[str, str]
     with log.open("wb") as errors:
         process = subprocess.Popen(_command(repo, "fast-import", "--quiet", "--date-format=raw"),
                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors, cwd=repo,
-                                   env=_environment())
+                                   env=_environment(), start_new_session=True)
     assert process.stdin is not None
     with _watched(process, _TRANSFER):
         try:

@@ -6,33 +6,38 @@ the root, one commit per version on the default branch, tagged with the version 
 is the one ``HF_ENDPOINT`` names (huggingface.co without it); credentials are the client's own business (``HF_TOKEN``,
 or the token ``hf auth login`` stored): none goes through this module.
 
-What a repository serves is anyone's: its listing is checked before anything is downloaded, downloads go to a
-temporary folder, regular files alone are copied from there, and the copy is verified against the manifest and the
-reference's digest before it is handed back.
+What a repository serves is anyone's: its listing (and, to resolve a version, the manifest's size from a HEAD
+request) is checked against a package's limits before anything is downloaded; each file is streamed into a new
+plain file and stopped past the size announced; the copy is verified against the manifest and the reference's
+digest before it is handed back. Every request runs under the operation's deadline (:mod:`occubench.hub.deadline`).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
-import tempfile
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from occubench.errors import ConfigError
+from occubench.hub.deadline import Deadline, current
 from occubench.hub.package import MANIFEST, Manifest, check_path, verify
 from occubench.hub.refs import Reference
 from occubench.hub.registry import Registry, Version, taken
 from occubench.util.redact import redact_url
-from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES, read_chunks
+from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES
 
 REPO_TYPE = "dataset"
 #: Files the Hub writes into every repository by itself: not the package's, neither fetched nor refused.
 HUB_FILES = (".gitattributes",)
 _DIGEST_TAG = "sha256-"
 _DEFAULT_ENDPOINT = "https://huggingface.co"
+_READ_TIMEOUT = 300  # seconds without a byte: a server that stops answering (the deadline bounds the whole)
 
 
 class HubRegistry(Registry):
@@ -102,19 +107,23 @@ class HubRegistry(Registry):
         with _errors(where, "list the files"):
             # Pinned to the commit the tag names now: a tag moved meanwhile cannot mix two versions' files.
             commit = api.repo_info(repo, repo_type=REPO_TYPE, revision=reference.tag).sha
-            listing = [entry for entry in api.list_repo_tree(repo, repo_type=REPO_TYPE, revision=commit,
-                                                             recursive=True) if isinstance(entry, RepoFile)]
+            # One entry past what a package may hold is enough to refuse it: an endless listing is not read on.
+            entries = islice(api.list_repo_tree(repo, repo_type=REPO_TYPE, revision=commit, recursive=True),
+                             MAX_FILES + len(HUB_FILES) + 1)
+            listing = [entry for entry in entries if isinstance(entry, RepoFile)]
         files = _checked_listing(listing, where)
         dest.mkdir(parents=True)
         try:
-            with tempfile.TemporaryDirectory(prefix="occubench-hf-") as staging:
-                total = 0
-                for path in files:
-                    with _errors(where, f"download {path}"):
-                        downloaded = _download(repo, path, commit, Path(staging))
-                    total += _copy(downloaded, dest.joinpath(*path.split("/")), where)
-                    if total > MAX_FOLDER_BYTES:
-                        raise ConfigError(f"{where}: more than {MAX_FOLDER_BYTES >> 20:,} MB; a package holds no more")
+            for path, size in files.items():
+                target = dest.joinpath(*path.split("/"))
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    out = open(target, "xb")
+                except OSError as exc:  # a path listed twice, or as a file and as a folder
+                    raise ConfigError(f"{where}: cannot write {path} ({exc.strerror}); the repository's listing "
+                                      "is not a package's") from None
+                with out, _errors(where, f"download {path}"):
+                    _download(reference, path, commit, size, out)
             verify(dest, where, reference.digest)
         except BaseException:
             shutil.rmtree(dest, ignore_errors=True)
@@ -142,21 +151,73 @@ def _endpoint() -> str:
 
 def _api() -> Any:
     try:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi, set_client_factory  # noqa: F401  (1.0 or later: an httpx session)
     except ImportError:
-        raise ConfigError("hf:// world packages need huggingface_hub: pip install 'occubench[awm]' (or "
-                          "huggingface_hub)") from None
+        raise ConfigError("hf:// world packages need huggingface_hub 1.0 or later: pip install 'occubench[hub]'") \
+            from None
+    _session()
     # The client reads HF_ENDPOINT once, when it is imported; read here, one set after that is used too.
     return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
 
 
-def _download(repo: str, path: str, revision: str, folder: Path) -> Path:
-    """The file ``path`` of ``repo`` at ``revision``, downloaded under ``folder`` as a plain file (``local_dir``:
-    no link into the client's cache)."""
-    from huggingface_hub import hf_hub_download
+def _session() -> Any:
+    """The client every Hub call goes through (huggingface_hub's one session), under the operation's deadline: each
+    request's timeouts within the time left, each connection it opens or reuses handed to the deadline."""
+    from huggingface_hub import get_session
 
-    return Path(hf_hub_download(repo, path, repo_type=REPO_TYPE, revision=revision, local_dir=folder,
-                                endpoint=os.environ.get("HF_ENDPOINT") or None))
+    client = get_session()
+    hooks = client.event_hooks
+    if _on_request not in hooks["request"]:
+        client.event_hooks = {"request": [*hooks["request"], _on_request],
+                              "response": [*hooks["response"], _on_response]}
+    return client
+
+
+def _on_request(request: Any) -> None:
+    if (ends := current()) is None:
+        return
+    left = ends.left()  # past the deadline: no new request (nor a retry of the client's)
+    request.extensions["timeout"] = {key: left if value is None else min(value, left)
+                                     for key, value in request.extensions.get("timeout", {}).items()}
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            _watch_stream(ends, info.get("return_value"))
+
+    request.extensions["trace"] = trace
+
+
+def _on_response(response: Any) -> None:
+    if (ends := current()) is not None:  # a connection reused from before the operation
+        _watch_stream(ends, response.extensions.get("network_stream"))
+
+
+def _watch_stream(ends: Deadline, stream: Any) -> None:
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        ends.watch(sock)
+
+
+def _download(reference: Reference, path: str, revision: str, size: int, out: BinaryIO) -> int:
+    """Write the file ``path`` of the repository at ``revision`` to ``out``, through the client's session (the Hub's
+    own download, which a Xet store would take past our bounds, is not used); a :class:`ConfigError` once the server
+    sends more than the ``size`` it announced."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
+
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    url = hf_hub_url(reference.location, path, repo_type=REPO_TYPE, revision=revision, endpoint=endpoint)
+    written = 0
+    with _session().stream("GET", url, headers={**build_hf_headers(), "Accept-Encoding": "identity"},
+                              follow_redirects=True, timeout=_READ_TIMEOUT) as response:
+        hf_raise_for_status(response)
+        for chunk in response.iter_bytes(1 << 20):
+            written += len(chunk)
+            if written > size:
+                raise ConfigError(f"{reference}: {path}: the server sent more than the {size:,} bytes it announced; "
+                                  "stopped, nothing installed")
+            out.write(chunk)
+    return written
 
 
 def _tags(api: Any, repo: str) -> dict[str, str] | None:
@@ -183,17 +244,26 @@ def _digest_at(api: Any, reference: Reference, tags: dict[str, str], commit: str
 
 
 def _manifest_at(reference: Reference, commit: str) -> Manifest:
-    where = f"{reference}: {MANIFEST}"
-    with tempfile.TemporaryDirectory(prefix="occubench-hf-") as staging:
-        with _errors(str(reference), f"download {MANIFEST}"):
-            path = _download(reference.location, MANIFEST, commit, Path(staging))
-        return Manifest.from_bytes(b"".join(read_chunks(path)), where)  # read within the size limit, no link
+    """The manifest of ``commit``, downloaded once the Hub says its size (a HEAD request) is a manifest's."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    where, endpoint = f"{reference}: {MANIFEST}", os.environ.get("HF_ENDPOINT") or None
+    with _errors(str(reference), f"download {MANIFEST}"):
+        size = get_hf_file_metadata(hf_hub_url(reference.location, MANIFEST, repo_type=REPO_TYPE, revision=commit,
+                                               endpoint=endpoint), endpoint=endpoint, timeout=_READ_TIMEOUT).size
+        if size is None or size > MAX_FILE_BYTES:
+            raise ConfigError(f"{where}: the Hub says it has {'no size' if size is None else f'{size:,} bytes'}; a "
+                              f"manifest has at most {MAX_FILE_BYTES >> 20} MB; not downloaded")
+        data = io.BytesIO()
+        _download(reference, MANIFEST, commit, size, data)
+    return Manifest.from_bytes(data.getvalue(), where)
 
 
-def _checked_listing(listing: list[Any], where: str) -> list[str]:
-    """The paths to fetch of a revision's file listing; a :class:`ConfigError` for an unsafe path or a listing past
-    the limits, before anything is downloaded."""
-    paths, total = [], 0
+def _checked_listing(listing: list[Any], where: str) -> dict[str, int]:
+    """The paths to fetch of a revision's file listing, sorted, and the size the listing says each has; a
+    :class:`ConfigError` for an unsafe path or a listing past the limits, before anything is downloaded."""
+    paths: dict[str, int] = {}
+    total = 0
     for entry in listing:
         path, size = entry.path, entry.size or 0
         if path in HUB_FILES:
@@ -204,29 +274,13 @@ def _checked_listing(listing: list[Any], where: str) -> list[str]:
             raise ConfigError(f"{where}: {path} has {size:,} bytes; a package file has at most "
                               f"{MAX_FILE_BYTES >> 20} MB")
         total += size
-        paths.append(path)
+        paths[path] = size
     if len(paths) > MAX_FILES or total > MAX_FOLDER_BYTES:
         raise ConfigError(f"{where}: {len(paths):,} files, {total >> 20:,} MB; a package holds at most "
                           f"{MAX_FILES:,} files and {MAX_FOLDER_BYTES >> 20:,} MB")
     if MANIFEST not in paths:
         raise ConfigError(f"{where}: no {MANIFEST} in the repository; not an occubench world package")
-    return sorted(paths)
-
-
-def _copy(source: Path, target: Path, where: str) -> int:
-    """Copy the downloaded regular file ``source`` (no link: :func:`read_chunks`) to the new plain file ``target``;
-    its size."""
-    written = 0
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "xb") as out:
-            for chunk in read_chunks(source):
-                out.write(chunk)
-                written += len(chunk)
-    except OSError as exc:  # a path listed twice, or as a file and as a folder
-        raise ConfigError(f"{where}: cannot write {target.name} ({exc.strerror}); the repository's listing "
-                          "is not a package's") from None
-    return written
+    return dict(sorted(paths.items()))
 
 
 def _version_of(reference: Reference, manifest: Manifest) -> str:

@@ -18,13 +18,18 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import occubench
 from occubench.errors import ConfigError
+from occubench.hub.deadline import deadline
 from occubench.hub.package import DIGEST, MANIFEST, Manifest, verify
 from occubench.hub.refs import Reference
 from occubench.util.paths import user_cache_dir
 from occubench.util.untrusted import read_file
+
+if TYPE_CHECKING:
+    from occubench.hub.registry import Version
 
 _MAX_LISTED = 20  # problems named in one refusal
 
@@ -170,7 +175,8 @@ def resolve(reference: Reference) -> str:
         return reference.digest
     from occubench.hub.registry import registry_for
 
-    digest = registry_for(reference).resolve(reference)
+    with deadline(str(reference)):
+        digest = registry_for(reference).resolve(reference)
     if not DIGEST.fullmatch(digest):
         raise ConfigError(f"{reference}: the registry names its package {digest[:80]!r}, not a package digest")
     return digest
@@ -183,10 +189,19 @@ def pull(reference: Reference, digest: str | None = None) -> Installed:
     from occubench.hub.registry import registry_for
 
     where = str(reference)
-    digest = digest or resolve(reference)
-    if (done := installed(digest)) is not None:
-        _supported(done.manifest, where)
-        return done
     with staging() as folder:
-        registry_for(reference).fetch(reference.at(digest), folder)
+        with deadline(where):  # one for resolving and fetching; validating in the sandbox has its own limits
+            digest = digest or resolve(reference)
+            if (done := installed(digest)) is not None:
+                _supported(done.manifest, where)
+                return done
+            registry_for(reference).fetch(reference.at(digest), folder)
         return install(folder, where, digest)
+
+
+def versions(reference: Reference) -> list[Version]:
+    """The versions the registry holds of ``reference``'s package, asked within the deadline of one operation."""
+    from occubench.hub.registry import registry_for
+
+    with deadline(str(reference)):
+        return registry_for(reference).versions(reference)

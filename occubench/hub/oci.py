@@ -25,9 +25,11 @@ from typing import Any, NoReturn
 from urllib.parse import urljoin, urlsplit
 
 from occubench.errors import ConfigError
+from occubench.hub.deadline import current
 from occubench.hub.package import DIGEST, Manifest, unpack, write_tar
 from occubench.hub.refs import Reference
 from occubench.hub.registry import Registry, Version, taken
+from occubench.util.untrusted import MAX_FILE_BYTES, MAX_FILES, MAX_FOLDER_BYTES
 
 ARTIFACT_TYPE = "application/vnd.occubench.worlds.v1"
 LAYER_TYPE = "application/vnd.occubench.worlds.package.v1.tar"
@@ -35,9 +37,11 @@ MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
 EMPTY_TYPE = "application/vnd.oci.empty.v1+json"
 EMPTY = b"{}"
 DIGEST_ANNOTATION = "org.occubench.package.digest"
-#: A package is at most 1 GB of files (:data:`occubench.util.untrusted.MAX_FOLDER_BYTES`); a larger layer is refused
-#: before a byte of it is downloaded.
-MAX_BLOB_BYTES = 2 << 30
+#: The largest tar of a package: its files (:data:`~occubench.util.untrusted.MAX_FOLDER_BYTES` at most) and manifest,
+#: and per member a header, a PAX header for a long name (a path has at most 4,096 bytes) and padding, under 8 kB,
+#: then the end. A layer said to be larger is refused before a byte of it is downloaded, and a download stops at
+#: the size its descriptor says.
+MAX_BLOB_BYTES = MAX_FOLDER_BYTES + MAX_FILE_BYTES + (MAX_FILES + 1) * 8192 + 10240
 _MAX_DOCUMENT_BYTES = 4 << 20  # a manifest (registries take 4 MB at most) or a page of tags
 _MAX_TAGS = 10_000
 _TIMEOUT = (30, 300)  # connect, read (seconds): a registry that stops answering is an error, not a hang
@@ -133,8 +137,8 @@ def _layer(oci: dict[str, Any], where: str) -> dict[str, Any]:
             not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise ConfigError(f"{where}: the package layer's descriptor has no sha256 digest or size")
     if size > MAX_BLOB_BYTES:
-        raise ConfigError(f"{where}: the package is {size:,} bytes, past the {MAX_BLOB_BYTES >> 30} GB a package "
-                          "may have; not downloaded")
+        raise ConfigError(f"{where}: the package is {size:,} bytes, past the {MAX_BLOB_BYTES:,} bytes a package's "
+                          "tar may have; not downloaded")
     return layer
 
 
@@ -160,8 +164,25 @@ def _client(host: str, where: str) -> Any:
     try:
         from oras.provider import Registry as OrasClient
         from requests.adapters import HTTPAdapter
+        from urllib3.connection import HTTPConnection, HTTPSConnection
+        from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
     except ImportError:
         raise ConfigError(f"{where}: OCI registries need oras: pip install 'occubench[hub]'") from None
+
+    class Watched(HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            if (ends := current()) is not None:  # its reads end when the operation's time is up
+                ends.watch(self.sock)
+
+    class WatchedTls(HTTPSConnection):
+        connect = Watched.connect
+
+    class Pool(HTTPConnectionPool):
+        ConnectionCls = Watched
+
+    class TlsPool(HTTPSConnectionPool):
+        ConnectionCls = WatchedTls
 
     undecorated = inspect.unwrap(OrasClient.do_request)
 
@@ -171,8 +192,19 @@ def _client(host: str, where: str) -> Any:
             return undecorated(self, *args, **kwargs)
 
     class Adapter(HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = {"http": Pool, "https": TlsPool}
+
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:  # through HTTPS_PROXY: watched the same
+            manager = super().proxy_manager_for(proxy, **kwargs)
+            manager.pool_classes_by_scheme = {"http": Pool, "https": TlsPool}
+            return manager
+
         def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:  # requests has no session-wide timeout
-            kwargs["timeout"] = kwargs.get("timeout") or _TIMEOUT
+            ends = current()
+            left = ends.left() if ends is not None else _TIMEOUT[1]
+            kwargs["timeout"] = (min(_TIMEOUT[0], left), min(_TIMEOUT[1], left))
             return super().send(request, *args, **kwargs)
 
     # Plain HTTP to this machine's own registry only; anywhere else the registry must speak TLS.

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
@@ -145,16 +146,32 @@ def refusal(settings: TransportSecuritySettings, scope: Scope) -> PlainTextRespo
     """The answer to a request whose Host (or Origin) header names no address served (DNS rebinding), or None.
     The SDK checks the same for its own endpoints, but logs the header's text raw to the terminal."""
     headers = Headers(scope=scope)
-    if not _allowed(headers.get("host", ""), settings.allowed_hosts):
+    if not _allowed(headers.get("host", ""), settings.allowed_hosts, origin=False):
         return PlainTextResponse("Invalid Host header", status_code=421)
-    if (origin := headers.get("origin")) and not _allowed(origin, settings.allowed_origins):
+    if (origin := headers.get("origin")) and not _allowed(origin, settings.allowed_origins, origin=True):
         return PlainTextResponse("Invalid Origin header", status_code=403)
     return None
 
 
-def _allowed(value: str, patterns: Sequence[str]) -> bool:
-    """Whether ``value`` is one of ``patterns``, where ``NAME:*`` stands for NAME with any port."""
-    return value in patterns or f"{value.rpartition(':')[0]}:*" in patterns
+def _allowed(value: str, patterns: Sequence[str], *, origin: bool) -> bool:
+    """Whether ``value``, a Host header (``HOST[:PORT]``) or an ``origin`` (``SCHEME://HOST[:PORT]``), is one of
+    ``patterns``, where ``NAME:*`` stands for NAME with any port. Parsed, never matched as text: a value is taken
+    only when it is exactly its scheme, host and port, with no user (``http://127.0.0.1:1@evil.example`` names
+    evil.example), path or other part."""
+    try:
+        parts = urlsplit(value if origin else f"//{value}")
+        port = parts.port
+    except ValueError:
+        return False
+    if not parts.hostname or (origin and parts.scheme not in ("http", "https")):
+        return False
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    prefix = f"{parts.scheme}://" if origin else ""
+    exact = f"{prefix}{host}" + ("" if port is None else f":{port}")
+    if exact != value.lower():  # a user, a path, a query, an empty or padded port: not an address we serve
+        return False
+    allowed = {pattern.lower() for pattern in patterns}  # names are case-blind (a machine's name may not be)
+    return exact in allowed or (port is not None and f"{prefix}{host}:*" in allowed)
 
 
 class BearerAuth:

@@ -177,13 +177,18 @@ def test_a_request_without_the_token_or_naming_another_host_reaches_nothing(tmp_
                             (await stranger.get(f"{url}/ws")).status,
                             (await http.get(f"{url}/health", headers={"Host": "evil.example"})).status,
                             (await http.get(f"{url}/health", headers={"Origin": "http://evil.example"})).status,
+                            # The address served, then a user part: what follows the @ is the host named.
+                            (await http.get(f"{url}/health", headers={"Origin": "http://127.0.0.1:1@evil.example"}))
+                            .status,
+                            (await http.get(f"{url}/health", headers={"Host": "127.0.0.1:1@evil.example"})).status,
+                            (await http.get(f"{url}/health", headers={"Origin": url})).status,
                             (await http.get(f"{url}/health")).status]
             session = await opened(http, url)
             await session.reset()
             await session.call("submit", answer="done")
             return statuses
 
-        assert drive(url, play) == [401, 401, 421, 403, 200]
+        assert drive(url, play) == [401, 401, 421, 403, 403, 421, 200, 200]
         assert process.wait(timeout=120) == 0
 
 
