@@ -51,7 +51,7 @@ def walk(root: Path) -> Iterator[tuple[Path, list[os.DirEntry[str]]]]:
                         raise AgentOutputError(f"{root}: more than {MAX_ENTRIES:,} files and folders")
                     entries.append(entry)
         except OSError as exc:
-            raise AgentOutputError(f"{folder}: cannot be listed ({exc.strerror})") from None
+            raise AgentOutputError(f"{root}: a folder {depth} levels down cannot be listed ({exc.strerror})") from None
         entries.sort(key=lambda entry: entry.name)
         yield folder, entries
         below = [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
