@@ -77,6 +77,7 @@ def test_sparse_files_and_hard_links_cost_their_full_size_on_the_way_back(sandbo
     assert (workspace / "notes.txt").read_text() == "kept\n"
 
 
+@pytest.mark.slow  # ten thousand files written to the host's disk
 def test_folders_past_the_depth_and_entry_caps_are_not_brought_back(sandbox: Provider, workspace: Path) -> None:
     deep = run_command(sandbox, workspace, "(for i in $(seq 1200); do mkdir d && cd d || exit 1; done) && echo made",
                        60, LIMITS)
@@ -91,6 +92,7 @@ def test_folders_past_the_depth_and_entry_caps_are_not_brought_back(sandbox: Pro
     assert not workspace.exists()
 
 
+@pytest.mark.slow  # 1,200 levels made and removed on the host's disk
 def test_a_tree_thousands_deep_with_long_names_and_odd_entries_is_walked_within_caps_and_removed(
         tmp_path: Path) -> None:
     root, outside = tmp_path / "left", tmp_path / "outside.txt"
@@ -106,7 +108,7 @@ def test_a_tree_thousands_deep_with_long_names_and_odd_entries_is_walked_within_
     with pytest.raises(AgentOutputError, match="cannot be listed"):  # its paths are too long to name
         for _ in walk(root):
             pass
-    chain(root / "locked", 1_200, "d")
+    chain(root / "locked", MAX_DEPTH + 2, "d")
     with pytest.raises(AgentOutputError, match=f"more than {MAX_DEPTH} levels"):
         for _ in walk(root / "locked"):
             pass
