@@ -21,16 +21,20 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import occubench
-from occubench.errors import ConfigError
+from occubench.core.tools import ToolError
+from occubench.errors import ConfigError, WorldError
 from occubench.sandbox import cgroups, seccomp
+from occubench.sandbox.workspace import mirror
+from occubench.util.openfiles import readable
 
 #: Where the worker finds the occubench package, and the folders it was given, inside the sandbox; where a shell
 #: command's workspace is.
@@ -44,8 +48,9 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubble
 @dataclass(frozen=True)
 class Limits:
     """What a worker may use: CPU seconds in all, address space, bytes per file written, open files; and the size
-    of its private ``/tmp`` and the processes (threads included) of its sandbox. A zygote's sandbox also mounts
-    ``children`` private folders of ``tmp_bytes`` each, one for each child it runs at once."""
+    of its private ``/tmp``, the processes (threads included) of its sandbox, and the quota of a shell command's
+    workspace (see :meth:`Provider.run_in`). A zygote's sandbox also mounts ``children`` private folders of
+    ``tmp_bytes`` each, one for each child it runs at once."""
 
     cpu_seconds: int = 600
     memory_bytes: int = 2 << 30
@@ -54,6 +59,20 @@ class Limits:
     tmp_bytes: int = 64 << 20
     processes: int = 64
     children: int = 0
+    workspace_bytes: int = 256 << 20
+
+
+#: Seconds a shell command's sandbox may take to start, and its processes to be gone once it is killed.
+START_SECONDS = 30.0
+
+
+@dataclass
+class Running:
+    """A shell command started by :meth:`Provider.run_in`: its process, and once it is over, what of the workspace
+    it left was not kept (past the quota; "" when everything was)."""
+
+    process: subprocess.Popen[bytes]
+    not_kept: str = ""
 
 
 class Provider(ABC):
@@ -78,10 +97,11 @@ class Provider(ABC):
             os.killpg(process.pid, signal.SIGKILL)
 
     def run_in(self, workspace: Path, command: str, limits: Limits,
-               group: Path | None = None) -> subprocess.Popen[bytes]:
+               group: Path | None = None) -> contextlib.AbstractContextManager[Running]:
         """A shell ``command`` (``sh -c``) working in ``workspace`` under ``limits``, which may start processes: its
         output (stdout and stderr together) on the process's stdout; in the control group ``group`` when given
-        (:mod:`occubench.sandbox.cgroups`)."""
+        (:mod:`occubench.sandbox.cgroups`). Leaving the context kills whatever of it still runs, and brings what it
+        left in its workspace to ``workspace``."""
         raise NotImplementedError(f"{self.name} runs no shell command")
 
     @abstractmethod
@@ -154,9 +174,9 @@ class Bubblewrap(Provider):
         return {**super().rlimits(limits), "processes": limits.processes}
 
     def arguments(self, folders: Sequence[Path], limits: Limits, filter_fd: int,
-                  workspace: Path | None = None) -> list[str]:
-        """bubblewrap's arguments for a worker seeing ``folders``; with ``workspace``, for a program working in that
-        folder (read-write, as ``/workspace``, its working directory)."""
+                  workspace: bool = False) -> list[str]:
+        """bubblewrap's arguments for a worker seeing ``folders``; with ``workspace``, for a program working in a
+        ``/workspace`` of its own (a file system of ``limits.workspace_bytes``, its working directory)."""
         args = [self.binary, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                 "--new-session", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534", "--clearenv",
                 "--ro-bind", "/usr", "/usr"]
@@ -176,9 +196,9 @@ class Bubblewrap(Provider):
         args += ["--ro-bind", str(_package_dir()), f"{PACKAGE_ROOT}/occubench"]
         for index, folder in enumerate(folders):
             args += ["--ro-bind", str(folder.resolve()), self.path(folder, index)]
-        if workspace is not None:
-            args += ["--bind", str(workspace.resolve()), WORKSPACE]
-        args += ["--chdir", WORKSPACE if workspace is not None else "/tmp", "--seccomp", str(filter_fd)]
+        if workspace:
+            args += ["--size", str(limits.workspace_bytes), "--perms", "0700", "--tmpfs", WORKSPACE]
+        args += ["--chdir", WORKSPACE if workspace else "/tmp", "--seccomp", str(filter_fd)]
         for key, value in _environment(library_dirs, PACKAGE_ROOT).items():
             args += ["--setenv", key, value]
         return args
@@ -196,21 +216,86 @@ class Bubblewrap(Provider):
         finally:
             os.close(program)
 
+    @contextlib.contextmanager
     def run_in(self, workspace: Path, command: str, limits: Limits,
-               group: Path | None = None) -> subprocess.Popen[bytes]:
+               group: Path | None = None) -> Iterator[Running]:
+        # The workspace is a tmpfs of the sandbox's, sized to the quota: a command writing past it meets ENOSPC and
+        # the host's disk is never touched. The launcher hands it over open; the harness copies the host folder in
+        # before the command and back out once every process of the sandbox is gone (the descriptor keeps the file
+        # system after its sandbox), within the same quota.
+        ours, theirs = socket.socketpair()
+        info, info_write = os.pipe()
         program = os.memfd_create("occubench-seccomp")
         try:
             os.write(program, seccomp.kernel_filter())
             os.lseek(program, 0, os.SEEK_SET)
-            arguments = self.arguments([], limits, program, workspace)
+            arguments = self.arguments([], limits, program, workspace=True) + ["--info-fd", str(info_write)]
             # The harness's Python first: `python` in a command is the one with the packages the sandbox shows.
             arguments += ["--setenv", "PATH", f"{os.path.dirname(_python())}:/usr/bin:/bin"]
-            return subprocess.Popen([*arguments, "--", *_limited(self.rlimits(limits), command)],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    env={}, pass_fds=(program,), start_new_session=True, bufsize=0,
-                                    preexec_fn=None if group is None else functools.partial(cgroups.enter, group))
+            launcher = [*_limited(self.rlimits(limits), command), str(theirs.fileno())]
+            process = subprocess.Popen([*arguments, "--", *launcher], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={},
+                                       pass_fds=(program, theirs.fileno(), info_write), start_new_session=True,
+                                       bufsize=0,
+                                       preexec_fn=None if group is None else functools.partial(cgroups.enter, group))
         finally:
             os.close(program)
+            os.close(info_write)
+            theirs.close()
+        host = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        tmpfs = sandbox = None
+        try:
+            with ours:
+                tmpfs = _received(ours)
+                if tmpfs is None:
+                    self.kill(process)
+                    said = (process.stdout.read(2000) if process.stdout and readable(process.stdout.fileno(), 5)
+                            else b"").decode("utf-8", "replace").strip()
+                    raise WorldError(f"the sandbox of a shell command did not start: {said or 'no word from it'}")
+                sandbox = os.pidfd_open(_child_pid(info))
+                if missing := mirror(host, tmpfs, limits.workspace_bytes):
+                    raise ToolError(f"the workspace holds more than its quota allows ({missing}); remove files")
+                ours.sendall(b"g")
+            running = Running(process)
+            yield running
+            self.kill(process)
+            process.wait()
+            # Its pid 1 gone, every process of the sandbox is: nothing writes to the workspace while it is copied.
+            if not readable(sandbox, START_SECONDS):
+                raise WorldError(f"the sandbox of a shell command did not end within {START_SECONDS:.0f} s")
+            running.not_kept = mirror(tmpfs, host, limits.workspace_bytes)
+        finally:
+            self.kill(process)
+            if process.stdout is not None:
+                process.stdout.close()
+            process.wait()
+            for descriptor in (host, tmpfs, sandbox, info):
+                if descriptor is not None:
+                    os.close(descriptor)
+
+
+def _received(channel: socket.socket) -> int | None:
+    """The sandbox's workspace, as its launcher hands it over; None when the sandbox does not start."""
+    channel.settimeout(START_SECONDS)
+    try:
+        _, descriptors, _, _ = socket.recv_fds(channel, 1, 1)
+    except TimeoutError:
+        return None
+    if len(descriptors) == 1:
+        return descriptors[0]
+    for extra in descriptors:
+        os.close(extra)
+    return None
+
+
+def _child_pid(info: int) -> int:
+    """The sandbox's pid 1, from bubblewrap's ``--info-fd`` (written before the launcher could answer)."""
+    os.set_blocking(info, False)
+    text = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(info, 4096):
+            text += chunk
+    return int(json.loads(text)["child-pid"])
 
 
 class Unconfined(Provider):
@@ -222,14 +307,23 @@ class Unconfined(Provider):
     def path(self, folder: Path, index: int) -> str:
         return str(folder.resolve())
 
+    @contextlib.contextmanager
     def run_in(self, workspace: Path, command: str, limits: Limits,
-               group: Path | None = None) -> subprocess.Popen[bytes]:
+               group: Path | None = None) -> Iterator[Running]:
+        # No file system of its own: the command writes to the host's folder, under its per-file limit only.
         package_root = str(_package_dir().parent)
-        return subprocess.Popen(_limited(self.rlimits(limits), command), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=_environment(_library_dirs(), package_root), cwd=workspace,
-                                start_new_session=True, bufsize=0,
-                                preexec_fn=None if group is None else functools.partial(cgroups.enter, group))
+        process = subprocess.Popen(_limited(self.rlimits(limits), command), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=_environment(_library_dirs(), package_root), cwd=workspace,
+                                   start_new_session=True, bufsize=0,
+                                   preexec_fn=None if group is None else functools.partial(cgroups.enter, group))
+        try:
+            yield Running(process)
+        finally:
+            self.kill(process)
+            if process.stdout is not None:
+                process.stdout.close()
+            process.wait()
 
     def start(self, service: str, folders: Sequence[Path], limits: Limits,
               channel: int | None = None) -> subprocess.Popen[bytes]:

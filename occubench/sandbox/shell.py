@@ -2,7 +2,8 @@
 bubblewrap's namespaces (no network, nothing of the host but the system's read-only files and the workspace,
 writable), under the kernel filter and the limits on memory, CPU, file size, open files and processes, and a
 deadline after which its whole process group is killed. Its output is read up to a cap and the rest drained, so a
-command that prints without end costs the harness no memory."""
+command that prints without end costs the harness no memory. In bubblewrap its workspace is a file system of its
+own, as large as the quota (:attr:`Limits.workspace_bytes`), copied from and back to the day's folder."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import contextlib
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from occubench.sandbox import cgroups
@@ -21,7 +22,8 @@ from occubench.util.openfiles import readable
 MAX_OUTPUT = 10_240
 #: What a shell command may use: less than a worker (it is one call of an episode), as many processes as a build
 #: may start.
-COMMAND_LIMITS = Limits(cpu_seconds=30, memory_bytes=1 << 30, file_bytes=64 << 20, open_files=256, processes=64)
+COMMAND_LIMITS = Limits(cpu_seconds=30, memory_bytes=1 << 30, file_bytes=64 << 20, open_files=256, processes=64,
+                        workspace_bytes=256 << 20)
 
 
 @dataclass(frozen=True)
@@ -31,13 +33,17 @@ class CommandResult:
     output: str
     #: Bytes of output past :data:`MAX_OUTPUT` that were left out.
     left_out: int
+    #: What of the workspace the command left was not kept, past its quota ("" when everything was).
+    not_kept: str = ""
 
 
 def run_command(provider: Provider, workspace: Path, command: str, seconds: float,
                 limits: Limits = COMMAND_LIMITS) -> CommandResult:
     # As root the process limit binds no one (see occubench.sandbox.cgroups): a control group caps them instead.
     with cgroups.capped(limits.processes) if os.geteuid() == 0 else contextlib.nullcontext() as group:
-        return _run(provider.run_in(workspace, command, limits, group), provider, seconds)
+        with provider.run_in(workspace, command, limits, group) as running:
+            result = _run(running.process, provider, seconds)
+    return replace(result, not_kept=running.not_kept)
 
 
 def _run(process: subprocess.Popen[bytes], provider: Provider, seconds: float) -> CommandResult:

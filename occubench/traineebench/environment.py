@@ -25,9 +25,10 @@ from occubench.core.calculator import calculate
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.images import MAX_IMAGE_BYTES, Image
 from occubench.core.tools import ToolError, ToolSpec, spec_of
-from occubench.errors import ConfigError
+from occubench.errors import AgentOutputError, ConfigError
 from occubench.sandbox.provider import Provider
-from occubench.sandbox.shell import run_command
+from occubench.sandbox.shell import COMMAND_LIMITS, run_command
+from occubench.sandbox.workspace import MAX_DEPTH, MAX_ENTRIES, cost, usage
 from occubench.traineebench import website
 from occubench.traineebench.calendar import Calendar, end_of, moment
 from occubench.traineebench.company import AGENT
@@ -203,6 +204,14 @@ class TraineeDay(Environment):
         target = _inside(self.day.workspace, target_path)
         if target.is_dir() or target_path.rstrip().endswith("/"):  # a folder, made if new, as the reference does
             target = _inside(self.day.workspace, str(target.relative_to(self.day.workspace.resolve()) / source.name))
+        # The quota its commands meet, met here too: a thousand downloads must not fill the host's disk.
+        quota = COMMAND_LIMITS.workspace_bytes
+        try:
+            full = usage(self.day.workspace) + cost(source.stat()) > quota
+        except AgentOutputError as exc:
+            raise ToolError(f"your workspace cannot take the file: {exc}") from None
+        if full:
+            raise ToolError(f"your workspace cannot take the file: it would be past its quota of {quota >> 20} MB")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target, follow_symlinks=False)
         return {"downloaded": file_path, "to": str(target.relative_to(self.day.workspace.resolve()))}
@@ -243,7 +252,10 @@ class TraineeDay(Environment):
         result = run_command(self.provider, self.day.workspace, command, COMMAND_SECONDS)
         return {"exit_code": result.exit_code, "output": result.output,
                 **({"left_out_bytes": result.left_out} if result.left_out else {}),
-                **({"timed_out": True} if result.exit_code is None else {})}
+                **({"timed_out": True} if result.exit_code is None else {}),
+                **({"workspace_not_kept": f"{result.not_kept} (the workspace's quota is "
+                                          f"{COMMAND_LIMITS.workspace_bytes >> 20} MB, {MAX_ENTRIES:,} files and "
+                                          f"folders, {MAX_DEPTH} levels)"} if result.not_kept else {})}
 
     # The calendar acts for the agent: the reference's applicant and agent_name arguments are left out, since the
     # agent is always the intern, and any other name there only filed its booking or its join under someone else.

@@ -19,6 +19,7 @@ from occubench.core.trajectory import Trajectory
 from occubench.core.verifier import Verdict
 from occubench.llm import Model
 from occubench.sandbox.provider import Provider
+from occubench.sandbox.workspace import remove
 from occubench.traineebench.colleagues import Judge, ModelColleagues
 from occubench.traineebench.company import AGENT
 from occubench.traineebench.day import BuiltDay
@@ -110,4 +111,4 @@ class _Episode(TraineeDay):
         self.root = root
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove(self.root)  # however deep or odd what the agent left

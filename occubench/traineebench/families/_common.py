@@ -3,23 +3,32 @@ in its workspace read as the untrusted data it is, and the reference's weighted 
 
 from __future__ import annotations
 
+import codecs
+import csv
 import hashlib
 import json
 import math
-import os
 import random
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from occubench.errors import ConfigError
+from occubench.errors import AgentOutputError, ConfigError
+from occubench.sandbox.workspace import walk
 from occubench.traineebench.family import Company, Day
 from occubench.util.untrusted import read_chunks, read_file
 
 #: The largest workspace file a check reads; a larger one counts as unreadable (an agent may write anything).
 MAX_OUTPUT_BYTES = 16 << 20
+#: The most values a check parses of an answer file, counted before parsing by what separates them (JSON's ``[``,
+#: ``{`` and ``,``; a list's line breaks): parsed, 16 MB of `{},` were 440 MB of dictionaries, and an answer holds a
+#: few dozen values.
+MAX_VALUES = 100_000
+JSON_SEPARATORS, LINE_SEPARATORS = b"[{,", b"\n\r"
+#: The longest line and the most cells of a row a check reads of a CSV file (a data file's rows have a dozen).
+MAX_LINE, MAX_CELLS = 1 << 16, 1_000
 #: Marks an argument without a default.
 REQUIRED = object()
 
@@ -130,12 +139,16 @@ def deadline(day: Day) -> datetime:
 
 
 def find(workspace: Path, name: str) -> Path | None:
-    """The first file named ``name`` in the workspace, its top folder first, then each folder below in name order
-    (the reference looks for an agent's output wherever in the workspace it was saved)."""
-    for folder, folders, files in os.walk(workspace):
-        folders.sort()
-        if name in files:
-            return Path(folder) / name
+    """The first file named ``name`` in the workspace, its top folder first, then each folder below in name order,
+    depth first (the reference looks for an agent's output wherever in the workspace it was saved); links to
+    folders are not followed. None when there is none, and when the walk meets folders past its limits before
+    finding it (:func:`occubench.sandbox.workspace.walk`): the agent's failure, 0 for the check."""
+    try:
+        for folder, entries in walk(workspace):
+            if any(entry.name == name and not entry.is_dir(follow_symlinks=False) for entry in entries):
+                return folder / name
+    except AgentOutputError:
+        return None
     return None
 
 
@@ -150,6 +163,42 @@ def read(path: Path | None) -> bytes | None:
         return None
 
 
+def read_answer(path: Path | None, separators: bytes) -> bytes | None:
+    """The bytes of the answer file ``path`` (as :func:`read`); None also when more than :data:`MAX_VALUES` of
+    ``separators`` are in it (a file of the agent's that would take the harness hundreds of megabytes parsed)."""
+    data = read(path)
+    return None if data is None or sum(data.count(mark) for mark in separators) > MAX_VALUES else data
+
+
+def read_rows(path: Path, most: int) -> list[list[str]] | None:
+    """The CSV rows of the workspace file ``path``, read as a stream; None when it cannot be read (as :func:`read`),
+    or is not UTF-8 CSV. An :class:`AgentOutputError` as soon as it holds more than ``most`` rows, a line longer
+    than :data:`MAX_LINE` characters or a row of more than :data:`MAX_CELLS` cells: 16 MB of newlines are a few
+    rows read, not sixteen million lists."""
+    rows: list[list[str]] = []
+    try:
+        for row in csv.reader(_lines(path)):
+            rows.append(row)
+            if len(rows) > most or len(row) > MAX_CELLS:
+                raise AgentOutputError(f"{path.name}: more than {most:,} rows or {MAX_CELLS:,} cells in a row")
+    except (ConfigError, OSError, UnicodeDecodeError, csv.Error):  # a NUL byte, a field past the csv module's limit
+        return None
+    return rows
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 workspace file, each with its newline, as :class:`io.StringIO` splits them."""
+    decoder, pending = codecs.getincrementaldecoder("utf-8")(), ""
+    for chunk in read_chunks(path, MAX_OUTPUT_BYTES):
+        *lines, pending = (pending + decoder.decode(chunk)).split("\n")
+        for line in [*lines, pending]:
+            if len(line) > MAX_LINE:
+                raise AgentOutputError(f"{path.name}: a line longer than {MAX_LINE:,} characters")
+        yield from (line + "\n" for line in lines)
+    if pending := pending + decoder.decode(b"", final=True):
+        yield pending
+
+
 def read_text(path: Path | None) -> str | None:
     """The text of the workspace file ``path`` (as :func:`read`); None also when it is not UTF-8."""
     data = read(path)
@@ -162,11 +211,17 @@ def read_text(path: Path | None) -> str | None:
 def read_json(path: Path | None) -> Any:
     """The JSON value of the workspace file ``path``; None when it cannot be read or parsed (the reference's
     evaluators treat such a file as one that says nothing; NaN and Infinity parse, as in Python)."""
-    text = read_text(path)
+    return parse_json(path)[1]
+
+
+def parse_json(path: Path | None) -> tuple[bool, Any]:
+    """(whether the workspace file ``path`` is JSON, its value): a literal null is JSON too. Not JSON when it
+    cannot be read (:func:`read_answer`: more than :data:`MAX_VALUES` values too), decoded or parsed."""
+    data = read_answer(path, JSON_SEPARATORS)
     try:
-        return None if text is None else json.loads(text)
-    except (ValueError, RecursionError):  # not JSON, an integer too long to read, nesting too deep
-        return None
+        return (False, None) if data is None else (True, json.loads(data.decode("utf-8")))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, an integer too long to read, nesting too deep
+        return False, None
 
 
 def number(value: Any) -> float | None:

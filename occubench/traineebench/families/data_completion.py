@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from occubench.errors import ConfigError
+from occubench.errors import AgentOutputError, ConfigError
 from occubench.traineebench.families._common import (
     REQUIRED,
     arguments,
@@ -25,7 +25,7 @@ from occubench.traineebench.families._common import (
     deadline,
     one_of,
     place,
-    read_text,
+    read_rows,
     reference_bytes,
     weighted_score,
 )
@@ -326,7 +326,11 @@ class DataCompletion:
             notes.append(f"Put the completed file `{check['output_file']}` in the root of your workspace.")
             return Score(float(manual), 5.0, tuple(notes))  # the reference's score without an output: out of 5
         asked = _asked(check["ask"], outcome, notes)
-        submitted = _rows(read_text(output))
+        try:  # one row more than the original's is still read, to be told apart from a file that is not CSV
+            submitted = read_rows(output, len(check["original"]) + 1) or []
+        except AgentOutputError as exc:  # the agent's failure: 0 for the checks that read the file
+            notes.append(f"The completed file cannot be scored as it stands ({exc}).")
+            submitted = []
         intact, checkable = _intact(check["original"], submitted, check["target_column"], notes)
         correct = checkable and _correct(check, submitted, notes)
         passed = manual + asked + intact + correct
@@ -352,13 +356,6 @@ def _asked(ask: dict[str, Any] | None, outcome: Outcome, notes: list[str]) -> bo
         return True
     notes.append(f"Ask the {ask['department']} department for the parameters: they are in `{ask['keyword']}`.")
     return False
-
-
-def _rows(text: str | None) -> list[list[str]]:
-    try:
-        return list(csv.reader(io.StringIO(text))) if text else []
-    except csv.Error:  # a NUL byte, a field past the csv module's limit
-        return []
 
 
 def _intact(original: list[list[str]], submitted: list[list[str]], target: str,

@@ -8,10 +8,8 @@ file JSON (1) and its ``requirement`` list matching the expected requests (1), o
 
 from __future__ import annotations
 
-import json
 import random
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
@@ -22,8 +20,8 @@ from occubench.traineebench.families._common import (
     drawn,
     number,
     one_of,
+    parse_json,
     place,
-    read_text,
     reference_bytes,
 )
 from occubench.traineebench.families.meeting_book import add_rooms, hours_of, moment, on_time, slot
@@ -131,19 +129,10 @@ class MeetingAttend:
         if task.check["task_type"] == "none":
             return Score(float(attended), 1.0, () if attended else (NOTES["on time"],))
         path = outcome.workspace / OUTPUT
-        readable, summary = _parsed(path)
+        readable, summary = parse_json(path)
         checks = {"on time": attended, "file": path.exists(), "format": readable,
                   "answer": readable and matches(summary, expected(task))}
         return Score(float(sum(checks.values())), 4.0, tuple(NOTES[name] for name, ok in checks.items() if not ok))
-
-
-def _parsed(path: Path) -> tuple[bool, Any]:
-    """(whether the file is JSON, its value): a literal null is JSON too (read_json could not tell it apart)."""
-    text = read_text(path)
-    try:
-        return text is not None, None if text is None else json.loads(text)
-    except (ValueError, RecursionError):
-        return False, None
 
 
 def expected(task: TaskSpec) -> list[dict[str, Any]]:

@@ -18,7 +18,14 @@ import re
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import bad_argument, deadline, known_arguments, place, read
+from occubench.traineebench.families._common import (
+    LINE_SEPARATORS,
+    bad_argument,
+    deadline,
+    known_arguments,
+    place,
+    read_answer,
+)
 from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
 from occubench.util import untrusted
 
@@ -167,7 +174,7 @@ class ResumeSelect:
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         output = task.check["output_file"]
-        data = read(outcome.workspace / output)
+        data = read_answer(outcome.workspace / output, LINE_SEPARATORS)
         if data is None:
             return Score(0, 2, (f"Save the suitable applicants in `{output}`; create it empty when nobody "
                                 "qualifies.",))

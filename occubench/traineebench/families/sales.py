@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import random
 from collections.abc import Callable
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 from occubench.traineebench.families._common import (
@@ -24,6 +22,7 @@ from occubench.traineebench.families._common import (
     at_least,
     deadline,
     departments,
+    find,
     number,
     one_of,
     place,
@@ -234,10 +233,10 @@ class SalesAnalysis:
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, notes = task.check, []
-        manual = _find(outcome.workspace, MANUAL)
+        manual = find(outcome.workspace, MANUAL)
         if not manual:
             notes.append(f"Download `{MANUAL}` from the cloud disk.")
-        output = _find(outcome.workspace, check["output_file"])
+        output = find(outcome.workspace, check["output_file"])
         if not output:
             notes.append(f"Write the result to `{check['output_file']}` in your workspace.")
         # Without an answer file every later checkpoint fails, with no note of its own (as the reference).
@@ -287,16 +286,6 @@ def _description(params: dict[str, Any], sample: str, output: str, objective: st
             f"this example:\n```json\n{example}\n```\n\n"
             f"How to go about it:\n- Ask the colleagues concerned for the data you need.\n"
             f"- Do not make data up; when unsure, ask and follow the handbooks.\n")
-
-
-def _find(workspace: Path, name: str) -> Path | None:
-    """The file ``name`` anywhere in the workspace (the reference searches it all), nearest the root first, in
-    name order; links to folders are not followed."""
-    for folder, subfolders, files in os.walk(workspace):
-        subfolders.sort()
-        if name in files:
-            return Path(folder) / name
-    return None
 
 
 def _same(model: Any, expected: People) -> bool:
