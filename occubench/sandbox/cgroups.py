@@ -35,10 +35,10 @@ def pids_root() -> Path | None:
 
 
 @contextlib.contextmanager
-def capped(processes: int) -> Iterator[Path | None]:
+def capped(processes: int, purpose: str) -> Iterator[Path | None]:
     """A new group of at most ``processes`` processes (None where there is no writable pids hierarchy), removed
     once its processes are gone."""
-    group = make(processes)
+    group = make(processes, purpose)
     try:
         yield group
     finally:
@@ -46,13 +46,14 @@ def capped(processes: int) -> Iterator[Path | None]:
             remove(group)
 
 
-def make(processes: int) -> Path | None:
+def make(processes: int, purpose: str) -> Path | None:
     """A new group of at most ``processes`` processes, or None where there is no writable pids hierarchy; the
-    caller removes it with :func:`remove`."""
+    caller removes it with :func:`remove`. Named ``occubench-PURPOSE-PID-...`` (:func:`prefix`): whose it is and
+    what for, to anyone looking at the hierarchy."""
     root = pids_root()
     if root is None:
         return None
-    group = root / f"occubench-{uuid.uuid4().hex[:16]}"
+    group = root / f"{prefix(purpose)}{uuid.uuid4().hex[:16]}"
     group.mkdir()
     try:
         (group / "pids.max").write_text(str(processes))
@@ -60,6 +61,11 @@ def make(processes: int) -> Path | None:
         group.rmdir()
         raise
     return group
+
+
+def prefix(purpose: str) -> str:
+    """The start of the name of every group this process makes for ``purpose`` (``shell``, ``worker``)."""
+    return f"occubench-{purpose}-{os.getpid()}-"
 
 
 def remove(group: Path) -> None:

@@ -142,7 +142,7 @@ class ForkedProcess:
         if said != b"c" or not credentials or struct.unpack("3i", credentials[0][:12])[0] <= 0:
             raise OSError("the forked worker did not say who it is")
         self.host_pid = struct.unpack("3i", credentials[0][:12])[0]
-        self.group = cgroups.make(processes)
+        self.group = cgroups.make(processes, "worker")
         if self.group is not None:
             cgroups.place(self.group, self.host_pid)
 

@@ -40,7 +40,7 @@ class CommandResult:
 def run_command(provider: Provider, workspace: Path, command: str, seconds: float,
                 limits: Limits = COMMAND_LIMITS) -> CommandResult:
     # As root the process limit binds no one (see occubench.sandbox.cgroups): a control group caps them instead.
-    with cgroups.capped(limits.processes) if os.geteuid() == 0 else contextlib.nullcontext() as group:
+    with cgroups.capped(limits.processes, "shell") if os.geteuid() == 0 else contextlib.nullcontext() as group:
         with provider.run_in(workspace, command, limits, group) as running:
             result = _run(running.process, provider, seconds)
     return replace(result, not_kept=running.not_kept)

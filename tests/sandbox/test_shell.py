@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from occubench.sandbox import Provider
-from occubench.sandbox.cgroups import pids_root
+from occubench.sandbox.cgroups import pids_root, prefix
 from occubench.sandbox.shell import MAX_OUTPUT, run_command
 
 SECRET = "host-secret-8d1f"
@@ -79,4 +79,4 @@ def test_a_fork_bomb_a_flood_and_a_sleeper_end_within_their_limits(sandbox: Prov
     assert left.exit_code == 0 and left.output == "started\n"
     assert _running("4242") == [] and _running("4343") == []  # nothing left behind
     if (root := pids_root()) is not None:
-        assert not list(root.glob("occubench-*"))  # nor a control group
+        assert not list(root.glob(f"{prefix('shell')}*"))  # nor a control group of this process's commands
