@@ -19,7 +19,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,18 +43,6 @@ class WorkerFailed(Exception):
         self.kind = kind
 
 
-#: Every worker is started from this one thread, which lives as long as the process: bubblewrap's
-#: ``--die-with-parent`` follows the thread that started it, and an episode's thread ends long before the harness.
-_starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="occubench-sandbox-starter")
-
-
-def _on_starter(function: Callable[..., _T], *args: Any) -> _T:
-    """``function(*args)`` run on the starter thread (at once when already there: a zygote starts from it)."""
-    if threading.current_thread().name.startswith("occubench-sandbox-starter"):
-        return function(*args)
-    return _starter.submit(function, *args).result()
-
-
 class Worker:
     def __init__(self, provider: Provider, service: str, folders: Sequence[Path], limits: Limits,
                  channel: int | None = None) -> None:
@@ -66,7 +53,7 @@ class Worker:
         self.limits = limits
         self.broken = False
         try:
-            self._process = _on_starter(provider.start, service, self.folders, limits, channel)
+            self._process = provider.start(service, self.folders, limits, channel)
         except (OSError, WorkerFailed) as exc:
             raise WorkerFailed("crashed", f"{provider.name} could not start: {exc}") from None
         filter_program = seccomp.worker_filter() if seccomp.library() is not None and channel is None else b""

@@ -26,6 +26,7 @@ import subprocess
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +112,13 @@ class Provider(ABC):
     def rlimits(self, limits: Limits) -> dict[str, int]:
         return {"cpu_seconds": limits.cpu_seconds, "memory_bytes": limits.memory_bytes,
                 "file_bytes": limits.file_bytes, "open_files": limits.open_files}
+
+
+#: Every worker's sandbox is spawned from this one thread, which lives as long as the process: bubblewrap's
+#: ``--die-with-parent`` follows the thread that started it, and an episode's thread ends long before the harness.
+#: Only the spawn runs here (milliseconds); the worker's handshake and loading run on the thread that asked for it,
+#: so that starts overlap instead of queueing behind each other.
+_starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="occubench-sandbox-starter")
 
 
 def _python() -> str:
@@ -209,10 +217,11 @@ class Bubblewrap(Provider):
         try:
             os.write(program, seccomp.kernel_filter(zygote=channel is not None))
             os.lseek(program, 0, os.SEEK_SET)
-            return subprocess.Popen([*self.arguments(folders, limits, program), "--", *_command(service)],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    env={}, pass_fds=(program,) if channel is None else (program, channel),
-                                    start_new_session=True, bufsize=0)
+            command = [*self.arguments(folders, limits, program), "--", *_command(service)]
+            return _starter.submit(lambda: subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
+                pass_fds=(program,) if channel is None else (program, channel), start_new_session=True,
+                bufsize=0)).result()
         finally:
             os.close(program)
 

@@ -168,6 +168,9 @@ def _become_worker(fd: int, service: str, read: list[str], home: str) -> None:
         os.dup2(fd, 1)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the zygote's protocol, its channel, the other end of the pair
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # A session of its own, as bubblewrap gives a worker in a sandbox of its own: where the kernel groups CPU time
+        # by session (autogroup), the zygote's children would otherwise share one session's time, however many start.
+        os.setsid()
         os.write(1, b"c")  # its credentials, for the harness to find this process by (see the module's docstring)
         readable = _readable(read)  # before the temporary folder is its home
         tempfile.tempdir = home
