@@ -52,6 +52,7 @@ class Worker:
         self.cpu = 0.0
         self.limits = limits
         self.broken = False
+        self._seq = 0  # the number of the last request sent, which its reply must carry
         try:
             self._process = provider.start(service, self.folders, limits, channel)
         except (OSError, WorkerFailed) as exc:
@@ -82,12 +83,16 @@ class Worker:
             raise WorkerFailed("crashed", "the worker is no longer running")
         deadline = None if seconds is None else time.monotonic() + seconds + GRACE_SECONDS
         bound = protocol.bound(op)
+        self._seq += 1
         try:
-            self._send(message if message is not None else {"op": op, "args": args})
+            self._send({**(message if message is not None else {"op": op, "args": args}), "seq": self._seq})
             size = protocol.length(self._receive(protocol.HEADER_SIZE, deadline), bound.bytes)
             reply = protocol.decode(self._receive(size, deadline), bound)
             if not isinstance(reply, dict) or not isinstance(reply.get("cpu", 0), (int, float)):
                 raise protocol.ProtocolError("a reply that is not one of the protocol's")
+            if reply.get("seq") != self._seq:
+                raise protocol.ProtocolError(f"a reply to request {str(reply.get('seq'))[:20]}, not to request "
+                                             f"{self._seq}")
         except WorkerFailed:
             self.kill()
             raise

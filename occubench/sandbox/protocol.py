@@ -3,7 +3,9 @@
 Each message is a 4-byte big-endian length and that many bytes of UTF-8 JSON. The harness opens with ``start``
 (the protocol version, the limits and the worker's system-call filter); the worker installs them and answers with
 its own version before it serves anything. Then each request ``{"op": name, "args": {...}}`` gets one
-reply: ``{"ok": result, "cpu": seconds used so far}``, or ``{"error": {"kind": ..., "message": ...}, "cpu": ...}``
+reply: ``{"ok": result, "cpu": seconds used so far, "seq": n}``, or ``{"error": {"kind": ..., "message": ...},
+"cpu": ..., "seq": n}``, ``n`` the request's own ``"seq"`` (a reply that is not the answer to the request just sent
+is refused: world code that wrote a reply of its own cannot make the worker answer the next request with it)
 where kind is ``refused`` (the request's world or arguments are at fault: a configuration error), ``timeout``,
 ``memory``, ``exhausted`` (the world ran out of a resource of its sandbox: disk, processes, threads, files) or
 ``failed`` (the handler raised something else).
@@ -28,7 +30,7 @@ from typing import Any
 from occubench.util.jsonsafe import dumps
 
 #: Changes whenever a message changes shape; a worker of another version is refused.
-VERSION = 1
+VERSION = 2
 #: The largest message either side sends (a request holds at most a tool's arguments or a job of synthesis's).
 MAX_MESSAGE = 64 << 20
 _HEADER = struct.Struct(">I")

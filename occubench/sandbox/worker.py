@@ -88,13 +88,14 @@ def main(service: str) -> None:
     os.dup2(2, 1)  # what the world prints goes to stderr, never into the protocol
     start = _read(requests)
     if not isinstance(start, dict) or start.get("version") != protocol.VERSION:
-        _write(replies, {"error": {"kind": "refused", "message": f"protocol version {protocol.VERSION} expected"}})
+        _write(replies, {"error": {"kind": "refused", "message": f"protocol version {protocol.VERSION} expected"},
+                         "seq": start.get("seq") if isinstance(start, dict) else None})
         return
     limit(start["limits"])
     handlers: dict[str, Callable[[dict[str, Any]], Any]] = importlib.import_module(service).HANDLERS
     if start.get("filter"):
         seccomp.load(base64.b64decode(start["filter"]))
-    _write(replies, {"ok": {"version": protocol.VERSION, "pid": os.getpid()}})
+    _write(replies, {"ok": {"version": protocol.VERSION, "pid": os.getpid()}, "seq": start.get("seq")})
     while (request := _read(requests)) is not None:
         handler = handlers.get(str(request.get("op"))) if isinstance(request, dict) else None
         reply: dict[str, Any]
@@ -103,6 +104,7 @@ def main(service: str) -> None:
         else:
             reply = _answer(handler, request.get("args") or {})
         reply["cpu"] = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+        reply["seq"] = request.get("seq") if isinstance(request, dict) else None
         _write(replies, reply)
 
 

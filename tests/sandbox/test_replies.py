@@ -38,7 +38,8 @@ REPLIES = {
     # Under a call's bytes, over its values: 1.4 million lists.
     "values_past_the_bound": 'b\'{"ok":[\' + b"[]," * ((4 << 20) // 3 - 4) + b\'[]]}\'',
     "nested_100_000_deep": 'b\'{"ok":\' + b"[" * 100_000 + b"]" * 100_000 + b"}"',
-    # A well-formed reply ahead of the worker's own, which would then answer the next request.
+    # A well-formed reply ahead of the worker's own, which would then answer the next request: it is not the
+    # answer to the request sent (it lacks its number), so the worker is stopped there.
     "a_reply_ahead": 'b\'{"ok":{"forged":true},"cpu":0}\'',
 }
 
@@ -95,9 +96,7 @@ def test_a_reply_written_past_the_encoder_costs_the_harness_nothing_and_is_an_en
                           timeout=300, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    *answered, refused = found["outcome"]
-    # Only the reply ahead is taken, as the world's answer to its own call; the next request finds the worker's.
-    assert answered == ([{"forged": True}] if reply == "a_reply_ahead" else [])
+    [refused] = found["outcome"]  # the first call already: no reply of the world's own is taken
     assert refused.startswith("insurance_claims: tool get_claim: protocol:"), refused
     assert found["peak"] < 300 << 20
     assert found["gap"] < 1.0
