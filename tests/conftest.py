@@ -19,6 +19,8 @@ import pytest
 
 from occubench.executable.registry import builtin_worlds
 from occubench.sandbox import Provider, detect
+from occubench.sandbox.forking import Forking
+from occubench.sandbox.landlock import REQUIRED_ABI, abi
 from occubench.simulated.data import SAMPLE
 from occubench.testing import MockLLMServer
 
@@ -204,3 +206,21 @@ def peer(name: str) -> Path:
         pytest.skip(reason)
     return folder
 
+
+@pytest.fixture(params=["own sandbox", "forked"])
+def worker_sandbox(request: pytest.FixtureRequest, sandbox: Provider, tmp_path: Path) -> Iterator[Provider]:
+    """Each scenario's worker in a sandbox of its own, and forked from a zygote (whose folders are under
+    ``tmp_path``), as runs on kernels with Landlock have them."""
+    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
+    if request.param == "own sandbox":
+        yield sandbox
+        return
+    if abi() < REQUIRED_ABI:
+        pytest.skip(f"this kernel's Landlock ABI is {abi()}: workers are not forked here")
+    from occubench.awm.world import PRELOAD
+
+    forked = Forking(sandbox, tmp_path, PRELOAD)
+    try:
+        yield forked
+    finally:
+        forked.close()

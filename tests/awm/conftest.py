@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from occubench.sandbox import Provider
-from occubench.sandbox.forking import Forking
-from occubench.sandbox.landlock import REQUIRED_ABI, abi
 from tests.conftest import awm_sample, extra_reason
 
 
@@ -28,25 +25,6 @@ def data(sample: Path, tmp_path: Path, sandbox: Provider, monkeypatch: pytest.Mo
     copy = tmp_path / "awm"
     shutil.copytree(sample, copy)
     return copy
-
-
-@pytest.fixture(params=["own sandbox", "forked"])
-def worker_sandbox(request: pytest.FixtureRequest, sandbox: Provider, tmp_path: Path) -> Iterator[Provider]:
-    """Each scenario's worker in a sandbox of its own, and forked from a zygote (whose folders are under
-    ``tmp_path``), as runs on kernels with Landlock have them."""
-    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
-    if request.param == "own sandbox":
-        yield sandbox
-        return
-    if abi() < REQUIRED_ABI:
-        pytest.skip(f"this kernel's Landlock ABI is {abi()}: workers are not forked here")
-    from occubench.awm.world import PRELOAD
-
-    forked = Forking(sandbox, tmp_path, PRELOAD)
-    try:
-        yield forked
-    finally:
-        forked.close()
 
 
 def sha256sum_digest(folder: Path) -> str:

@@ -15,7 +15,7 @@ from occubench.sandbox import cgroups
 from occubench.sandbox.forking import ForkedProcess, Forking
 from occubench.sandbox.pool import DEFAULT_LIMITS, Worker
 from occubench.sandbox.provider import Limits
-from tests.sandbox.test_forking import NOTES, SECONDS, SERVICE, _loaded, _notes, _world
+from tests.sandbox.test_forking import NOTES, SECONDS, SERVICE, _loaded, _notes, notes_world
 
 #: Held by the attacks' globals, so what they got stays theirs while the test measures it.
 FILLS = '''
@@ -122,9 +122,9 @@ def _status(pid: int, field: str) -> int:
 
 
 def test_a_world_that_fills_its_tmp_fills_only_its_own(zygote: Forking, tmp_path: Path) -> None:
-    sibling, instance = _loaded(zygote, _world(tmp_path, "notes", NOTES))
+    sibling, instance = _loaded(zygote, notes_world(tmp_path, "notes", NOTES))
     try:
-        hostile = _started(zygote, _world(tmp_path, "hostile", FILLS + NOTES))
+        hostile = _started(zygote, notes_world(tmp_path, "hostile", FILLS + NOTES))
         process = _process(hostile)
         home = Path(f"/proc/{process.host_pid}/root{process.home}")
         room = os.statvfs(home)
@@ -146,9 +146,9 @@ def test_a_world_that_fills_its_tmp_fills_only_its_own(zygote: Forking, tmp_path
 def test_a_world_s_threads_stop_at_its_own_cap(zygote: Forking, tmp_path: Path) -> None:
     if cgroups.pids_root() is None:
         pytest.skip("no pids control group this process can make: as root, run with /sys/fs/cgroup writable")
-    sibling, instance = _loaded(zygote, _world(tmp_path, "notes", NOTES))
+    sibling, instance = _loaded(zygote, notes_world(tmp_path, "notes", NOTES))
     try:
-        hostile = _started(zygote, _world(tmp_path, "hostile", THREADS + NOTES))
+        hostile = _started(zygote, notes_world(tmp_path, "hostile", THREADS + NOTES))
         process = _process(hostile)
         assert process.group is not None
         assert 1 < _status(process.host_pid, "Threads") <= DEFAULT_LIMITS.processes
@@ -164,9 +164,9 @@ def test_a_world_s_threads_stop_at_its_own_cap(zygote: Forking, tmp_path: Path) 
 
 
 def test_a_world_holds_no_memory_its_limit_does_not_count(zygote: Forking, tmp_path: Path) -> None:
-    probe, instance = _loaded(zygote, _world(tmp_path, "probe", PROBE))
+    probe, instance = _loaded(zygote, notes_world(tmp_path, "probe", PROBE))
     try:
-        hostile = _started(zygote, _world(tmp_path, "hostile", MEMORY + NOTES))
+        hostile = _started(zygote, notes_world(tmp_path, "hostile", MEMORY + NOTES))
         pid = _process(hostile).host_pid
         held = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
         assert not [link for link in held if link.startswith("/memfd:")]
@@ -179,11 +179,11 @@ def test_a_world_holds_no_memory_its_limit_does_not_count(zygote: Forking, tmp_p
 
 
 def test_a_world_reads_its_own_scenario_only(zygote: Forking, tmp_path: Path) -> None:
-    victim = _world(tmp_path, "victim", NOTES)
+    victim = notes_world(tmp_path, "victim", NOTES)
     (victim / "verifiers.json").write_text(json.dumps({"pure": {"0": f"# {SECRET}"}}))
     victim_worker, _ = _loaded(zygote, victim)
     try:
-        hostile_folder = _world(tmp_path, "hostile", LEAK)
+        hostile_folder = notes_world(tmp_path, "hostile", LEAK)
         (hostile_folder / "verifiers.json").write_text(json.dumps({"pure": {"0": "# its own check"}}))
         hostile, instance = _loaded(zygote, hostile_folder)
         reply = json.dumps(hostile.request("call", {"instance": instance, "tool": "leak", "arguments": {}}, SECONDS))
@@ -195,7 +195,7 @@ def test_a_world_reads_its_own_scenario_only(zygote: Forking, tmp_path: Path) ->
 
 
 def test_a_worker_forked_with_the_default_limits_gets_them(zygote: Forking, tmp_path: Path) -> None:
-    worker = Worker(zygote, SERVICE, [_world(tmp_path, "notes", NOTES)], Limits())
+    worker = Worker(zygote, SERVICE, [notes_world(tmp_path, "notes", NOTES)], Limits())
     try:
         process = _process(worker)
         home = os.statvfs(f"/proc/{process.host_pid}/root{process.home}")

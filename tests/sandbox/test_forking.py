@@ -79,7 +79,7 @@ raise RuntimeError(f"read the secret from {{found}}")
 }
 
 
-def _world(root: Path, name: str, code: str) -> Path:
+def notes_world(root: Path, name: str, code: str) -> Path:
     folder = root / "worlds" / name
     folder.mkdir(parents=True)
     (folder / "app.py").write_text(code)
@@ -104,10 +104,10 @@ def _loaded(provider: Provider, folder: Path) -> tuple[Worker, int]:
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_forked_worker_cannot_touch_its_siblings_or_the_zygote(attack: str, zygote: Forking,
                                                                  tmp_path: Path) -> None:
-    sibling, instance = _loaded(zygote, _world(tmp_path, "notes", NOTES))
+    sibling, instance = _loaded(zygote, notes_world(tmp_path, "notes", NOTES))
     try:
         sibling.request("call", {"instance": instance, "tool": "add_note", "arguments": {"body": SECRET}}, SECONDS)
-        hostile = Worker(zygote, SERVICE, [_world(tmp_path, "hostile", ATTACKS[attack] + NOTES)], Limits())
+        hostile = Worker(zygote, SERVICE, [notes_world(tmp_path, "hostile", ATTACKS[attack] + NOTES)], Limits())
         try:
             hostile.request("load", {"folder": hostile.path(0)}, SECONDS)
             said = ""

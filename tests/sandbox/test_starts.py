@@ -5,50 +5,32 @@ asked for it (its sandbox is spawned from the process's starter thread)."""
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from occubench.sandbox import Provider
 from occubench.sandbox.forking import CHILDREN, Forking
-from occubench.sandbox.landlock import REQUIRED_ABI, abi
 from occubench.sandbox.pool import Pool, Worker, WorkerFailed
 from occubench.sandbox.provider import Limits
 from tests.conftest import extra_reason
+from tests.sandbox.test_forking import NOTES as FORKING_NOTES
+from tests.sandbox.test_forking import notes_world
 
 SERVICE, SECONDS = "occubench.awm.service", 60.0
 #: Generous: a loaded machine shares its cores with other sessions' tests. Proves "not forever", not speed.
 DEADLINE = 600.0
 LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30)
-NOTES = '''
-import os
-from fastapi import FastAPI
-from sqlalchemy import create_engine, text
-
-engine = create_engine(os.environ["DATABASE_PATH"], connect_args={"check_same_thread": False})
-app = FastAPI()
-TOKEN = os.urandom(16).hex()  # drawn as the worker loads the world: one per worker process
+#: test_forking's notes application, and a token drawn as a worker loads it: one per worker process.
+NOTES = FORKING_NOTES + '''
+TOKEN = os.urandom(16).hex()
 
 
 @app.get("/me", operation_id="me")
 def me():
     return {"token": TOKEN, "session": os.getsid(0) == os.getpid()}
-
-
-@app.get("/notes", operation_id="list_notes")
-def list_notes():
-    with engine.connect() as connection:
-        return {"notes": [row[0] for row in connection.execute(text("SELECT body FROM notes ORDER BY id"))]}
-
-
-@app.post("/notes", operation_id="add_note")
-def add_note(body: str):
-    with engine.begin() as connection:
-        connection.execute(text("INSERT INTO notes (body) VALUES (:body)"), {"body": body})
-    return {"added": body}
 '''
 #: The word that ends a hanging load: a file the test makes in the world's folder.
 _GO = "import os, sys, time\ngo = os.path.join(os.path.dirname(sys._getframe().f_code.co_filename), 'go')\n"
@@ -69,18 +51,6 @@ for _ in range(5000):
     except RuntimeError:
         break
 """ + NOTES
-
-
-def _world(root: Path, name: str, code: str) -> Path:
-    folder = root / "worlds" / name
-    folder.mkdir(parents=True)
-    (folder / "app.py").write_text(code)
-    (folder / "schema.json").write_text(json.dumps({"tables": [
-        {"ddl": "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"}]}))
-    (folder / "seed.json").write_text(json.dumps({"tables": [
-        {"insert_statements": ["INSERT INTO notes (body) VALUES ('first')"]}]}))
-    (folder / "verifiers.json").write_text("{}")
-    return folder
 
 
 def _call(worker: Worker, instance: int, tool: str, **arguments: str) -> dict[str, object]:
@@ -113,29 +83,12 @@ def _at_once(count: int, work: Callable[[int], object]) -> list[object]:
     return outcomes
 
 
-@pytest.fixture(params=["forked", "sandbox each"])
-def provider(request: pytest.FixtureRequest, sandbox: Provider, tmp_path: Path) -> Iterator[Provider]:
-    """Workers forked from a zygote of the machine's sandbox (where this kernel keeps them apart), or a sandbox
-    each."""
-    pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))  # the applications here are FastAPI ones
-    if request.param == "sandbox each":
-        yield sandbox
-        return
-    if abi() < REQUIRED_ABI:
-        pytest.skip(f"this kernel's Landlock ABI is {abi()}: workers are not forked here")
-    from occubench.awm.world import PRELOAD
-
-    forked = Forking(sandbox, tmp_path, PRELOAD)
-    yield forked
-    forked.close()
-
-
 @pytest.mark.slow
-def test_episodes_started_at_once_on_a_cold_pool_each_get_a_working_worker_of_their_own(provider: Provider,
+def test_episodes_started_at_once_on_a_cold_pool_each_get_a_working_worker_of_their_own(worker_sandbox: Provider,
                                                                                        tmp_path: Path) -> None:
     # Past one request's worth of forks; fewer in a sandbox each, whose start costs an interpreter and its imports.
-    count = CHILDREN + 6 if isinstance(provider, Forking) else 12
-    cold = Pool(provider, SERVICE, [_world(tmp_path, "notes", NOTES)], LIMITS)
+    count = CHILDREN + 6 if isinstance(worker_sandbox, Forking) else 12
+    cold = Pool(worker_sandbox, SERVICE, [notes_world(tmp_path, "notes", NOTES)], LIMITS)
     held = threading.Barrier(count)
 
     def episode(number: int) -> tuple[int, object]:
@@ -159,17 +112,17 @@ def test_episodes_started_at_once_on_a_cold_pool_each_get_a_working_worker_of_th
     assert len({token for token, _, _ in outcomes}) == count
     # that leads a session of its own, as a sandbox each does (bubblewrap's --new-session): where the kernel shares
     # CPU time out by session, as many starts as there are get as many shares, not one between them
-    if isinstance(provider, Forking):
+    if isinstance(worker_sandbox, Forking):
         assert all(session for _, session, _ in outcomes)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("failing", [*HANGS, *CRASHES])
-def test_a_start_that_hangs_or_crashes_holds_up_no_other_start(failing: str, provider: Provider,
+def test_a_start_that_hangs_or_crashes_holds_up_no_other_start(failing: str, worker_sandbox: Provider,
                                                                tmp_path: Path) -> None:
-    bad_folder = _world(tmp_path, failing, {**HANGS, **CRASHES}[failing] + NOTES)
-    good = Pool(provider, SERVICE, [_world(tmp_path, "notes", NOTES)], LIMITS)
-    bad = Pool(provider, SERVICE, [bad_folder], LIMITS)
+    bad_folder = notes_world(tmp_path, failing, {**HANGS, **CRASHES}[failing] + NOTES)
+    good = Pool(worker_sandbox, SERVICE, [notes_world(tmp_path, "notes", NOTES)], LIMITS)
+    bad = Pool(worker_sandbox, SERVICE, [bad_folder], LIMITS)
     count, lock = 4, threading.Lock()
     seen = {"good left": count // 2, "bad ended": 0, "bad ended before the word": -1}
 
@@ -207,20 +160,20 @@ def test_a_start_that_hangs_or_crashes_holds_up_no_other_start(failing: str, pro
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("provider", ["forked"], indirect=True)
-def test_a_world_that_takes_every_thread_it_can_stops_no_running_worker_nor_later_starts(provider: Provider,
+@pytest.mark.parametrize("worker_sandbox", ["forked"], indirect=True)
+def test_a_world_that_takes_every_thread_it_can_stops_no_running_worker_nor_later_starts(worker_sandbox: Provider,
                                                                                         tmp_path: Path) -> None:
-    notes = _world(tmp_path, "notes", NOTES)
-    sibling = Worker(provider, SERVICE, [notes], LIMITS)
+    notes = notes_world(tmp_path, "notes", NOTES)
+    sibling = Worker(worker_sandbox, SERVICE, [notes], LIMITS)
     try:
         instance = _opened(sibling)
         _call(sibling, instance, "add_note", body="mine")
-        hoarder = Worker(provider, SERVICE, [_world(tmp_path, "hoards", HOARDS)], Limits())
+        hoarder = Worker(worker_sandbox, SERVICE, [notes_world(tmp_path, "hoards", HOARDS)], Limits())
         _opened(hoarder)
 
         def start(_: int) -> object:
             try:
-                worker = Worker(provider, SERVICE, [notes], LIMITS)
+                worker = Worker(worker_sandbox, SERVICE, [notes], LIMITS)
             except WorkerFailed as failed:
                 return failed.kind
             try:
@@ -241,7 +194,7 @@ def test_a_bubblewrap_worker_outlives_the_thread_that_asked_for_it(sandbox: Prov
     pytest.importorskip("sqlalchemy", reason=extra_reason("awm"))
     started: list[Worker] = []
     thread = threading.Thread(target=lambda: started.append(Worker(sandbox, SERVICE,
-                                                                    [_world(tmp_path, "notes", NOTES)], LIMITS)))
+                                                                    [notes_world(tmp_path, "notes", NOTES)], LIMITS)))
     thread.start()
     thread.join(DEADLINE)
     [worker] = started  # its thread has ended; had bubblewrap been spawned from it, the worker would have died with it
