@@ -14,20 +14,11 @@ from occubench import load_results
 from occubench.awm.data import FILES
 from occubench.cli import main
 from occubench.testing import MockLLMServer
-from occubench.testing.responders import scripted_responder
+from tests.awm.test_run import subscribing
 from tests.awm.test_service import PURE
 from tests.sandbox.test_forked_limits import FILLS
 
 VICTIM, HOSTILE = "content_platform_1", "a_hostile_1"  # sorted first: its episode runs before the victim's
-
-
-def _subscribing(request: dict, index: int) -> str | dict:
-    """An agent that subscribes to channel 1 and answers; the judge as the project's mock plays it."""
-    if not request.get("tools"):
-        return scripted_responder(request, index)
-    if any(message.get("role") == "tool" for message in request["messages"]):
-        return "Final answer: subscribed."
-    return {"content": None, "tool_calls": [{"name": "subscribe_to_channel", "arguments": {"channel_id": 1}}]}
 
 
 def _with_hostile(data: Path) -> None:
@@ -47,7 +38,7 @@ def _with_hostile(data: Path) -> None:
 
 
 def _verdicts(data: Path, out: Path, *task_ids: str) -> dict[str, bool | None]:
-    with MockLLMServer(_subscribing) as server:
+    with MockLLMServer(subscribing) as server:
         main(["run", "--suite", "awm", "--data-dir", str(data), "--agent-model", "agent", "--verifier-model", "judge",
               "--base-url", server.base_url, "--api-key", "k", "--output-dir", str(out), "--run-name", "r",
               "--max-concurrency", "1", "--task-ids", *task_ids])

@@ -73,15 +73,16 @@ def test_harness_faults_hit_awm_calls_as_any_world_s(data: Path, tmp_path: Path)
                            if call.call_index in faulted)
 
 
-def test_the_result_holds_what_the_episode_changed_in_its_database(data: Path, tmp_path: Path) -> None:
-    def subscribing(request: dict, index: int) -> str | dict:
-        """An agent that subscribes to channel 1 and answers; the judge as the project's mock plays it."""
-        if not request.get("tools"):
-            return scripted_responder(request, index)
-        if any(message.get("role") == "tool" for message in request["messages"]):
-            return "Final answer: subscribed."
-        return {"content": None, "tool_calls": [{"name": "subscribe_to_channel", "arguments": {"channel_id": 1}}]}
+def subscribing(request: dict, index: int) -> str | dict:
+    """An agent that subscribes to channel 1 and answers; the judge as the project's mock plays it."""
+    if not request.get("tools"):
+        return scripted_responder(request, index)
+    if any(message.get("role") == "tool" for message in request["messages"]):
+        return "Final answer: subscribed."
+    return {"content": None, "tool_calls": [{"name": "subscribe_to_channel", "arguments": {"channel_id": 1}}]}
 
+
+def test_the_result_holds_what_the_episode_changed_in_its_database(data: Path, tmp_path: Path) -> None:
     with MockLLMServer(subscribing) as server:
         assert main(["run", "--suite", "awm", "--data-dir", str(data), "--agent-model", "agent", "--verifier-model",
                      "judge", "--base-url", server.base_url, "--api-key", "k", "--output-dir", str(tmp_path / "out"),

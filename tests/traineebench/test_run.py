@@ -5,6 +5,7 @@ reference's points."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,13 +30,19 @@ CALLS = [("download_file", {"file_path": "manuals_for_intern.md", "target_path":
          ("done", {})]
 
 
-def intern(request: dict, index: int) -> str | dict:
-    """An agent that does the review as the manual says: the two manuals, a script over the table, done."""
-    made = sum(1 for message in request["messages"] if message.get("role") == "tool")
-    if made == len(CALLS):
-        return "Final answer: the review report is written."
-    name, arguments = CALLS[made]
-    return {"content": None, "tool_calls": [{"name": name, "arguments": arguments}]}
+def scripted(calls: list[tuple[str, dict]], answer: str = "done.") -> Callable[[dict, int], str | dict]:
+    """An agent that makes ``calls`` one a turn, then answers ``answer``."""
+    def reply(request: dict, index: int) -> str | dict:
+        made = sum(1 for message in request["messages"] if message.get("role") == "tool")
+        if made == len(calls):
+            return f"Final answer: {answer}"
+        name, arguments = calls[made]
+        return {"content": None, "tool_calls": [{"name": name, "arguments": arguments}]}
+    return reply
+
+
+#: An agent that does the review as the manual says: the two manuals, a script over the table, done.
+intern = scripted(CALLS, "the review report is written.")
 
 
 def test_a_config_day_runs_end_to_end_and_earns_the_reference_s_points(tmp_path: Path, sandbox: Provider) -> None:

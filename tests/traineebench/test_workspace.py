@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,11 @@ from occubench.traineebench.families._common import find
 from occubench.traineebench.families.data_completion import MANUAL as COMPLETION_MANUAL
 from occubench.traineebench.scoring import reference_tables
 from tests.sandbox.test_workspace import chain
-from tests.traineebench.test_run import CALLS, reference_folder, write_config
+from tests.traineebench.test_run import CALLS, reference_folder, scripted, write_config
 
 DEEP = "(for i in $(seq 1200); do mkdir d && cd d || exit 1; done) && echo deep"
 TRANSACTIONS = {"name": "Transaction Data Review", "deadline": "2025-10-01T20:00:00",
                 "arguments": {"num_normal_transactions": 3, "num_abnormal_transactions": 2}}
-
-
-def scripted(calls: list[tuple[str, dict]]) -> Callable[[dict, int], str | dict]:
-    def reply(request: dict, index: int) -> str | dict:
-        made = sum(1 for message in request["messages"] if message.get("role") == "tool")
-        if made == len(calls):
-            return "Final answer: done."
-        name, arguments = calls[made]
-        return {"content": None, "tool_calls": [{"name": name, "arguments": arguments}]}
-    return reply
 
 
 def run_day(tmp_path: Path, name: str, calls: list[tuple[str, dict]], tasks: list[dict]) -> Result:
