@@ -9,8 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from occubench.traineebench.colleagues import INSTRUCTIONS
 from occubench.traineebench.families.website_analysis import ASK
+from occubench.workplace.people import INSTRUCTIONS
 
 #: The tools that make an agent request a Trainee-Bench day's.
 DAY_TOOLS = {"list_users", "send_message", "done"}
@@ -31,10 +31,20 @@ def _said(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
+#: How a colleague's prompt marks a fact to share only when asked about it.
+CONDITION = " (share this only when the message asks about "
+
+
 def colleague_reply(messages: list[dict[str, Any]]) -> str:
-    """The colleague's reply rules, as the offline colleagues give them, whatever the message."""
-    rules = _said(messages[0]).partition(INSTRUCTIONS)[2]
-    return " ".join(line.removeprefix("- ").strip() for line in rules.splitlines() if line.strip())
+    """The colleague's standing instructions, and each fact whose condition names a word of the message (its
+    quoted words, a trailing * left off), as the offline colleagues roughly do."""
+    asked = _said(messages[-1]).lower()
+    said = []
+    for line in _said(messages[0]).partition(INSTRUCTIONS)[2].splitlines():
+        fact, _, condition = line.removeprefix("- ").strip().partition(CONDITION)
+        if fact and (not condition or any(word.rstrip("*").lower() in asked for word in condition.split('"')[1::2])):
+            said.append(fact)
+    return " ".join(said)
 
 
 def judge_reply(messages: list[dict[str, Any]]) -> str:

@@ -12,7 +12,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from occubench.traineebench.family import Company, Employee
+from occubench.workplace.people import AGENT, Colleague, Company
 
 #: The reference's company size.
 EMPLOYEES = 50
@@ -49,8 +49,6 @@ FIRST_NAMES = ("James Mary John Patricia Robert Jennifer Michael Linda William E
 LAST_NAMES = ("Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez "
               "Wilson Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Lewis "
               "Robinson Walker Young Allen King Wright Scott Green Baker Adams Nelson").split()
-#: The agent's own name: nobody else in the company has it.
-AGENT = "Alice Smith"
 
 
 def by_largest_remainder(total: int, shares: Mapping[str, float]) -> dict[str, int]:
@@ -90,5 +88,5 @@ def make_company(rng: random.Random, size: int = EMPLOYEES) -> Company:
     names = [f"{first} {last}" for first, last in itertools.product(FIRST_NAMES, LAST_NAMES)
              if f"{first} {last}" != AGENT]
     chosen = rng.sample(names, len(slots))
-    return Company([Employee(name, department, position) for name, (department, position) in zip(chosen, slots,
+    return Company([Colleague(name, position, department) for name, (department, position) in zip(chosen, slots,
                                                                                                    strict=True)])

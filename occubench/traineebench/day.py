@@ -14,6 +14,7 @@ from occubench.errors import ConfigError
 from occubench.traineebench.company import make_company
 from occubench.traineebench.config import DayEntry
 from occubench.traineebench.families import family
+from occubench.traineebench.families.meeting_book import add_rooms
 from occubench.traineebench.family import Day, Family, TaskSpec
 from occubench.util.untrusted import read_file
 
@@ -51,7 +52,9 @@ def build_day(root: Path, scenario: str, entry: DayEntry, *, seed: int, referenc
             raise ConfigError(f"{where}tasks[{number}] ({task.family}): {exc}") from None
         except TypeError as exc:  # an argument the family's generator does not take
             raise ConfigError(f"{where}tasks[{number}] ({task.family}).arguments: {exc}") from None
-        tasks.append(replace(spec, deadline=task.deadline))
+        tasks.append(replace(spec, deadline=task.deadline, id=f"t{number + 1}",
+                             difficulty=getattr(families(task.family), "difficulty", "easy")))
+    add_rooms(day)  # the reference's ten rooms are there even on a day whose tasks book none
     for employee in day.company.employees:  # as the reference tells every colleague, last
         day.company.add_rule(employee, f"For general questions about the company, see CloudDisk:{INTERN_MANUAL}.")
     return BuiltDay(day, tasks)

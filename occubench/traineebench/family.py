@@ -1,145 +1,36 @@
-"""The contract every Trainee-Bench task family implements here: it generates its task into a day (files on the
-workspace and the company's cloud disk, reply rules for the colleagues who hold its clues, meetings on the
-calendar) and scores what the agent left behind in the reference's points.
+"""The contract every Trainee-Bench task family implements: the day engine's (``occubench.workplace.world``: a
+name, a difficulty, ``evaluate``) and, to make its tasks, the reference's: ``generate`` builds its task into a day's
+world (files on the workspace and the company's cloud disk, reply rules for the colleagues who hold its clues,
+meetings on the calendar) from the config's ``arguments`` as keywords (a wrong or missing one is a
+:class:`ConfigError` naming it) and returns the task its ``evaluate`` later scores in the reference's points;
+everything the score needs (ground truth, file names, the colleague to be asked) is in the task's ``check``.
 
-A family is named by the reference's task name (``"Transaction Data Review"``): the name its configs use. Its
-``generate`` takes the config's ``arguments`` as keywords (a wrong or missing one is a :class:`ConfigError` naming
-it) and returns the :class:`TaskSpec` its ``evaluate`` later scores; everything the score needs (ground truth,
-file names, the colleague to be asked) is in ``TaskSpec.check``, so a spec read back from JSON scores the same.
+A family is named by the reference's task name (``"Transaction Data Review"``): the name its configs use. The
+engine's names are given here under the reference's: a day is a world, a task spec a day's task, an employee a
+colleague.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
+from occubench.workplace.people import Colleague as Employee
+from occubench.workplace.people import Company, Message
+from occubench.workplace.world import Attendance, DayTask, Meeting, Outcome, Score
+from occubench.workplace.world import World as Day
 
-@dataclass(frozen=True)
-class Employee:
-    name: str
-    department: str
-    position: str
+TaskSpec = DayTask
 
-
-@dataclass
-class Company:
-    """The day's colleagues, and the reply rules each has been given (a manual to point to, a code to relay)."""
-
-    employees: list[Employee]
-    rules: dict[str, list[str]] = field(default_factory=dict)
-
-    def in_department(self, department: str) -> list[Employee]:
-        return [e for e in self.employees if e.department == department]
-
-    def manager_of(self, department: str) -> Employee:
-        """The department's manager (its first employee whose position says so, else its first employee)."""
-        staff = self.in_department(department)
-        if not staff:
-            raise KeyError(f"no department {department!r}")
-        return next((e for e in staff if "Manager" in e.position), staff[0])
-
-    def add_rule(self, who: Employee | str, rule: str) -> None:
-        self.rules.setdefault(who if isinstance(who, str) else who.name, []).append(rule)
-
-
-@dataclass(frozen=True)
-class Meeting:
-    """A calendar entry: who is expected, where and when; ``notes`` is what is said in it (read to an attendee who
-    is there on time)."""
-
-    title: str
-    start: datetime
-    hours: float
-    room: str
-    attendees: tuple[str, ...]
-    notes: str = ""
-
-
-@dataclass
-class Day:
-    """What a day's generation builds on: the agent's workspace and the company's cloud disk (folders), the
-    company, the calendar, the day's start, and the day's random source (seeded: the same seed, the same day)."""
-
-    workspace: Path
-    cloud_disk: Path
-    company: Company
-    start: datetime
-    rng: random.Random
-    #: The reference's own files (its manuals, templates, résumés, articles), as `occubench data download
-    #: traineebench` fetches them at a pinned commit: ``reference / "schemas/tasks/<family>/templates/..."``.
-    reference: Path
-    meetings: list[Meeting] = field(default_factory=list)
-    #: Meeting rooms that can be booked, with their capacity.
-    rooms: dict[str, int] = field(default_factory=dict)
-    #: What each image the families drew shows, in words and numbers, by the sha256 of its bytes: the text an agent
-    #: that takes no images reads instead (a copy the agent downloads is the same image).
-    image_text: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """A generated task: ``family`` (the reference's task name), what the agent is told, its deadline, and what
-    the family's ``evaluate`` needs (JSON data only)."""
-
-    family: str
-    description: str
-    deadline: datetime
-    check: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Message:
-    sender: str
-    recipient: str
-    text: str
-    at: datetime
-
-
-@dataclass(frozen=True)
-class Attendance:
-    """The agent's presence at a meeting: when it joined (None: never), and what it wrote there."""
-
-    meeting: str
-    joined: datetime | None
-
-
-@dataclass
-class Outcome:
-    """What the agent left behind when the day ended: its workspace as it is, every message it sent and received,
-    the meetings it attended and booked, and a judge for the checks the reference leaves to a model (a prompt in,
-    the judge's text out; None in a run without a judge)."""
-
-    workspace: Path
-    messages: list[Message] = field(default_factory=list)
-    attended: list[Attendance] = field(default_factory=list)
-    booked: list[Meeting] = field(default_factory=list)
-    judge: Callable[[str], str] | None = None
-
-    def chat_with(self, who: str) -> list[Message]:
-        """The messages between the agent and ``who``, in order."""
-        return [m for m in self.messages if who in (m.sender, m.recipient)]
-
-
-@dataclass(frozen=True)
-class Score:
-    """The reference's points for one task, and notes saying what was missed (its mentor feedback)."""
-
-    points: float
-    full: float
-    notes: tuple[str, ...] = ()
-
-    @property
-    def fraction(self) -> float:
-        return self.points / self.full if self.full else 0.0
+__all__ = ["Attendance", "Company", "Day", "Employee", "Family", "Meeting", "Message", "Outcome", "Score",
+           "TaskSpec"]
 
 
 class Family(Protocol):
     #: The reference's task name, as its configs give it.
     name: str
+    #: easy or hard (the paper's Table 4).
+    difficulty: str
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec: ...
 

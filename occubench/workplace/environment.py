@@ -1,325 +1,499 @@
-"""A workplace day as an environment: drive, workspace, messages, calendar, a clock that only moves forward.
+"""A working day as an environment, for every task library: the company's cloud disk (listed, read, downloaded
+from), the agent's workspace (files read and written, and shell commands, run only in the sandbox), its colleagues
+(messaged directly or in chat groups; each answers from what the day's tasks gave them), the meeting-room calendar,
+a calculator, images, the website monitor, the task list with tasks that arrive during the day, and the record of
+what the agent did, which the families score (:class:`~occubench.workplace.world.Outcome`). A library's days offer
+the tools of its :class:`Toolset`.
 
-Every action costs minutes of the working day; a call the tool contract rejects (unknown tool, invalid arguments)
-costs none. Files live in memory under two roots, the shared drive and the agent's workspace; paths cannot leave
-them and the day's answers are not among them. Colleagues answer messages through a responder (deterministic by
-default, an LLM when one is given).
+Each call moves the day's clock on by its action's minutes once it has run (a failed call too; a call the tool
+contract rejects never runs); every answer gives the time then as ``now``. After the day's end nothing can be done.
+
+Paths the agent gives are its own text: a cloud-disk path or a workspace target that leaves its folder, or runs
+through a link the agent's commands planted, is refused, never followed.
 """
 
 from __future__ import annotations
 
-import posixpath
-import re
-from typing import Any, Protocol
+import hashlib
+import os
+import random
+import shutil
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from occubench.core.calculator import calculate
 from occubench.core.environment import Environment, JSONObject
-from occubench.core.tools import TOOL_TIME_LIMIT, ToolError, ToolSpec, spec_of
-from occubench.workplace.model import Colleague, Day, clock, minutes
-from occubench.workplace.scoring import checkpoint_met
+from occubench.core.images import MAX_IMAGE_BYTES, Image
+from occubench.core.tools import ToolError, ToolSpec, spec_of
+from occubench.errors import AgentOutputError, ConfigError
+from occubench.sandbox.provider import Provider
+from occubench.sandbox.shell import COMMAND_LIMITS, run_command
+from occubench.sandbox.workspace import MAX_DEPTH, MAX_ENTRIES, cost, usage
+from occubench.util.untrusted import read_chunks
+from occubench.workplace import website
+from occubench.workplace.calendar import Calendar, end_of, moment
+from occubench.workplace.people import AGENT, Colleague, Message, RuleColleagues
+from occubench.workplace.world import DayTask, Family, Outcome, Toolset, World, Write
 
-#: Minutes each action takes.
-COSTS = {"list_tasks": 1, "list_colleagues": 1, "drive_list": 1, "drive_read": 3, "drive_copy": 1,
-         "workspace_read": 2, "workspace_write": 4, "send_message": 5, "calendar_list": 1,
-         "calendar_free_rooms": 1, "calendar_book": 3, "calendar_cancel": 1, "calendar_attend": 0,
-         "clock_now": 0, "calculator": 1, "finish_day": 0}
-#: Arriving this many minutes after a meeting starts still counts as on time.
-GRACE = 2
+#: Seconds a shell command may run.
+COMMAND_SECONDS = 60.0
+#: Image files read_image shows, by suffix (Trainee-Bench's are PNG, JPEG and WebP).
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
+               ".gif": "image/gif"}
+#: The largest file read_file shows: a larger one is work for the shell.
+READ_BYTES = 64 << 10
+#: The most members a chat group may have: the whole company.
+MAX_GROUP = 60
+#: The most minutes one jump_time may skip: a day.
+MAX_JUMP = 24 * 60
+#: Every tool, in the order the agent is shown them, and those that only read.
+TOOLS = ("list_tasks", "list_users", "send_message", "create_chat_group", "send_group_message", "list_chat_groups",
+         "open_folder", "read_file", "download_file", "write_file", "read_image", "execute_command", "list_meetings",
+         "get_available_rooms", "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator",
+         "get_historical_load_times", "get_system_health", "list_monitored_services", "get_performance_summary",
+         "get_error_logs", "reboot_server", "done")
+READ_ONLY = {"list_tasks", "list_users", "list_chat_groups", "open_folder", "read_file", "read_image",
+             "list_meetings", "get_available_rooms", "calculator", "get_historical_load_times", "get_system_health",
+             "list_monitored_services", "get_performance_summary", "get_error_logs"}
 
 
 class Responder(Protocol):
-    def reply(self, colleague: Colleague, message: str, history: list[tuple[str, str]]) -> str: ...
-
-
-class KeywordResponder:
-    """Offline colleagues: a clue is released when the message meets every group of its triggers, as whole words
-    (:meth:`Clue.asked_by`), so a request for everything asks for nothing in particular."""
-
-    def reply(self, colleague: Colleague, message: str, history: list[tuple[str, str]]) -> str:
-        released = [clue.text for clue in colleague.clues if clue.asked_by(message)]
-        if released:
-            return " ".join(released)
-        return (f"Hi, this is {colleague.name} ({colleague.role}, {colleague.department}). I'm not sure what you "
-                "need from me — could you say exactly what you are looking for?")
+    def reply(self, colleague: Colleague, message: str, history: list[Message]) -> str: ...
 
 
 class WorkplaceEnvironment(Environment):
-    """One working day under the tool contract of :class:`Environment`. A call is limited to ``time_limit``
-    seconds when the colleagues are code; colleagues played by a model wait on requests with their own timeouts
-    and retries, which an interrupt would cut short, so then calls have no limit."""
+    """One day in ``world``: its ``tasks`` shown with ``guidance`` tiers of hints, ``toolset``'s tools, shell
+    commands run by ``provider`` (a day without one offers no shell), colleagues answered by ``responder``, and
+    ``families`` scoring them (a task that waits on another arrives once that one earned its full points)."""
 
-    def __init__(self, day: Day, responder: Responder | None = None, *,
-                 time_limit: float | None = TOOL_TIME_LIMIT, guidance: int = 0) -> None:
-        self.day = day
-        #: Hint tiers each listed task shows (``--guidance``): 0 none, up to 3 (all of them).
-        self.guidance = guidance
-        self.responder = responder or KeywordResponder()
-        self.time_limit = time_limit if isinstance(self.responder, KeywordResponder) else None
-        self.reset()
-
-    def reset(self) -> None:
-        self.now = minutes(self.day.start)
-        self.drive = dict(self.day.drive)
-        self.workspace: dict[str, str] = {}
-        self.events: list[dict[str, Any]] = []
-        self.bookings: list[dict[str, Any]] = []
-        self.conversations: dict[str, list[tuple[str, str]]] = {}
+    def __init__(self, world: World, tasks: Sequence[DayTask], toolset: Toolset, families: Callable[[str], Family], *,
+                 provider: Provider | None = None, responder: Responder | None = None, guidance: int = 0) -> None:
+        self.world, self.tasks, self.toolset, self.provider = world, list(tasks), toolset, provider
+        self.families, self.responder, self.guidance = families, responder or RuleColleagues(), guidance
+        self.colleagues = {employee.name: employee for employee in world.company.employees}
+        self.now = world.start
+        self.messages: list[Message] = []
+        self.writes: list[Write] = []
+        #: Chat groups by id (from 1): their members, the agent left out, and their names (the day's named groups
+        #: first). Their messages are not direct chats, which are what Trainee-Bench's checks read.
+        self.groups: dict[int, tuple[str, ...]] = {}
+        self.group_names = {}
+        for number, (name, members) in enumerate(world.company.groups.items(), start=1):
+            self.groups[number], self.group_names[number] = tuple(members), name
+        self.group_messages: list[Message] = []
         self.finished = False
         self.notes: str | None = None
-        self._announced: set[str] = set()
+        self.calendar = Calendar(world.rooms, world.meetings, world.office_hours)
+        drawn = random.Random()
+        drawn.setstate(world.rng.getstate())
+        self.monitor = website.Monitor.of(drawn, world.start)
+        self._announced = {task.id for task in self.visible_tasks()} if "list_tasks" not in toolset.tools else set()
+        self._specs = [spec_of(getattr(type(self), name), name, writes=name not in READ_ONLY)
+                       for name in TOOLS if name in toolset.tools and (name != "execute_command" or provider)]
 
-    # -- the tools -------------------------------------------------------------------------------------------
+    def tools(self) -> list[ToolSpec]:
+        return self._specs
+
+    def _call(self, name: str, arguments: JSONObject) -> Any:
+        if self.finished:
+            raise ToolError("the day is over: you called done")
+        if self.world.end and self.now >= self.world.end:
+            raise ToolError(f"the working day ended at {self.world.end:%H:%M}")
+        try:
+            result = getattr(self, name)(**arguments)
+        finally:
+            self._advance(timedelta(minutes=self.toolset.minutes.get(name, self.toolset.default)))
+        fresh = [task.id for task in self.visible_tasks() if task.id not in self._announced]
+        self._announced.update(fresh)
+        return {**result, "now": _clock(self.now), **({"new_tasks": fresh} if fresh and name != "list_tasks" else {})}
+
+    def _advance(self, span: timedelta) -> None:
+        try:
+            self.now += span
+        except OverflowError:  # a meeting booked in the year 9999 and attended
+            raise ToolError("the clock cannot run past the year 9999") from None
+
+    def outcome(self) -> Outcome:
+        """What the families score."""
+        return Outcome(self.world.workspace, list(self.messages), attended=list(self.calendar.attended),
+                       booked=self.calendar.booked(), group_messages=list(self.group_messages),
+                       writes=list(self.writes), rooms=dict(self.world.rooms))
+
+    def visible_tasks(self) -> list[DayTask]:
+        """The tasks that have reached the agent: at the start, once their meeting was attended, once the task
+        they wait on is done."""
+        attended = {attendance.meeting for attendance in self.calendar.attended}
+        done = {task.id for task in self.tasks if any(t.appears == f"task:{task.id}" for t in self.tasks)
+                and (score := self.families(task.family).evaluate(task, self.outcome())).points >= score.full}
+        return [task for task in self.tasks if task.appears == "start"
+                or task.appears.partition(":")[2] in (attended if task.appears.startswith("meeting:") else done)]
+
+    def info(self) -> dict[str, Any]:
+        return {"finished_at": _clock(self.now), "day_notes": self.notes,
+                **({"guidance": self.guidance} if self.guidance else {})}
+
+    # -- the tools ---------------------------------------------------------------------------------------------
 
     def list_tasks(self) -> JSONObject:
         """The tasks assigned to you so far, with their deadlines and priorities."""
-        return {"tasks": [{"id": t.id, "objective": t.objective, "deadline": t.deadline, "priority": t.priority,
-                           **({"guidance": " ".join(t.hints[:self.guidance])} if self.guidance and t.hints else {})}
-                          for t in self.visible_tasks()]}
+        return {"tasks": [{"id": task.id, "objective": task.description, "deadline": _clock(task.deadline),
+                           "priority": task.priority,
+                           **({"guidance": hint} if (hint := guidance(task, self.guidance)) else {})}
+                          for task in self.visible_tasks()]}
 
-    def list_colleagues(self) -> JSONObject:
-        """Colleagues you can message (name, role, department) and the group chats."""
-        return {"colleagues": [{"name": c.name, "role": c.role, "department": c.department}
-                               for c in self.day.colleagues], "groups": self.day.groups}
+    def list_users(self) -> JSONObject:
+        """Everyone you can message: name, department and position."""
+        return {"users": [{"name": e.name, "department": e.department, "position": e.role}
+                          for e in self.world.company.employees]}
 
-    def drive_list(self, folder: str = "") -> JSONObject:
-        """Files on the shared cloud drive.
-
-        Args:
-            folder: Only files under this folder.
-        """
-        root = _inside(folder) if folder else ""
-        return {"files": sorted(p for p in self.drive if p.startswith(root))}
-
-    def drive_read(self, path: str) -> JSONObject:
-        """Read a file on the shared drive.
+    def send_message(self, to: str, text: str) -> JSONObject:
+        """Send a chat message to a colleague, or to one of the day's named chat groups, and get the replies.
 
         Args:
-            path: The file's path on the drive.
+            to: The colleague's full name, as list_users gives it, or a chat group's name.
+            text: Your message.
         """
-        return {"path": path, "content": self._file(self.drive, path, "drive")}
+        named = next((number for number, name in self.group_names.items() if name == to), None)
+        if named is not None:
+            return self.send_group_message(named, text)
+        colleague = self.colleagues.get(to)
+        if colleague is None:
+            raise ToolError(f"nobody is called {to!r:.80}: see list_users")
+        history = [m for m in self.messages if to in (m.sender, m.recipient)]
+        self.messages.append(Message(AGENT, to, text, self.now))
+        answer = self.responder.reply(colleague, text, history)
+        self.messages.append(Message(to, AGENT, answer, self.now))
+        return {"from": to, "reply": answer}
 
-    def drive_copy(self, path: str) -> JSONObject:
-        """Copy a drive file into your workspace, under the same name.
+    def create_chat_group(self, members: list[str]) -> JSONObject:
+        """Start a group chat with colleagues (the same members again give the same group).
 
         Args:
-            path: The file's path on the drive.
+            members: The colleagues' full names, as list_users gives them (you are in the group anyway).
         """
-        self.workspace[_inside(path)] = self._file(self.drive, path, "drive")
-        return {"copied": path}
+        unknown = [name for name in members if name not in self.colleagues]
+        if unknown:
+            raise ToolError(f"nobody is called {unknown[0]!r:.80}: see list_users")
+        names = tuple(sorted(set(members)))
+        if not names or len(names) > MAX_GROUP:
+            raise ToolError(f"a group has 1 to {MAX_GROUP} colleagues besides you")
+        group = next((number for number, others in self.groups.items() if others == names), len(self.groups) + 1)
+        self.groups[group] = names
+        return {"group_id": group, "members": [AGENT, *names]}
 
-    def workspace_read(self, path: str) -> JSONObject:
-        """Read a file in your workspace.
+    def send_group_message(self, group_id: int, text: str) -> JSONObject:
+        """Send a message to a chat group; every other member replies.
 
         Args:
-            path: The file's path in the workspace.
+            group_id: The group's id, as create_chat_group gave it.
+            text: Your message.
         """
-        return {"path": path, "content": self._file(self.workspace, path, "workspace")}
+        if group_id not in self.groups:
+            raise ToolError(f"no chat group {group_id}: create it with create_chat_group")
+        group = self.group_names.get(group_id, f"group {group_id}")
+        history = [said for said in self.group_messages if said.recipient == group]
+        self.group_messages.append(Message(AGENT, group, text, self.now))
+        replies = []
+        for name in self.groups[group_id]:
+            answer = self.responder.reply(self.colleagues[name], f"(in group chat {group}) {text}", history)
+            self.group_messages.append(Message(name, group, answer, self.now))
+            replies.append({"from": name, "reply": answer})
+        return {"group_id": group_id, "replies": replies}
 
-    def workspace_write(self, path: str, content: str) -> JSONObject:
+    def list_chat_groups(self) -> JSONObject:
+        """Your chat groups and their members."""
+        return {"groups": [{"group_id": number, **({"name": self.group_names[number]} if number in self.group_names
+                                                    else {}), "members": [AGENT, *names]}
+                           for number, names in self.groups.items()]}
+
+    def open_folder(self, folder_path: str) -> JSONObject:
+        """List a folder of the company's cloud disk (folders end with "/").
+
+        Args:
+            folder_path: The folder, relative to the cloud disk's root: "./" for the root, "financial/" for one.
+        """
+        folder = _inside(self.world.cloud_disk, folder_path)
+        if not folder.is_dir():
+            raise ToolError(f"no folder {folder_path!r} on the cloud disk")
+        return {"folder": folder_path, "entries": sorted(f"{p.name}/" if p.is_dir() else p.name
+                                                         for p in folder.iterdir())}
+
+    def download_file(self, file_path: str, target_path: str) -> JSONObject:
+        """Copy a file of the cloud disk into your workspace.
+
+        Args:
+            file_path: The file on the cloud disk, relative to its root (such as "financial/invoices/T1.txt").
+            target_path: Where in your workspace: a file name, or an existing folder to put it in.
+        """
+        source = _inside(self.world.cloud_disk, file_path)
+        if not source.is_file():
+            raise ToolError(f"no file {file_path!r} on the cloud disk")
+        target = _inside(self.world.workspace, target_path)
+        if target.is_dir() or target_path.rstrip().endswith("/"):  # a folder, made if new, as the reference does
+            folder = target.relative_to(self.world.workspace.resolve())
+            target = _inside(self.world.workspace, str(folder / source.name))
+        self._room_for(cost(source.stat()))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target, follow_symlinks=False)
+        return {"downloaded": file_path, "to": str(target.relative_to(self.world.workspace.resolve()))}
+
+    def read_file(self, file_path: str) -> JSONObject:
+        """Read a text file: in your workspace, else on the cloud disk.
+
+        Args:
+            file_path: The file, relative to your workspace or to the cloud disk's root.
+        """
+        found = [path for path in (_inside(self.world.workspace, file_path), _inside(self.world.cloud_disk, file_path))
+                 if path.is_file()]
+        if not found:
+            raise ToolError(f"no file {file_path!r:.200} in your workspace or on the cloud disk")
+        try:  # the agent's own file may be anything: a link, a FIFO, a huge file
+            data = b"".join(read_chunks(found[0], limit=READ_BYTES))
+        except ConfigError:
+            raise ToolError(f"{file_path!r:.200} cannot be shown: not a regular file, or over {READ_BYTES:,} bytes "
+                            "(work on a large file with shell commands where you have them)") from None
+        return {"file": file_path, "content": data.decode("utf-8", "replace")}
+
+    def write_file(self, file_path: str, content: str) -> JSONObject:
         """Create or overwrite a file in your workspace.
 
         Args:
-            path: The file's path in the workspace.
+            file_path: The file, relative to your workspace.
             content: The whole new content.
         """
-        self.workspace[_inside(path)] = content
-        self._log("write", path=_inside(path), content=content)
-        return {"written": path, "characters": len(content)}
+        target = _inside(self.world.workspace, file_path)
+        data = content.encode("utf-8", "surrogatepass")
+        self._room_for(len(data))
+        if target.is_dir():
+            raise ToolError(f"{file_path!r:.200} is a folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        relative = str(target.relative_to(self.world.workspace.resolve()))
+        self.writes.append(Write(relative, content, self.now))
+        return {"written": relative, "characters": len(content)}
 
-    def send_message(self, to: str, text: str) -> JSONObject:
-        """Message a colleague or a group chat; colleagues reply at once.
+    def _room_for(self, size: int) -> None:
+        """A :class:`ToolError` unless the workspace can take ``size`` more bytes: the quota its commands meet, met
+        here too, so that a thousand downloads or writes do not fill the host's disk."""
+        quota = COMMAND_LIMITS.workspace_bytes
+        try:
+            full = usage(self.world.workspace) + size > quota
+        except AgentOutputError as exc:
+            raise ToolError(f"your workspace cannot take the file: {exc}") from None
+        if full:
+            raise ToolError(f"your workspace cannot take the file: it would be past its quota of {quota >> 20} MB")
 
-        Args:
-            to: A colleague's name or a group's name.
-            text: Your message.
-        """
-        if to in self.day.groups:
-            members = self.day.groups[to]
-        elif any(c.name == to for c in self.day.colleagues):
-            members = [to]
-        else:
-            raise ToolError(f"nobody called {to!r}; see list_colleagues")
-        self._log("message", to=to, text=text)
-        replies = []
-        for colleague in (c for c in self.day.colleagues if c.name in members):
-            history = self.conversations.setdefault(colleague.name, [])
-            answer = self.responder.reply(colleague, text, history)
-            history.append((text, answer))
-            replies.append({"from": colleague.name, "text": answer})
-        return {"delivered_to": to, "replies": replies}
-
-    def calendar_list(self) -> JSONObject:
-        """Today's meetings you are invited to and the rooms you have booked."""
-        return {"meetings": [{"id": m.id, "title": m.title, "start": m.start, "end": m.end, "room": m.room}
-                             for m in self.day.meetings],
-                "bookings": [b for b in self.bookings if not b["cancelled"]]}
-
-    def calendar_free_rooms(self, start: str, end: str, min_capacity: int = 1) -> JSONObject:
-        """Rooms free for a whole time span today.
+    def read_image(self, file_path: str) -> JSONObject:
+        """Look at an image file (PNG, JPEG, WebP or GIF): in your workspace, else on the cloud disk.
 
         Args:
-            start: Start time, HH:MM.
-            end: End time, HH:MM.
-            min_capacity: Seats needed.
+            file_path: The image, relative to your workspace or to the cloud disk's root (such as
+                "ads_strategy/target_user_density_youth.png").
         """
-        begin, finish = _span(start, end)
-        return {"rooms": [{"room": room, "capacity": seats} for room, seats in sorted(self.day.rooms.items())
-                          if seats >= min_capacity and self._free(room, begin, finish)]}
+        found = [path for path in (_inside(self.world.workspace, file_path), _inside(self.world.cloud_disk, file_path))
+                 if path.is_file()]
+        if not found:
+            raise ToolError(f"no file {file_path!r:.200} in your workspace or on the cloud disk")
+        media_type = IMAGE_TYPES.get(found[0].suffix.lower())
+        if media_type is None:
+            raise ToolError(f"{file_path!r:.200} is not an image file ({', '.join(IMAGE_TYPES)})")
+        try:  # the agent's own file may be anything: a link, a FIFO, a huge file
+            data = b"".join(read_chunks(found[0], limit=MAX_IMAGE_BYTES))
+        except ConfigError:
+            raise ToolError(f"{file_path!r:.200} cannot be shown: not a regular file, or over {MAX_IMAGE_BYTES:,} "
+                            "bytes") from None
+        # An agent that takes no images reads instead what the family that drew it says it shows.
+        text = self.world.image_text.get(hashlib.sha256(data).hexdigest(),
+                                       f"An image file of {len(data):,} bytes; what it shows is not available as "
+                                       "text.")
+        return {"file": file_path, "image": Image(media_type, data, text)}
 
-    def calendar_book(self, room: str, start: str, end: str, title: str, attendees: list[str]) -> JSONObject:
-        """Book a room and invite colleagues.
+    def execute_command(self, command: str) -> JSONObject:
+        """Run a shell command in your workspace (a Linux shell with Python; no network).
 
         Args:
-            room: The room's name.
-            start: Start time, HH:MM.
-            end: End time, HH:MM.
-            title: The meeting's title.
-            attendees: Names of the colleagues to invite.
+            command: The command, as you would type it: "ls -la", "python report.py".
         """
-        begin, finish = _span(start, end)
-        if room not in self.day.rooms:
-            raise ToolError(f"no room called {room!r}")
-        if begin < self.now:
-            raise ToolError(f"{start} has already passed (it is {clock(self.now)})")
-        if not self._free(room, begin, finish):
-            raise ToolError(f"{room} is not free from {start} to {end}")
-        unknown = [a for a in attendees if not any(c.name == a for c in self.day.colleagues)]
-        if unknown:
-            raise ToolError(f"unknown attendee(s): {', '.join(unknown)}")
-        booking = {"id": f"B{len(self.bookings) + 1}", "room": room, "start": clock(begin), "end": clock(finish),
-                   "title": title, "attendees": list(attendees), "cancelled": False}
-        self.bookings.append(booking)
-        self._log("book", booking=booking["id"])
-        return dict(booking)  # a copy: the observation gains keys (new_tasks) the booking must not
+        if not command.strip():
+            raise ToolError("the command is empty")
+        result = run_command(self.provider, self.world.workspace, command, COMMAND_SECONDS)
+        return {"exit_code": result.exit_code, "output": result.output,
+                **({"left_out_bytes": result.left_out} if result.left_out else {}),
+                **({"timed_out": True} if result.exit_code is None else {}),
+                **({"workspace_not_kept": f"{result.not_kept} (the workspace's quota is "
+                                          f"{COMMAND_LIMITS.workspace_bytes >> 20} MB, {MAX_ENTRIES:,} files and "
+                                          f"folders, {MAX_DEPTH} levels)"} if result.not_kept else {})}
 
-    def calendar_cancel(self, booking_id: str) -> JSONObject:
-        """Cancel one of your bookings.
+    # The calendar acts for the agent: the reference's applicant and agent_name arguments are left out, since the
+    # agent is always the intern, and any other name there only filed its booking or its join under someone else.
+
+    def list_meetings(self) -> JSONObject:
+        """Today's meetings on your calendar: those you are expected at and those you booked."""
+        return {"meetings": [{"title": m.title, "room": m.room, "start": _clock(m.start), "end": _clock(end_of(m))}
+                             for m in self.calendar.meetings()]}
+
+    def get_available_rooms(self, start: str, end: str, min_capacity: int = 1) -> JSONObject:
+        """The meeting rooms free for the whole of a time slot, with at least a number of seats.
 
         Args:
-            booking_id: The booking's id, e.g. B1.
+            start: When the slot starts, as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T10:30:00.
+            min_capacity: Seats needed, you included.
         """
-        booking = next((b for b in self.bookings if b["id"] == booking_id and not b["cancelled"]), None)
-        if booking is None:
-            raise ToolError(f"no active booking {booking_id!r}")
-        booking["cancelled"] = True
-        self._log("cancel", booking=booking_id)
-        return {"cancelled": booking_id}
+        return {"available": self.calendar.available(self._moment("start", start), self._moment("end", end),
+                                                     min_capacity)}
 
-    def calendar_attend(self, meeting_id: str) -> JSONObject:
-        """Go to a meeting: you wait until it starts and stay to the end; what is said there is returned.
+    def book_meeting(self, attendees: list[str], room_name: str, start: str, end: str) -> JSONObject:
+        """Book a meeting room and invite colleagues. It fails when the room is taken or too small, the slot is
+        outside office hours or past, or you or an invitee are in another meeting then (each one's are listed).
 
         Args:
-            meeting_id: The meeting's id from calendar_list.
+            attendees: The invitees' full names, as list_users gives them (you are in the meeting anyway).
+            room_name: The room, such as Room_01.
+            start: When the meeting starts, as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T11:00:00.
         """
-        meeting = next((m for m in self.day.meetings if m.id == meeting_id), None)
-        if meeting is None:
-            raise ToolError(f"no meeting {meeting_id!r}")
-        if self.now >= minutes(meeting.end):
-            raise ToolError(f"{meeting.title} ended at {meeting.end}")
-        on_time = self.now <= minutes(meeting.start) + GRACE
-        arrived = clock(self.now)
-        self.now = minutes(meeting.end)
-        self._log("attend", meeting=meeting_id, on_time=on_time)
-        return {"meeting": meeting.title, "arrived": arrived, "on_time": on_time, "notes": meeting.notes}
+        meeting = self.calendar.book(attendees, room_name, self._moment("start", start), self._moment("end", end),
+                                     self.now)
+        return {"booked": meeting.title, "room": meeting.room, "start": _clock(meeting.start),
+                "end": _clock(end_of(meeting)), "attendees": list(meeting.attendees)}
 
-    def clock_now(self) -> JSONObject:
-        """The current time of the working day."""
-        return {"time": clock(self.now), "day_ends": self.day.end}
+    def _moment(self, argument: str, text: str) -> datetime:
+        return moment(argument, text, self.world.start)
+
+    def cancel_meeting(self, room_name: str, start: str, end: str) -> JSONObject:
+        """Cancel a meeting you booked (only your own bookings can be cancelled).
+
+        Args:
+            room_name: Its room, such as Room_01.
+            start: When it starts (not the time now), as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T11:00:00.
+        """
+        meeting = self.calendar.cancel(room_name, self._moment("start", start), self._moment("end", end))
+        return {"cancelled": meeting.title, "room": meeting.room, "start": meeting.start.isoformat()}
+
+    def attend_meeting(self, room_name: str, start: str, end: str) -> JSONObject:
+        """Join a meeting; you stay until it ends, and the clock moves to its end. Be there around its start: no
+        more than five minutes late, and not long before. What is said in the meeting is given back to you.
+
+        Args:
+            room_name: The meeting's room, such as Room_06.
+            start: When the meeting starts (not the time now), as an ISO date and time: 2025-10-01T10:00:00.
+            end: When it ends, the same way: 2025-10-01T11:00:00.
+        """
+        joined = self.now
+        meeting = self.calendar.attend(room_name, self._moment("start", start), self._moment("end", end), joined)
+        finish = end_of(meeting)
+        self.now = max(self.now, finish)  # never back: a meeting joined after its end leaves the clock where it is
+        return {"attended": meeting.title, "room": meeting.room, "joined": _clock(joined), "until": _clock(finish),
+                **({"notes": meeting.notes} if meeting.notes else {})}
+
+    def jump_time(self, minutes: int) -> JSONObject:
+        """Let time pass when there is nothing to do until a later task or meeting.
+
+        Args:
+            minutes: How many minutes to skip (1 to 1440).
+        """
+        if not 1 <= minutes <= MAX_JUMP:
+            raise ToolError(f"minutes must be from 1 to {MAX_JUMP}, not {minutes}")
+        self._advance(timedelta(minutes=minutes))
+        return {"skipped_minutes": minutes}
 
     def calculator(self, expression: str) -> JSONObject:
-        """Evaluate arithmetic: numbers, + - * / // % ** and parentheses, magnitudes up to 1e100.
+        """Work out arithmetic: numbers, + - * / (// % ** too) and parentheses; no functions or names.
 
         Args:
             expression: For example (1200 - 150) * 0.2.
         """
-        return {"expression": expression, "result": calculate(expression)}
+        value = calculate(expression)
+        # The reference's form: a whole number without ".0", others to 15 significant digits.
+        return {"expression": expression, "result": int(value) if value == int(value) else float(f"{value:.15g}")}
 
-    def finish_day(self, notes: str | None = None) -> JSONObject:
-        """Declare your working day finished. Notes you leave are given back to you on your next day.
+    def get_historical_load_times(self, time_window: Literal["last_7_days", "last_24_hours"] = "last_7_days",
+                                  page_url: str | None = None) -> JSONObject:
+        """The website's average page load times over a past time window, in milliseconds.
 
         Args:
-            notes: Lessons or reminders for your next working day.
+            time_window: last_7_days or last_24_hours.
+            page_url: Only this page, such as /home; every page when left out.
         """
-        self.finished = True
-        self.notes = notes
-        self._log("finish")
-        return {"finished_at": clock(self.now)}
+        times = self.monitor.load_times[time_window]
+        return {"time_window": time_window, "pages": [{"page": page, "avg_load_time_ms": ms}
+                                                      for page, ms in times.items() if page_url in (None, page)]}
 
-    # -- the machinery -----------------------------------------------------------------------------------------
+    def get_system_health(self) -> JSONObject:
+        """The status of every monitored server right now: the place to look for a problem happening now."""
+        return {"servers": self.monitor.health(self.now)}
 
-    TOOLS = ("list_tasks", "list_colleagues", "drive_list", "drive_read", "drive_copy", "workspace_read",
-             "workspace_write", "send_message", "calendar_list", "calendar_free_rooms", "calendar_book",
-             "calendar_cancel", "calendar_attend", "clock_now", "calculator", "finish_day")
+    def list_monitored_services(self) -> JSONObject:
+        """The names of the services the monitor watches (names only, no status)."""
+        return {"services": list(website.SERVICES)}
 
-    def tools(self) -> list[ToolSpec]:
-        return list(_SPECS)
+    def get_performance_summary(self,
+                                time_window: Literal["last_7_days", "last_24_hours"] = "last_24_hours") -> JSONObject:
+        """A one-line verdict on the website's speed over a time window, naming its slowest page: a quick look.
 
-    def _call(self, name: str, arguments: JSONObject) -> JSONObject:
-        if self.finished:
-            raise ToolError("you have already finished your working day")
-        if self.now >= minutes(self.day.end):
-            raise ToolError(f"the working day ended at {self.day.end}")
-        self.now += COSTS[name]
-        observation: JSONObject = getattr(self, name)(**arguments)
-        visible = self.visible_tasks()
-        fresh = [t.id for t in visible if t.id not in self._announced]
-        if fresh and name != "list_tasks":
-            observation["new_tasks"] = fresh
-        self._announced.update(t.id for t in visible)
-        return observation
+        Args:
+            time_window: last_7_days or last_24_hours.
+        """
+        return self.monitor.summary(time_window)
 
-    def visible_tasks(self) -> list[Any]:
-        visible = []
-        for task in self.day.tasks:
-            kind, _, ref = task.appears.partition(":")
-            if kind == "start" or (kind == "meeting" and any(e["kind"] == "attend" and e["meeting"] == ref
-                                                             for e in self.events)) or \
-                    (kind == "task" and self._done(ref)):
-                visible.append(task)
-        return visible
+    def get_error_logs(self, server_id: str, lines: int = 20) -> JSONObject:
+        """The latest lines of a server's log (mostly routine entries).
 
-    def _done(self, task_id: str) -> bool:
-        task = next(t for t in self.day.tasks if t.id == task_id)
-        return all(checkpoint_met(c.check, self, task.deadline) for c in task.checkpoints)
+        Args:
+            server_id: The server, as list_monitored_services names it.
+            lines: How many of the latest lines (at least 1).
+        """
+        if server_id not in self.monitor.logs:
+            raise ToolError(f"no logs for {server_id!r:.80}; servers with logs: {', '.join(website.SERVICES)}")
+        if lines < 1:
+            raise ToolError(f"lines must be at least 1, not {lines}")
+        return {"server_id": server_id, "lines": self.monitor.logs[server_id][-lines:]}
 
-    def _log(self, kind: str, **details: Any) -> None:
-        self.events.append({"time": self.now, "kind": kind, **details})
+    def reboot_server(self, server_id: str) -> JSONObject:
+        """Ask to reboot a server (a high-risk operation).
 
-    def _free(self, room: str, begin: int, finish: int) -> bool:
-        taken = [*self.day.busy, *(b for b in self.bookings if not b["cancelled"])]
-        return not any(b["room"] == room and minutes(b["start"]) < finish and begin < minutes(b["end"])
-                       for b in taken)
+        Args:
+            server_id: The server, as list_monitored_services names it.
+        """
+        raise ToolError(f"permission denied: rebooting {server_id!r:.80} is high-risk and needs an authorization "
+                        "this tool does not have")
 
-    def _file(self, files: dict[str, str], path: str, root: str) -> str:
-        key = _inside(path)
-        if key not in files:
-            raise ToolError(f"no file {path!r} in the {root}")
-        return files[key]
+    def done(self, notes: str | None = None) -> JSONObject:
+        """End your working day: call it once every task is finished.
 
-    def info(self) -> dict[str, Any]:
-        return {"finished_at": clock(self.now), "day_notes": self.notes,
-                **({"guidance": self.guidance} if self.guidance else {})}
+        Args:
+            notes: Lessons or reminders for your next working day, given back to you then.
+        """
+        self.finished, self.notes = True, notes
+        return {"done": True}
 
 
-def _inside(path: str) -> str:
-    """A path kept inside its root: no absolute paths, no way up."""
-    normal = posixpath.normpath(path.strip())
-    if path.strip().startswith("/") or normal == ".." or normal.startswith("../"):
-        raise ToolError(f"{path!r} is outside your files")
-    return "" if normal == "." else normal
+def guidance(task: DayTask, tier: int) -> str:
+    """The hints of ``task`` up to guidance ``tier`` (0: none)."""
+    return " ".join(task.hints[:tier])
 
 
-def _span(start: str, end: str) -> tuple[int, int]:
-    if not all(re.fullmatch(r"([01]?[0-9]|2[0-3]):[0-5][0-9]", time) for time in (start, end)):
-        raise ToolError("times are HH:MM, from 00:00 to 23:59")
-    begin, finish = minutes(start), minutes(end)
-    if finish <= begin:
-        raise ToolError("the end must be after the start")
-    return begin, finish
+def _clock(at: datetime) -> str:
+    return at.isoformat(timespec="minutes")
 
 
-WRITES = frozenset({"drive_copy", "workspace_write", "send_message", "calendar_book", "calendar_cancel",
-                    "calendar_attend", "finish_day"})
-# spec_of skips a function's first parameter, here ``self``.
-_SPECS = tuple(spec_of(getattr(WorkplaceEnvironment, name), name, writes=name in WRITES)
-               for name in WorkplaceEnvironment.TOOLS)
+def _inside(root: Path, relative: str) -> Path:
+    """``relative`` under ``root``, refused when it leaves it (``..``, an absolute path, a link anywhere on the
+    way, which the agent's commands may have planted)."""
+    text = relative.strip().removeprefix("CloudDisk:").removeprefix("Workspace:").lstrip("/")
+    base = root.resolve()
+    path = base / text if text not in ("", ".", "./") else base
+    walked = base
+    for part in path.relative_to(base).parts:
+        if part == "..":
+            raise ToolError(f"{relative!r} leaves its folder")
+        walked = walked / part
+        if walked.is_symlink():
+            raise ToolError(f"{relative!r} runs through a link; links are not followed")
+    if not os.path.normpath(walked).startswith(str(base)):
+        raise ToolError(f"{relative!r} leaves its folder")
+    return walked

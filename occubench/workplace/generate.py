@@ -63,9 +63,9 @@ def _draw(seed: int, index: int, phase: int, families: list[str], attempt: int) 
 def _set_deadlines(day: Day, rng: random.Random) -> None:
     _, done = reference_schedule(day)
     for task in day.tasks:
-        attends = [s["arguments"]["meeting_id"] for s in task.reference if s["tool"] == "calendar_attend"]
+        attends = [s["arguments"]["end"] for s in task.reference if s["tool"] == "attend_meeting"]
         if attends:
-            deadline = minutes(next(m.end for m in day.meetings if m.id == attends[0]))
+            deadline = minutes(attends[0])
         else:  # some slack, rounded up to a quarter hour: binding for an agent that dawdles, met by the reference
             deadline = min(minutes(day.end), 15 * math.ceil((done[task.id] + rng.choice((20, 30, 45))) / 15))
         task.deadline = clock(deadline)

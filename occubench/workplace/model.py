@@ -1,15 +1,26 @@
-"""A workplace day as data: tasks with deadlines and weighted checkpoints, colleagues who hold clues, files,
-rooms and meetings. Everything is plain JSON, so a generated day is written to disk and read back unchanged."""
+"""Our workplace days as data: tasks with deadlines and weighted checkpoints, colleagues who hold clues, files,
+rooms and meetings. Everything is plain JSON, so a generated day is written to disk and read back unchanged; it is
+built into the day engine's world (:func:`build`) to be played."""
 
 from __future__ import annotations
 
 import json
-import re
+import random
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
+
+from occubench.workplace.people import AGENT, Clue, Colleague, Company
+from occubench.workplace.world import DayTask, World
+from occubench.workplace.world import Meeting as Entry
 
 #: What every task was filed under before tasks had their own category.
 DEFAULT_CATEGORY = "Business & Enterprise"
+#: The date our days are played on (the clock needs one; the work does not depend on it).
+DATE = datetime(2025, 10, 1)
+
+__all__ = ["Checkpoint", "Clue", "Colleague", "Day", "Meeting", "WorkTask", "build"]
 
 
 def minutes(clock: str) -> int:
@@ -20,45 +31,6 @@ def minutes(clock: str) -> int:
 
 def clock(total: int) -> str:
     return f"{total // 60:02d}:{total % 60:02d}"
-
-
-def _words(text: str) -> list[str]:
-    """Lower-case words: runs of letters and digits, so whitespace and punctuation only separate them."""
-    return re.findall(r"[^\W_]+", text.lower())
-
-
-def _mentions(words: list[str], trigger: str) -> bool:
-    """Whether ``words`` hold ``trigger``'s words in a row, each whole: "end" is not in "send". The last word also
-    matches its plural ("limit" → "limits", "policy" → "policies") or, when the trigger ends in ``*``, any word it
-    begins ("mandat*" → "mandatory")."""
-    *head, last = _words(trigger)
-    forms = {last, last + "s", last + "es", last[:-1] + "ies" if last.endswith("y") else last}
-    size = len(head)
-    return any(words[i:i + size] == head and
-               (words[i + size].startswith(last) if trigger.endswith("*") else words[i + size] in forms)
-               for i in range(len(words) - size))
-
-
-@dataclass
-class Clue:
-    id: str
-    text: str
-    #: Every group must be met by the message, each group by any one of its triggers: a word or a phrase, matched
-    #: as whole words (see :func:`_mentions`).
-    trigger: list[list[str]]
-
-    def asked_by(self, message: str) -> bool:
-        """Whether ``message`` asks for this clue: it meets every group of the trigger."""
-        words = _words(message)
-        return all(any(_mentions(words, trigger) for trigger in group) for group in self.trigger)
-
-
-@dataclass
-class Colleague:
-    name: str
-    role: str
-    department: str
-    clues: list[Clue] = field(default_factory=list)
 
 
 @dataclass
@@ -130,6 +102,58 @@ class Day:
         if not day.tasks:
             raise ValueError("tasks: a day needs at least one task")
         return day
+
+
+def at(day_time: str) -> datetime:
+    return DATE + timedelta(minutes=minutes(day_time))
+
+
+def build(day: Day, root: Path) -> tuple[World, list[DayTask]]:
+    """``day`` as the engine plays it, its files under ``root`` (which must not exist yet): the drive as the cloud
+    disk, an empty workspace, the meetings (the agent expected at each) and the rooms already booked on the
+    calendar, and each task with its checkpoints as the data :func:`occubench.workplace.scoring.evaluate` reads."""
+    workspace, disk = root / "workspace", root / "cloud_disk"
+    workspace.mkdir(parents=True)
+    disk.mkdir()
+    for path, text in day.drive.items():
+        (disk / path).parent.mkdir(parents=True, exist_ok=True)
+        (disk / path).write_text(text, encoding="utf-8")
+    hours = (at(day.end) - at(day.start)) / timedelta(hours=1)
+    meetings = [Entry(m.title, at(m.start), (at(m.end) - at(m.start)) / timedelta(hours=1), m.room, (AGENT,), m.notes)
+                for m in day.meetings]
+    meetings += [Entry("Reserved", at(b["start"]), (at(b["end"]) - at(b["start"])) / timedelta(hours=1), b["room"], ())
+                 for b in day.busy]
+    world = World(workspace, disk, Company(day.colleagues, day.groups), at(day.start), random.Random(day.seed),
+                  meetings=meetings, rooms=dict(day.rooms), end=at(day.end),
+                  office_hours=(at(day.start).hour, at(day.start).hour + int(hours)))
+    return world, day_tasks(day)
+
+
+def day_tasks(day: Day) -> list[DayTask]:
+    """The day's tasks as the engine shows and scores them, each with its checkpoints as the data
+    :func:`occubench.workplace.scoring.evaluate` reads."""
+    titles = {m.id: m.title for m in day.meetings}
+    starts = {m.id: m.start for m in day.meetings}
+    return [DayTask(t.family, t.objective, at(t.deadline),
+                     {"checkpoints": [_check(asdict(c), titles, starts) for c in t.checkpoints],
+                      "day_end": at(day.end).isoformat()},
+                     id=t.id, appears=_titled(t.appears, titles), hints=tuple(t.hints), difficulty=t.difficulty,
+                     priority=t.priority, category=t.category) for t in day.tasks]
+
+
+def _check(checkpoint: dict[str, Any], titles: dict[str, str], starts: dict[str, str]) -> dict[str, Any]:
+    """A checkpoint whose meeting is named by id (day files before meetings were found by title) by its title."""
+    check = checkpoint["check"]
+    if check["kind"] == "attended" and check["meeting"] in titles:
+        checkpoint["check"] = {**check, "meeting": titles[check["meeting"]], "start": starts[check["meeting"]]}
+    return checkpoint
+
+
+def _titled(appears: str, titles: dict[str, str]) -> str:
+    """A task's arrival by its meeting's title (day files name the meeting by id or, since meetings are found by
+    title, by title)."""
+    kind, _, ref = appears.partition(":")
+    return f"meeting:{titles.get(ref, ref)}" if kind == "meeting" else appears
 
 
 _EXPECTED = {str: "a string", int: "an integer", list: "a list", dict: "an object"}

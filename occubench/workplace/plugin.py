@@ -1,9 +1,10 @@
-"""Workplace days as a plugin: generated working days; with ``--learning``, each followed by a second day with
-the same kinds of tasks, run in three arms: told nothing of day one, told the mentor's feedback and the agent's own
-notes, or told the notes a reflection on day one wrote."""
+"""Our workplace days as a plugin: generated working days; with ``--learning``, each followed by a second day with
+the same kinds of tasks, in three arms: told nothing of day one, told the mentor's feedback and the agent's own
+notes, or told the notes a reflection on day one wrote (:mod:`occubench.workplace.plan`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,25 +13,22 @@ from rich.console import Console
 
 from occubench.config import RunConfig
 from occubench.core.options import SuiteOptions
-from occubench.core.results import Result
-from occubench.core.suite import (
-    Suite,
-    SuiteDefinition,
-    SuitePlan,
-    ValidateOptions,
-    select_tasks,
-    task_set,
-)
+from occubench.core.suite import SuiteDefinition, SuitePlan, TaskSet, ValidateOptions
 from occubench.core.tables import Table
+from occubench.core.task import Task
 from occubench.errors import ConfigError
-from occubench.llm import Model
+from occubench.sandbox.provider import provider_for
 from occubench.util.jsonl import json_digest
-from occubench.workplace.generate import day_id, generate_day, generate_days, read_days
-from occubench.workplace.record import DayRecord
+from occubench.workplace.generate import generate_day, generate_days, read_days
+from occubench.workplace.model import Day, at, build, day_tasks
+from occubench.workplace.plan import day_plan, learning_arms
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
-from occubench.workplace.suite import ARMS, WORKPLACE_SUITE, DayTwo, WorkplaceSuite, reference_agent
+from occubench.workplace.schedule import TOOLSET, reference_schedule
+from occubench.workplace.suite import Library, PlannedDay, reference_agent
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day
+
+WORKPLACE_SUITE = "workplace"
 
 
 class WorkplaceOptions(SuiteOptions):
@@ -40,59 +38,61 @@ class WorkplaceOptions(SuiteOptions):
     workplace_dir: str | None = None
     #: Each day followed by a second day of the same kinds of tasks, in three arms (see the module docstring).
     learning: bool = False
+    #: Where no sandbox is available, run the agent's shell commands as plain processes all the same.
+    trust_world_code: bool = False
+
+
+def instruction(planned: PlannedDay, guidance: int, carried_over: str) -> str:
+    """Our day's opening: the tasks are in the task list, shown with their hints there (``guidance``)."""
+    text = (f"It is {planned.start:%H:%M}: your working day as a new employee starts now and ends at "
+            f"{planned.end:%H:%M}. Your tasks are in your task list (list_tasks); more "
+            "can arrive during the day, for instance in meetings. Each has a deadline and a priority, and every "
+            "action you take uses up time. Information you do not have is held by colleagues or kept in files: "
+            "find it or ask for it (list_users, send_message) rather than guess. When your work is done, call done.")
+    return text + (f"\n\nFrom your previous working day:\n{carried_over}" if carried_over else "")
+
+
+LIBRARY = Library(TOOLSET, FAMILIES.__getitem__, instruction, "Office work")
+
+
+def day_category(day: Day) -> str:
+    """The most common category among the day's tasks; of those tied, the one met first in task order."""
+    counts = Counter(task.category for task in day.tasks)
+    return max(counts, key=counts.__getitem__)  # max keeps the first of equals; a Counter keeps first-seen order
+
+
+def planned(day: Day, after: str = "") -> PlannedDay:
+    return PlannedDay(day.id, "Workplace day", tuple(day_tasks(day)), lambda root: build(day, root)[0], at(day.start),
+                      day_category(day), 1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), at(day.end),
+                      frozenset().union(*(FAMILIES[t.family].tools for t in day.tasks if t.family in FAMILIES)),
+                      after)
 
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
     options = WorkplaceOptions.of(config)
     if options.learning and options.workplace_dir:
         raise ConfigError("--learning generates both days from --seed; it cannot use --workplace-dir")
-    if options.learning and config.trials > 1:
-        # Day two is told of one day one; trials of it would be told of another trial's day, and compared with it.
-        raise ConfigError("--learning runs one trial per day (--trials 1): its day two starts with what one day one "
-                          "left; for more samples, run more --days")
-    if config.reflection_model and not options.learning:
-        raise ConfigError("--reflection-model reflects on day one of a --learning run; add --learning")
+    arms = learning_arms(config, options.learning, console)
     days = read_days(Path(options.workplace_dir)) if options.workplace_dir else generate_days(config.seed, options.days)
     if not days:
         raise ConfigError(f"--workplace-dir: no day files in {options.workplace_dir}")
-    reflection = config.reflection_model or (config.agent_model if config.agent == "llm" else None)
-    if options.learning and not reflection:
-        console.print(f"[yellow]--learning with --agent {config.agent}: no model to reflect on day one, so day two "
-                      "runs without the reflection arm (give --reflection-model for it)[/yellow]")
-    arms = [arm for arm in ARMS if arm != "reflection" or reflection]
-    every = WorkplaceSuite(days).tasks()
-    tasks = select_tasks(every, config, console)
+    seconds = [generate_day(config.seed, _index(first.id), phase=2) for first in days] if arms else []
+    every = {day.id: day for day in days + seconds}
+    needs_shell = any("execute_command" in FAMILIES[t.family].tools for day in every.values() for t in day.tasks
+                      if t.family in FAMILIES)
+    provider = provider_for(options.trust_world_code, "--suite workplace (the agent's shell commands)") \
+        if needs_shell else None
     # The run's identity: the days' content, and the seed and count they were generated from.
     identity = {"task_content": json_digest([day.to_json() for day in days]), "learning": options.learning,
                 **({} if options.workplace_dir else {"workplace_seed": config.seed, "workplace_days": options.days})}
-    second_ids = [f"{day_id(config.seed, _index(first.id), 2)}-{arm}" for first in days for arm in arms] \
-        if options.learning else []
-    roles: dict[str, str | None] = {**({"npc": config.npc_model} if config.npc_model else {}),
-                                    **({"reflection": reflection} if options.learning and reflection else {})}
+    second_ids = [f"{second.id}-{arm}" for second in seconds for arm in arms]
+    phases = [[planned(day) for day in days]] + ([[planned(s, f.id) for f, s in zip(days, seconds)]] if arms else [])
 
-    def make(models: dict[str, Model], fault_rules: str | None) -> Suite:
-        return WorkplaceSuite(days, models.get("npc"), config.guidance, reflector=models.get("reflection"))
-
-    def day_two(results: dict[Any, Result]) -> SuitePlan:
-        # Only days selected for day one (--task-ids, --limit, ...) and scored have a day two (a day one that ended
-        # in an error gets its day two when the next run has retried it); each arm starts it with what it is told.
-        seconds, plans = [], {}
-        for first in days:
-            if (result := results.get((first.id, 0))) is None or (record := DayRecord.from_result(result)) is None:
-                continue
-            notes = record.reflection_notes
-            told = {"none": "", "notes": record.day_feedback,
-                    "reflection": f"Your notes after reflecting on it:\n{notes}" if notes else ""}
-            seconds.append(generate_day(config.seed, _index(first.id), phase=2))
-            plans[seconds[-1].id] = DayTwo(first.id, {arm: told[arm] for arm in arms})
-
-        def make_two(models: dict[str, Model], fault_rules: str | None) -> Suite:
-            return WorkplaceSuite(seconds, models.get("npc"), config.guidance, day_two=plans)
-        return SuitePlan(WorkplaceSuite(seconds, day_two=plans).tasks(), roles, make_two, world_label=None,
-                         simulated=False, reference=reference_agent())
-    return SuitePlan(tasks, roles, make, world_label=None, simulated=False, reference=reference_agent(),
-                     follow_up=day_two if options.learning else None,
-                     task_set=task_set(every, identity, second_ids))
+    def calls(task: Task) -> list[tuple[str, dict]]:
+        return [(call["tool"], call["arguments"]) for call in reference_schedule(every[task.metadata["day"]])[0]]
+    return day_plan(config, console, LIBRARY, phases, arms, provider=provider,
+                    settings={"sandbox": provider.describe()} if provider else {}, reference=reference_agent(calls),
+                    task_set=TaskSet(identity, frozenset([day.id for day in days] + second_ids)))
 
 
 def _index(day: str) -> int:
@@ -127,8 +127,8 @@ def validate_days(days: int, seed: int, console: Console) -> bool:
     results = [validate_day(day) for day in generate_days(seed, days) + generate_days(seed, days, phase=2)]
     rows = []
     for result in results:
-        reference = sum(s.score for s in result.reference) / len(result.reference)
-        noop = sum(s.score for s in result.noop) / len(result.noop)
+        reference = sum(s.fraction for s in result.reference) / len(result.reference)
+        noop = sum(s.fraction for s in result.noop) / len(result.noop)
         rows.append([result.day.id, ", ".join(sorted({t.family for t in result.day.tasks})), "; ".join(result.errors),
                      str(len(result.day.tasks)), f"{100 * reference:.0f}%", f"{100 * noop:.0f}%"])
     table = Table(f"Workplace days from seed {seed}: reference must score 100 %, doing nothing 0 %",

@@ -1,5 +1,6 @@
-"""What a workplace day adds to its result, as one typed record: written to ``verdict_details`` by the suite and
-read back by the report and the learning run's day two. This module is the only one that knows the keys."""
+"""What a working day adds to its result, for every task library, as one typed record: written to
+``verdict_details`` by the suite and read back by the report and the day after. This module is the only one that
+knows the keys (those of files written before the two libraries shared an engine too)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from occubench.core.results import Result
-from occubench.workplace.model import DEFAULT_CATEGORY
-from occubench.workplace.scoring import TaskScore
+
+#: What every task of ours was filed under before tasks had their own category.
+DEFAULT_CATEGORY = "Business & Enterprise"
 
 #: The suffix of a day two's id in files written before arms: such a day two has no ``phase`` (see
 #: :meth:`DayRecord.from_result`).
@@ -19,6 +21,22 @@ LEGACY_ARM = "feedback"
 
 T = TypeVar("T")
 D = TypeVar("D")
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One task's score: its points of its full points (``score`` the fraction; ``success`` every point earned) and
+    the notes on what was missed."""
+
+    task_id: str
+    family: str
+    category: str
+    difficulty: str
+    score: float
+    success: bool
+    points: float = 0.0
+    full: float = 0.0
+    notes: tuple[str, ...] = ()
 
 
 def mean_score(scores: Sequence[TaskScore]) -> float:
@@ -62,7 +80,7 @@ class DayRecord:
         is 2 when its id ends in ``-day2`` (a day two written before arms) and 1 otherwise, and a day two's arm is
         the mentor's feedback and its day one the id before ``-day2``."""
         details, task_id = result.verdict_details, str(result.task_id)
-        tasks = _task_scores(details.get("task_scores")) if result.ok else None
+        tasks = _task_scores(details) if result.ok else None
         if tasks is None:
             return None
         phase = _typed(details.get("phase"), int, 2 if task_id.endswith(LEGACY_DAY_TWO) else 1)
@@ -77,9 +95,11 @@ class DayRecord:
             reflection_notes=_typed(details.get("reflection_notes"), str, None))
 
 
-def _task_scores(value: object) -> tuple[TaskScore, ...] | None:
+def _task_scores(details: dict[str, Any]) -> tuple[TaskScore, ...] | None:
     """A day's task scores; None when any of them cannot be read: leaving one out would pair the rest with the wrong
-    tasks of the other day (task i of a day two is of the family of task i of its day one)."""
+    tasks of the other day (task i of a day two is of the family of task i of its day one). Trainee-Bench days
+    written before the shared engine have ``reference_scores`` rows of points instead."""
+    value = details.get("task_scores", details.get("reference_scores"))
     if not isinstance(value, list):
         return None
     scores = [score for score in map(_task_score, value) if score is not None]
@@ -87,17 +107,22 @@ def _task_scores(value: object) -> tuple[TaskScore, ...] | None:
 
 
 def _task_score(row: object) -> TaskScore | None:
-    """One task's score; None when a field is missing or of the wrong type, but for its checkpoints (none then) and
-    its category (absent from files written before tasks had one: :data:`DEFAULT_CATEGORY`)."""
+    """One task's score; None when a field is missing or of the wrong type, but for what older files lack: points
+    (the score of 1 then), notes, the category (:data:`DEFAULT_CATEGORY`), and a Trainee-Bench row's id, difficulty
+    and score (from its points)."""
     if not isinstance(row, dict):
         return None
-    task_id, family, difficulty = (_typed(row.get(key), str, None) for key in ("task_id", "family", "difficulty"))
-    score, success = _number(row.get("score"), None), _typed(row.get("success"), bool, None)
-    if task_id is None or family is None or difficulty is None or score is None or success is None:
+    family = _typed(row.get("family"), str, None)
+    points, full = _number(row.get("points"), None), _number(row.get("full"), None)
+    score = _number(row.get("score"), points / full if points is not None and full else None)
+    success = _typed(row.get("success"), bool, None if points is None or full is None else points >= full)
+    if family is None or score is None or success is None:
         return None
-    checkpoints = row.get("checkpoints")
-    return TaskScore(task_id, family, _typed(row.get("category"), str, DEFAULT_CATEGORY), difficulty, score, success,
-                     [c for c in checkpoints if isinstance(c, dict)] if isinstance(checkpoints, list) else [])
+    notes = row.get("notes")
+    return TaskScore(_typed(row.get("task_id"), str, ""), family, _typed(row.get("category"), str, DEFAULT_CATEGORY),
+                     _typed(row.get("difficulty"), str, ""), score, success,
+                     score if points is None else points, 1.0 if full is None else full,
+                     tuple(n for n in notes if isinstance(n, str)) if isinstance(notes, list) else ())
 
 
 def _typed(value: object, kind: type[T], default: D) -> T | D:

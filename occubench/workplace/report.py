@@ -10,8 +10,7 @@ from typing import Any
 
 from occubench.core.results import Result
 from occubench.core.tables import Table, percent
-from occubench.workplace.record import LEGACY_ARM, DayRecord
-from occubench.workplace.scoring import TaskScore
+from occubench.workplace.record import LEGACY_ARM, DayRecord, TaskScore
 
 #: What each day-two arm started with, in display order, the arm of files written before arms last.
 ARM_LABELS = {"none": "no experience", "notes": "own notes", "reflection": "reflected notes",

@@ -1,12 +1,23 @@
-"""The reference schedule: a day's reference calls in a feasible order, from which the generator sets deadlines and
-validation checks that every generated day is solvable."""
+"""Our days' tools and the minutes each takes, and the reference schedule: a day's reference calls in a feasible
+order, from which the generator sets deadlines and validation checks that every generated day is solvable."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from occubench.workplace.environment import COSTS
 from occubench.workplace.model import Day, minutes
+from occubench.workplace.world import Toolset
+
+#: The tools of every day of ours (a task that needs the shell or images brings those), and their minutes.
+TOOLSET = Toolset(frozenset({"list_tasks", "list_users", "send_message", "list_chat_groups", "open_folder",
+                             "read_file", "download_file", "write_file", "list_meetings", "get_available_rooms",
+                             "book_meeting", "cancel_meeting", "attend_meeting", "jump_time", "calculator", "done"}),
+                  {"read_file": 3, "write_file": 4, "send_message": 5, "book_meeting": 3, "attend_meeting": 0,
+                   "execute_command": 2, "read_image": 2, "done": 0})
+
+
+def minutes_of(tool: str) -> int:
+    return TOOLSET.minutes.get(tool, TOOLSET.default)
 
 
 def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -16,7 +27,7 @@ def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
     reference late for it; tasks handed out in a meeting, or gated on another task, join the queue when they
     appear.
     """
-    now = minutes(day.start) + COSTS["list_tasks"]
+    now = minutes(day.start) + minutes_of("list_tasks")
     calls: list[dict[str, Any]] = [{"tool": "list_tasks", "arguments": {}}]
     done: dict[str, int] = {}
     attended: set[str] = set()
@@ -27,13 +38,14 @@ def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
     def attend(meeting_id: str) -> None:
         nonlocal now
         meeting = next(m for m in meetings if m.id == meeting_id)
-        calls.append({"tool": "calendar_attend", "arguments": {"meeting_id": meeting_id}})
+        calls.append({"tool": "attend_meeting",
+                      "arguments": {"room_name": meeting.room, "start": meeting.start, "end": meeting.end}})
         now = max(now, minutes(meeting.end))
         attended.add(meeting_id)
-        release(f"meeting:{meeting_id}")
+        release(f"meeting:{meeting_id}", f"meeting:{meeting.title}")
 
-    def release(trigger: str) -> None:
-        for task in [t for t in waiting if t.appears == trigger]:
+    def release(*triggers: str) -> None:
+        for task in [t for t in waiting if t.appears in triggers]:
             waiting.remove(task)
             queue.append(task)
 
@@ -43,18 +55,18 @@ def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
             continue
         task = queue.pop(0)
         for step in task.reference:
-            if step["tool"] == "calendar_attend":
+            if step["tool"] == "attend_meeting":
                 continue  # meetings are attended by the clock, below
             upcoming = next((m for m in meetings if m.id not in attended), None)
-            if upcoming and now + COSTS[step["tool"]] > minutes(upcoming.start):
+            if upcoming and now + minutes_of(step["tool"]) > minutes(upcoming.start):
                 attend(upcoming.id)
             calls.append(step)
-            now += COSTS[step["tool"]]
+            now += minutes_of(step["tool"])
         done[task.id] = now
         release(f"task:{task.id}")
     for meeting in meetings:
-        done.setdefault(next(t.id for t in day.tasks if any(s["tool"] == "calendar_attend" and
-                                                          s["arguments"]["meeting_id"] == meeting.id
-                                                          for s in t.reference)), minutes(meeting.end))
-    calls.append({"tool": "finish_day", "arguments": {}})
+        done.setdefault(next(t.id for t in day.tasks if any(
+            s["tool"] == "attend_meeting" and s["arguments"]["start"] == meeting.start and
+            s["arguments"]["room_name"] == meeting.room for s in t.reference)), minutes(meeting.end))
+    calls.append({"tool": "done", "arguments": {}})
     return calls, done

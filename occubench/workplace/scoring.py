@@ -1,23 +1,16 @@
-"""Checkpoints are data, checked against what the agent did and when: a checkpoint met after its task's deadline
-does not count. A task's score is its passed weight over its total weight; a day's score is the mean over tasks."""
+"""Our families' checkpoints are data, checked against what the agent did and when: a checkpoint met after its
+task's deadline does not count. A task's points are its passed checkpoints' weight, of their total weight; the
+notes are the missed checkpoints' feedback."""
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any
 
-from occubench.workplace.model import Day, minutes
-
-
-class Workday(Protocol):
-    """What scoring reads of a day as played: the day, what the agent did and when, and the rooms it booked. The
-    environment is one; scoring defines the shape so that the environment can score its own gated tasks."""
-
-    day: Day
-    events: list[dict[str, Any]]
-    bookings: list[dict[str, Any]]
+from occubench.workplace.calendar import end_of, on_time
+from occubench.workplace.world import DayTask, Outcome, Score
 
 
 def _flat(text: str) -> str:
@@ -71,50 +64,35 @@ def _has(text: str, values: list[str]) -> bool:
     return all(_whole(flat, _flat(value)) for value in values)
 
 
-def checkpoint_met(check: dict[str, Any], env: Workday, deadline: str) -> bool:
-    """Whether ``check`` holds on what ``env`` recorded up to ``deadline``."""
-    limit = minutes(deadline)
-    events = [e for e in env.events if e["time"] <= limit]
+def checkpoint_met(check: dict[str, Any], outcome: Outcome, deadline: datetime) -> bool:
+    """Whether ``check`` holds on what ``outcome`` recorded up to ``deadline``."""
     kind = check["kind"]
     if kind == "file":
-        writes = [e for e in events if e["kind"] == "write" and e["path"] == check["path"]]
-        return bool(writes) and _has(writes[-1]["content"], check.get("values", [])) and \
-            not any(_has(writes[-1]["content"], [value]) for value in check.get("absent", []))
+        writes = [w for w in outcome.writes if w.at <= deadline and w.path == check["path"]]
+        return bool(writes) and _has(writes[-1].content, check.get("values", [])) and \
+            not any(_has(writes[-1].content, [value]) for value in check.get("absent", []))
     if kind == "message":
-        return any(e["kind"] == "message" and e["to"] == check["to"] and _has(e["text"], check.get("values", []))
-                   for e in events)
+        return any(m.recipient == check["to"] and m.at <= deadline and _has(m.text, check.get("values", []))
+                   for m in outcome.messages + outcome.group_messages)
     if kind == "booking":
-        booked = {e["booking"] for e in events if e["kind"] == "book"}
-        return any(b["id"] in booked and not b["cancelled"] and b["start"] == check["start"] and
-                   b["end"] == check["end"] and set(check["attendees"]) <= set(b["attendees"]) and
-                   env.day.rooms[b["room"]] >= check["min_capacity"] for b in env.bookings)
+        return any(m.booked_at is not None and m.booked_at <= deadline and f"{m.start:%H:%M}" == check["start"] and
+                   f"{end_of(m):%H:%M}" == check["end"] and set(check["attendees"]) <= set(m.attendees) and
+                   outcome.rooms.get(m.room, 0) >= check["min_capacity"] for m in outcome.booked)
     if kind == "attended":
-        return any(e["kind"] == "attend" and e["meeting"] == check["meeting"] and e["on_time"] for e in events)
+        start = datetime.combine(deadline.date(), datetime.strptime(check["start"], "%H:%M").time())
+        return on_time(outcome.attended, check["meeting"], start, by=deadline)
     raise ValueError(f"unknown checkpoint kind {kind!r}")
 
 
-@dataclass
-class TaskScore:
-    task_id: str
-    family: str
-    category: str
-    difficulty: str
-    score: float
-    success: bool
-    checkpoints: list[dict[str, Any]]
-
-
-def score_day(day: Day, env: Workday) -> list[TaskScore]:
-    scores = []
-    for task in day.tasks:
-        results: list[dict[str, Any]] = [
-            {"name": c.name, "weight": c.weight, "passed": checkpoint_met(c.check, env, task.deadline), "late": False,
-             "feedback": c.feedback} for c in task.checkpoints]
-        for result, checkpoint in zip(results, task.checkpoints):
-            # Met by the end of the day but not by the deadline: say so, it is what the feedback is for.
-            result["late"] = not result["passed"] and checkpoint_met(checkpoint.check, env, day.end)
-        total = sum(c.weight for c in task.checkpoints)
-        passed = sum(r["weight"] for r in results if r["passed"])
-        scores.append(TaskScore(task.id, task.family, task.category, task.difficulty, passed / total, passed == total,
-                                results))
-    return scores
+def evaluate(task: DayTask, outcome: Outcome) -> Score:
+    """The task's score; each missed checkpoint's feedback is a note, saying when it was met only after the
+    deadline (by the day's end, ``check["day_end"]``), which is what the feedback is for."""
+    end = datetime.fromisoformat(task.check["day_end"])
+    points, notes = 0, []
+    for checkpoint in task.check["checkpoints"]:
+        if checkpoint_met(checkpoint["check"], outcome, task.deadline):
+            points += checkpoint["weight"]
+        else:
+            late = " (done after the deadline)" if checkpoint_met(checkpoint["check"], outcome, end) else ""
+            notes.append(f"{checkpoint['name']}{late}: {checkpoint['feedback']}")
+    return Score(points, sum(c["weight"] for c in task.check["checkpoints"]), tuple(notes))

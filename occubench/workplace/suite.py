@@ -1,10 +1,15 @@
-"""Workplace days as a suite: each day is one episode; its checkpoints decide; feedback carries over to day two."""
+"""Working days as a suite, for every task library: each day is one episode in a world of its own, its tasks scored
+by their families; the mentor's feedback on a day, and a reflection on it, carry over to the day after (in arms:
+told nothing, told the feedback, told the reflection's notes), as often as a library chains its days."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
 
 from occubench.core.agent import ScriptedAgent
 from occubench.core.environment import Environment
@@ -14,71 +19,14 @@ from occubench.core.tools import clip
 from occubench.core.trajectory import Trajectory
 from occubench.core.verifier import Verdict
 from occubench.llm import Message, Model
+from occubench.sandbox.provider import Provider
+from occubench.sandbox.workspace import remove
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.model import Colleague, Day
-from occubench.workplace.record import DayRecord, mean_score
-from occubench.workplace.schedule import reference_schedule
-from occubench.workplace.scoring import TaskScore, score_day
+from occubench.workplace.people import ModelColleagues
+from occubench.workplace.record import DayRecord, TaskScore, mean_score
+from occubench.workplace.world import DayTask, Family, Toolset, World
 
-WORKPLACE_SUITE = "workplace"
-
-
-def instruction(day: Day, carried_over: str = "") -> str:
-    text = (f"It is {day.start}: your working day as a new employee starts now and ends at {day.end}. Your tasks "
-            "are in your task list (list_tasks); more can arrive during the day, for instance in meetings. Each has "
-            "a deadline and a priority, and every action you take uses up time. Information you do not have is "
-            "held by colleagues or kept in files: find it or ask for it (list_colleagues, send_message) rather "
-            "than guess. When your work is done, call finish_day.")
-    return text + (f"\n\nFrom your previous working day:\n{carried_over}" if carried_over else "")
-
-
-def feedback(scores: Sequence[TaskScore], notes: str | None = None) -> str:
-    """What the agent is told after a day: each missed checkpoint's feedback (no answers), and its own notes."""
-    lines = []
-    for score in scores:
-        missed = [c for c in score.checkpoints if not c["passed"]]
-        state = "done" if not missed else f"{len(missed)} checkpoint(s) missed"
-        lines.append(f"- {score.family.replace('_', ' ')} task: {state}")
-        lines += [f"  - {c['name']}{' (done after the deadline)' if c['late'] else ''}: {c['feedback']}"
-                  for c in missed]
-    if notes:
-        lines.append(f"Your own notes: {notes}")
-    return "Mentor's feedback:\n" + "\n".join(lines)
-
-
-def day_category(day: Day) -> str:
-    """The most common category among the day's tasks; of those tied, the one met first in task order."""
-    counts = Counter(task.category for task in day.tasks)
-    return max(counts, key=counts.__getitem__)  # max keeps the first of equals; a Counter keeps first-seen order
-
-
-class LLMColleague:
-    """A colleague played by a model: converses naturally, shares a clue only when its condition is met."""
-
-    def __init__(self, model: Model) -> None:
-        self.model = model
-
-    def reply(self, colleague: Colleague, message: str, history: list[tuple[str, str]]) -> str:
-        # The condition the offline colleagues apply (Clue.asked_by), in words: the message must name the subject.
-        facts = "\n".join(f"- {clue.text} (share this only when the message asks about " +
-                          "; and about ".join(" or ".join(f'"{t}"' for t in group) for group in clue.trigger) + ")"
-                          for clue in colleague.clues)
-        system = (f"You are {colleague.name}, {colleague.role} in {colleague.department}, answering a new "
-                  f"colleague's chat message. Reply in one to three sentences. What you know:\n"
-                  f"{facts or '- nothing specific to their work'}\nShare a fact only when the message itself asks "
-                  "about it in one of those words or phrases (a plural counts; a * stands for any ending). A request "
-                  "for everything, for the answers or the ground truth, or for help does not ask about anything in "
-                  "particular: share nothing then, and ask what they need. Never invent facts, numbers or names "
-                  "beyond these.")
-        messages: list[Message] = [{"role": "system", "content": system}]
-        for asked, answered in history:
-            messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": answered}]
-        messages.append({"role": "user", "content": message})
-        completion = self.model.chat(messages)
-        return completion.replies[0].content or ""
-
-
-#: The arms of a learning run's day two, in order: what the agent starts it with (see :class:`DayTwo`).
+#: The arms of a day after, in order: what the agent starts it with.
 ARMS = ("none", "notes", "reflection")
 
 REFLECTION_PROMPT = """You have just finished a working day as a new employee. Below are the record of your day \
@@ -93,6 +41,57 @@ REFLECTION_INPUT_CHARS = 60_000
 NOTES_CHARS = 4_000
 
 
+@dataclass(frozen=True)
+class Library:
+    """What a task library gives the engine: its days' tools, its families by name, and what the agent is told at
+    the start of a day (the day, the guidance tier, what it is told of the days before)."""
+
+    toolset: Toolset
+    families: Callable[[str], Family]
+    instruction: Callable[[PlannedDay, int, str], str]
+    domain: str
+
+
+@dataclass(frozen=True)
+class PlannedDay:
+    """A day to play: its id and scenario, its tasks, how its world is built into a fresh folder, when it starts,
+    the category and difficulty level its results are filed under, when it ends, the tools its tasks need beyond
+    the library's, and the day it follows (whose results it is told of; "" for a first day)."""
+
+    task_id: str
+    scenario: str
+    tasks: tuple[DayTask, ...]
+    build: Callable[[Path], World]
+    start: datetime
+    category: str
+    difficulty: int
+    end: datetime | None = None
+    tools: frozenset[str] = frozenset()
+    after: str = ""
+
+
+def copied(world: World) -> Callable[[Path], World]:
+    """A builder that copies ``world``'s folders (generated once) for each episode."""
+    def build(root: Path) -> World:
+        shutil.copytree(world.workspace, root / "workspace", symlinks=True)
+        shutil.copytree(world.cloud_disk, root / "cloud_disk", symlinks=True)
+        return replace(world, workspace=root / "workspace", cloud_disk=root / "cloud_disk")
+    return build
+
+
+def feedback(scores: Sequence[TaskScore], notes: str | None = None) -> str:
+    """What the mentor tells the agent after a day: each task's state and what it missed (never the answers), and
+    the agent's own notes."""
+    lines = []
+    for score in scores:
+        lines.append(f"- {score.family.replace('_', ' ')} task: "
+                     f"{'done' if score.success else f'{score.points:g} of {score.full:g} points'}")
+        lines += [f"  - {note}" for note in score.notes]
+    if notes:
+        lines.append(f"Your own notes: {notes}")
+    return "Mentor's feedback:\n" + "\n".join(lines)
+
+
 def reflect(model: Model, trajectory: Trajectory, mentor: str) -> str:
     """Notes ``model`` writes on a finished day from its record and the mentor's feedback (never the answers)."""
     messages: list[Message] = [
@@ -103,62 +102,94 @@ def reflect(model: Model, trajectory: Trajectory, mentor: str) -> str:
     return clip(notes.strip(), NOTES_CHARS)
 
 
-@dataclass(frozen=True)
-class DayTwo:
-    """A learning run's second day: the first day's task id and, per arm, what the agent is told of it."""
+def told(arm: str, record: DayRecord, before: str = "") -> str:
+    """What an arm's agent starts the next day with, after a day of ``record`` it was told ``before`` for: the
+    reflection arm keeps every earlier reflection (repeated self-evolution), the notes arm the last feedback."""
+    if arm == "notes":
+        return record.day_feedback
+    if arm == "reflection" and record.reflection_notes:
+        return "\n\n".join(filter(None, [before, f"Your notes after reflecting on a day:\n{record.reflection_notes}"]))
+    return before if arm == "reflection" else ""
 
-    day_one: str
-    told: dict[str, str]
 
+class DaySuite(Suite):
+    """The ``days`` of ``library`` as episodes, one per day and arm of ``told`` (task id → arm → what the agent is
+    told; a day absent from it is a first day): shell commands run by ``provider``, colleagues played by
+    ``colleagues`` (else by their rules), judged checks put to ``judge`` (else they score nothing), tasks shown with
+    ``guidance`` tiers of hints, and each finished day reflected on by ``reflector``."""
 
-class WorkplaceSuite(Suite):
-    """One task per day; with ``day_two`` (day id → :class:`DayTwo`), one per day and arm instead. A ``reflector``
-    reflects on each finished day, for the reflection arm of the day after."""
-
-    def __init__(self, days: Sequence[Day], npc: Model | None = None, guidance: int = 0, *,
-                 day_two: dict[str, DayTwo] | None = None, reflector: Model | None = None) -> None:
-        self.days = {day.id: day for day in days}
-        self.npc = npc
-        self.guidance = guidance
-        self.reflector = reflector
+    def __init__(self, library: Library, days: Sequence[PlannedDay], *, provider: Provider | None = None,
+                 colleagues: Model | None = None, judge: Model | None = None, guidance: int = 0,
+                 told: Mapping[str, Mapping[str, str]] | None = None, reflector: Model | None = None) -> None:
+        self.library, self.provider, self.guidance, self.reflector = library, provider, guidance, reflector
+        self.colleagues = ModelColleagues(colleagues) if colleagues else None
+        self.judge = (lambda prompt: judge.chat([{"role": "user", "content": prompt}]).replies[0].content or "") \
+            if judge else None
+        self.days: dict[str, PlannedDay] = {}
         self._tasks = []
-        for day in days:
-            second = (day_two or {}).get(day.id)
-            for arm, told in second.told.items() if second else [(None, "")]:
+        for planned in days:
+            arms = (told or {}).get(planned.task_id) or {"": ""}
+            for arm, text in arms.items():
+                task_id = f"{planned.task_id}-{arm}" if len(arms) > 1 else planned.task_id
+                self.days[task_id] = planned
                 self._tasks.append(Task(
-                    task_id=f"{day.id}-{arm}" if arm else day.id, instruction=instruction(day, told),
-                    scenario="Workplace day", category=day_category(day), domain="Office work",
-                    difficulty=1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), env_name=day.id,
-                    metadata={"day": day, **({"day_two": (arm, second.day_one)} if second else {})}))
+                    task_id=task_id, instruction=library.instruction(planned, guidance, text),
+                    scenario=planned.scenario, category=planned.category, domain=library.domain,
+                    difficulty=planned.difficulty, env_name=planned.scenario,
+                    metadata={"day": planned.task_id, **({"arm": arm} if arm else {}),
+                              **({"after": planned.after} if planned.after else {})}))
 
     def tasks(self) -> list[Task]:
         return self._tasks
 
     def world(self, task: Task) -> Environment:
-        day = self.days[task.env_name]
-        return WorkplaceEnvironment(day, LLMColleague(self.npc) if self.npc else None, guidance=self.guidance)
+        planned = self.days[str(task.task_id)]
+        root = Path(tempfile.mkdtemp(prefix="occubench-day-"))
+        try:
+            world = planned.build(root)
+        except BaseException:
+            remove(root)
+            raise
+        toolset = replace(self.library.toolset, tools=self.library.toolset.tools | planned.tools)
+        return _Episode(root, world, planned.tasks, toolset, self.library.families, provider=self.provider,
+                        responder=self.colleagues, guidance=self.guidance)
 
     def verify(self, task: Task, trajectory: Trajectory, env: Environment) -> Verdict:
-        day, instance = self.days[task.env_name], env.unwrapped
+        instance = env.unwrapped
         assert isinstance(instance, WorkplaceEnvironment)
-        scores = score_day(day, instance)
+        outcome = instance.outcome()
+        outcome.judge = self.judge
+        scores = []
+        for planned in instance.tasks:
+            score = self.library.families(planned.family).evaluate(planned, outcome)
+            scores.append(TaskScore(planned.id or planned.family, planned.family, planned.category,
+                                    planned.difficulty, score.fraction, score.points >= score.full, score.points,
+                                    score.full, score.notes))
         day_score = mean_score(scores)
-        summary = "; ".join(f"{s.task_id} {s.family}: {s.score:.2f}" for s in scores)
-        arm, day_one = task.metadata.get("day_two", ("", ""))
-        record = DayRecord(day_score, len(day.tasks), tuple(scores), feedback(scores, instance.notes),
-                           phase=2 if arm else 1, arm=arm, day_one=day_one)
+        arm = task.metadata.get("arm", "")
+        record = DayRecord(day_score, len(scores), tuple(scores), feedback(scores, instance.notes),
+                           phase=2 if "after" in task.metadata else 1, arm=arm,
+                           day_one=task.metadata.get("after", ""))
         if self.reflector:
             record = replace(record, reflection_model=self.reflector.name,
                              reflection_notes=reflect(self.reflector, trajectory, feedback(scores)))
-        return Verdict(is_correct=all(s.success for s in scores), feedback=f"day score {day_score:.2f} ({summary})",
-                       details=record.to_details(), score=day_score)
+        done = sum(score.success for score in scores)
+        return Verdict(is_correct=done == len(scores), score=day_score, details=record.to_details(),
+                       feedback=f"day score {day_score:.2f}: {done} of {len(scores)} tasks earned every point ("
+                                + "; ".join(f"{s.task_id} {s.family}: {s.score:.2f}" for s in scores) + ")")
 
 
-def reference_agent() -> ScriptedAgent:
-    """Plays each day's reference schedule (no model)."""
-    def script(task: Task) -> tuple[list[tuple[str, dict]], str]:
-        calls, _ = reference_schedule(task.metadata["day"])
-        return [(call["tool"], call["arguments"]) for call in calls], "All tasks are done for today."
-    return ScriptedAgent(script)
+class _Episode(WorkplaceEnvironment):
+    """A day played in folders of its own, removed when the episode closes."""
+
+    def __init__(self, root: Path, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.root = root
+
+    def close(self) -> None:
+        remove(self.root)  # however deep or odd what the agent left
 
 
+def reference_agent(calls: Callable[[Task], list[tuple[str, dict]]]) -> ScriptedAgent:
+    """Plays each day's ``calls`` (a library's reference solution; no model)."""
+    return ScriptedAgent(lambda task: (calls(task), "All tasks are done for today."))

@@ -3,31 +3,39 @@ none."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from occubench.workplace.environment import WorkplaceEnvironment
-from occubench.workplace.model import Day
-from occubench.workplace.schedule import reference_schedule
-from occubench.workplace.scoring import TaskScore, score_day
+from occubench.workplace.model import Day, build
+from occubench.workplace.schedule import TOOLSET, reference_schedule
+from occubench.workplace.templates import FAMILIES
+from occubench.workplace.world import Score
 
 
 @dataclass
 class DayValidation:
     day: Day
-    reference: list[TaskScore]
-    noop: list[TaskScore]
+    reference: list[Score]
+    noop: list[Score]
     errors: list[str]
 
     @property
     def ok(self) -> bool:
-        return not self.errors and all(s.success for s in self.reference) and all(s.score == 0 for s in self.noop)
+        return not self.errors and all(s.points == s.full for s in self.reference) and \
+            all(s.points == 0 for s in self.noop)
 
 
 def validate_day(day: Day) -> DayValidation:
-    env = WorkplaceEnvironment(day)
-    errors = []
-    for step in reference_schedule(day)[0]:
-        observation = env.call(step["tool"], step["arguments"])
-        if "error" in observation:
-            errors.append(f"{step['tool']}: {observation['error']}: {observation.get('message', '')}")
-    return DayValidation(day, score_day(day, env), score_day(day, WorkplaceEnvironment(day)), errors)
+    with tempfile.TemporaryDirectory(prefix="occubench-day-") as folder:
+        played, untouched = (WorkplaceEnvironment(*build(day, Path(folder) / name), TOOLSET, FAMILIES.__getitem__)
+                             for name in ("reference", "noop"))
+        errors = []
+        for step in reference_schedule(day)[0]:
+            observation = played.call(step["tool"], step["arguments"])
+            if "error" in observation:
+                errors.append(f"{step['tool']}: {observation['error']}: {observation.get('message', '')}")
+        return DayValidation(day, *(
+            [FAMILIES[task.family].evaluate(task, env.outcome()) for task in env.tasks]
+            for env in (played, untouched)), errors)

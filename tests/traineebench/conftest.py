@@ -27,7 +27,7 @@ START = datetime(2025, 10, 1, 8, 0)
 
 
 def company() -> Company:
-    return Company([Employee(f"{department} {position}", department, position)
+    return Company([Employee(f"{department} {position}", position, department)
                     for department, positions in DEPARTMENTS.items() for position in positions])
 
 

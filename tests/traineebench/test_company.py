@@ -21,7 +21,7 @@ def test_fifty_employees_in_the_reference_s_structure() -> None:
     assert {name: heads[name] for name in DEPARTMENTS} == by_largest_remainder(46, {
         name: department.share for name, department in DEPARTMENTS.items()})
     for name in DEPARTMENTS:  # every department has a manager, reachable as the family contract asks
-        assert "Manager" in company.manager_of(name).position
+        assert "Manager" in company.manager_of(name).role
     assert make_company(random.Random(3)) == company and make_company(random.Random(4)) != company
 
 

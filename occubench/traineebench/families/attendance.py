@@ -362,7 +362,7 @@ class AttendanceStatistics:
         place(folder / records.CSV, records.csv_text(punches))
         place(folder / records.MANUAL, records.manual(rules))
         for employee in day.company.employees:
-            if "Manager" in employee.position:
+            if "Manager" in employee.role:
                 day.company.add_rule(employee, f"If asked about the attendance rules, point to "
                                                f"`CloudDisk:{FOLDER}/{records.MANUAL}`.")
         output = output_file(kind, params)

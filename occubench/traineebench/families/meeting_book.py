@@ -86,7 +86,7 @@ class MeetingBook:
 
     @staticmethod
     def _managers(day: Day, start: datetime, end: datetime, conflicts: int) -> tuple[list[str], list[str], str]:
-        managers = [e for e in day.company.employees if "Manager" in e.position]
+        managers = [e for e in day.company.employees if "Manager" in e.role]
         if len(managers) < conflicts:
             raise ConfigError(f"{NAME}: argument conflict_nums is {conflicts}, but the company has only "
                               f"{len(managers)} managers")
@@ -96,7 +96,7 @@ class MeetingBook:
             day.company.add_rule(manager, f"{asked}, say you have reception duty then and cannot come, and ask "
                                  "not to be put on the attendee list." if manager.name in busy
                                  else f"{asked}, say you can come.")
-        positions = ", ".join(dict.fromkeys(m.position for m in managers))
+        positions = ", ".join(dict.fromkeys(m.role for m in managers))
         description = (f"Book a meeting from {slot(start, end)} and invite the manager of every department "
                        f"(that is: {positions}). Before you book it, ask each manager whether they can come. "
                        "Then join the meeting on time (not too early).")

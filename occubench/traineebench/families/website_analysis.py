@@ -62,12 +62,12 @@ class WebsiteMonitor:
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
         known_arguments(NAME, arguments, ())
-        engineers = [e for e in day.company.employees if e.position == "Software Engineer"]
+        engineers = [e for e in day.company.employees if e.role == "Software Engineer"]
         if not engineers:
             raise ConfigError(f"{NAME}: the company has no Software Engineer to maintain the website")
         engineer = day.rng.choice(engineers).name
-        hr = [e.name for e in day.company.employees if e.position == "HR Manager"]
-        managers = [e.name for e in day.company.employees if e.position == "Engineering Manager"]
+        hr = [e.name for e in day.company.employees if e.role == "HR Manager"]
+        managers = [e.name for e in day.company.employees if e.role == "Engineering Manager"]
         for name in hr:
             day.company.add_rule(name, f"If asked who runs IT services or maintains the company website, name "
                                        f"{engineer}.")

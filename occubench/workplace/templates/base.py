@@ -8,7 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from occubench.workplace import scoring
 from occubench.workplace.model import Checkpoint, Clue, Colleague, Meeting, WorkTask
+from occubench.workplace.world import DayTask, Outcome, Score
 
 _FIRST = ("Ada", "Bruno", "Chiara", "Dmitri", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Keiko", "Lars",
           "Maya", "Nikos", "Olga", "Pablo", "Quinn", "Rania", "Soren", "Tariq", "Ulla", "Viktor", "Wanda", "Xiao",
@@ -71,6 +73,12 @@ class Family:
     #: The industry it belongs to: one of OccuBench's ten categories (``occubench.core.task.CATEGORY_ABBREVIATIONS``).
     category: str
     build: Template
+    #: Tools its tasks need beyond every day's (``execute_command``, ``read_image``).
+    tools: frozenset[str] = frozenset()
+
+    def evaluate(self, task: DayTask, outcome: Outcome) -> Score:
+        """Every family of ours is scored by its task's checkpoints."""
+        return scoring.evaluate(task, outcome)
 
 
 def call(tool: str, **arguments: Any) -> dict[str, Any]:

@@ -92,9 +92,9 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("requester told the total value", 1,
                                 "Send the requester the total expected value of the chosen projects.",
                                 kind="message", to=requester.name, values=[str(total)])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=cfo.name, text="What is the budget cap for next year's projects?"),
-                     call("workspace_write", path=report, content="\n".join(chosen) + "\n"),
+                     call("write_file", file_path=report, content="\n".join(chosen) + "\n"),
                      call("send_message", to=requester.name,
                           text=f"Proposed portfolio: {', '.join(chosen)}; total expected value {total}k EUR.")],
                     hints=(f"The proposals, with cost and expected value, are in {source} on the drive; the "

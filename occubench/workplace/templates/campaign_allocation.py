@@ -90,10 +90,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "Send the requester the total expected return of the allocation (amount times "
                                 "return per euro, summed over the channels).",
                                 kind="message", to=requester.name, values=[str(total)])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=policy.name,
                           text="Is there a marketing policy on the minimum share a channel must get?"),
-                     call("workspace_write", path=report, content=content),
+                     call("write_file", file_path=report, content=content),
                      call("send_message", to=requester.name,
                           text=f"Allocation written to {report}; total expected return {total} EUR.")],
                     hints=(f"Each channel's return per euro, spending cap and status are in {source} on the drive; "

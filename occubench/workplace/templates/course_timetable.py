@@ -87,21 +87,20 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 kind="message", to=instructor.name, values=[room, start])],
                     [call("send_message", to=officer.name,
                           text=f"When is the make-up session for {course} section {section} today?"),
-                     call("drive_read", path=enrolment),
-                     call("calendar_free_rooms", start=start, end=end, min_capacity=seats),
-                     call("calendar_book", room=room, start=start, end=end,
-                          title=f"{course} section {section} make-up session", attendees=[instructor.name]),
+                     call("read_file", file_path=enrolment),
+                     call("get_available_rooms", start=start, end=end, min_capacity=seats),
+                     call("book_meeting", room_name=room, start=start, end=end, attendees=[instructor.name]),
                      call("send_message", to=instructor.name,
                           text=f"Your {course} make-up session is booked in {room}, {start}-{end}.")],
                     hints=(f"The make-up time is not in {timetable}, which has the regular weekly slots only; the "
-                           f"students are listed in {enrolment} on the drive; calendar_free_rooms shows the rooms "
+                           f"students are listed in {enrolment} on the drive; get_available_rooms shows the rooms "
                            "free for a span with enough seats.",
                            f"Ask {officer.name}, the timetabling officer, when the make-up session of this section "
                            f"is today; {instructor.name} is invited and told the room and time.",
-                           f"send_message {officer.name} for the make-up time; drive_read {enrolment} and count the "
+                           f"send_message {officer.name} for the make-up time; read_file {enrolment} and count the "
                            f"students of section {section} whose status is enrolled (not withdrawn or wait-listed, "
-                           "not the other section), plus one seat for the instructor; calendar_free_rooms for that "
-                           "span with that many seats; calendar_book the free room inviting the instructor; "
+                           "not the other section), plus one seat for the instructor; get_available_rooms for that "
+                           "span with that many seats; book_meeting the free room inviting the instructor; "
                            f"send_message {instructor.name} the room and the start time."))],
         colleagues=[instructor, officer],
         drive={timetable: "course,section,weekday,start,instructor\n" + "".join(

@@ -85,12 +85,12 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "The average is the total harvested weight over the total harvested area — not the "
                                 "mean of the fields' yields, and not counting fields still to harvest.",
                                 kind="message", to=manager.name, values=[answer])],
-                    [call("drive_read", path=register),
-                     call("drive_read", path=weighbridge),
+                    [call("read_file", file_path=register),
+                     call("read_file", file_path=weighbridge),
                      call("calculator", expression=" + ".join(str(row[3]) for row in log if row[1] == harvested[0])),
                      call("calculator", expression=f"({' + '.join(str(total[f]) for f in harvested)}) / "
                                                    f"({' + '.join(str(area[f] / 10) for f in harvested)}) / 1000"),
-                     call("workspace_write", path=report, content="\n".join(lines) + "\n"),
+                     call("write_file", file_path=report, content="\n".join(lines) + "\n"),
                      call("send_message", to=manager.name,
                           text=f"The {crop} report is in {report}; average yield {answer} t/ha.")],
                     hints=(f"The field register {register} gives each field's crop, area and harvest status; the "

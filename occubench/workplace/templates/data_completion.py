@@ -92,7 +92,7 @@ def _weights(rng: random.Random, names: Names, task_id: str) -> Piece:
                     [checkpoint("missing weights filled", 2,
                                 "Every product without a shipping weight needed its weight from the supplier's "
                                 "current spec sheet: the packed (shipping) weight, converted from grams to kg. "
-                                "Find the sheet with drive_list instead of estimating.",
+                                "Find the sheet with open_folder instead of estimating.",
                                 kind="file", path=output, values=right),
                      checkpoint("existing rows kept", 1,
                                 "The completed file must keep every original row and value in the same columns.",
@@ -103,15 +103,15 @@ def _weights(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "net weight, not grams, and not last year's archived sheet. The rows already filled "
                                 "show which column matches.",
                                 kind="file", path=output, values=[], absent=wrong)],
-                    [call("drive_read", path=source),
-                     call("drive_list", folder="suppliers"),
-                     call("drive_read", path=sheet),
-                     call("workspace_write", path=output, content=final)],
+                    [call("read_file", file_path=source),
+                     call("open_folder", folder_path="suppliers"),
+                     call("read_file", file_path=sheet),
+                     call("write_file", file_path=output, content=final)],
                     hints=(f"The gaps are in {source}; {supplier}'s current spec sheet is somewhere under "
                            "suppliers/ on the drive, next to an archived one from last year.",
                            "Nobody needs to be asked: the weights are on the supplier's current sheet, and "
                            f"{manager.name} (Digital) only needs the completed file.",
-                           f"Read {source}, use drive_list on suppliers/ to find {supplier}'s current spec sheet and "
+                           f"Read {source}, use open_folder on suppliers/ to find {supplier}'s current spec sheet and "
                            "read it, take each missing product's packed weight in grams and convert it to kg with "
                            f"two decimals, then write the whole catalogue, gaps filled, to {output}."))],
         colleagues=[manager],
@@ -169,10 +169,10 @@ def _cost_centres(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "Cost centres depend on both the department and the site: the code of the same "
                                 "department at another site is wrong.",
                                 kind="file", path=output, values=[], absent=wrong)],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=finance.name,
                           text="Could you send me the cost centres for each department and site?"),
-                     call("workspace_write", path=output, content=header + "\n" + "\n".join(complete) + "\n")],
+                     call("write_file", file_path=output, content=header + "\n" + "\n".join(complete) + "\n")],
                     hints=(f"The gaps are in {source}; the cost-centre list is not on the drive, Finance keeps it.",
                            f"Ask {finance.name} (Finance) for the cost centre of each department at each site.",
                            f"Read {source}, ask Finance for the cost centres by department and site, fill each "

@@ -170,24 +170,24 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "Medicines stopped on the ward or by the consultant at discharge, superseded doses "
                                 "and older creatinine readings do not belong in the summary.",
                                 kind="file", path=summary, values=[], absent=stale + earlier)],
-                    [call("drive_list", folder=folder),
-                     call("drive_read", path=chart),
+                    [call("open_folder", folder_path=folder),
+                     call("read_file", file_path=chart),
                      call("send_message", to=consultant.name,
                           text=f"What is the discharge plan for {patient} ({mrn}), medicines and follow-up?"),
-                     call("workspace_write", path=summary,
+                     call("write_file", file_path=summary,
                           content=(f"Discharge summary — {patient} ({mrn})\nMedicines on discharge:\n" +
                                    "".join(f"- {line}\n" for line in lines) +
                                    f"Creatinine at discharge: {latest} umol/L\n"
                                    f"Follow-up: {clinic} clinic in {weeks} weeks\n"))],
-                    hints=(f"The chart is a file in {folder}/ on the drive (drive_list, then drive_read the one "
+                    hints=(f"The chart is a file in {folder}/ on the drive (open_folder, then read_file the one "
                            f"named after {mrn}): its medication log and lab results hold the facts; the discharge "
                            "plan is not in the chart.",
                            f"Ask {consultant.name}, the consultant, for the discharge plan of this patient: which "
                            "medicines stop at discharge and the follow-up clinic and timing.",
-                           f"drive_list {folder}/ and drive_read the chart for {mrn}, not the neighbour's; from the "
+                           f"open_folder {folder}/ and read_file the chart for {mrn}, not the neighbour's; from the "
                            "medication log keep each medicine's last dose and drop those marked STOP; find the "
                            "creatinine reading with the latest date and time; send_message the consultant for the "
-                           "discharge plan and drop any medicine they stop; then workspace_write "
+                           "discharge plan and drop any medicine they stop; then write_file "
                            f"{summary} with the medicine lines, the creatinine and the follow-up, nothing else."))],
         colleagues=[consultant, nurse],
         drive={chart: text, f"{folder}/chart_{other_mrn}.txt": other_text},

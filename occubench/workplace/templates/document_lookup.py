@@ -127,20 +127,20 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 kind="file", path=note, values=[], absent=[str(w) for w in wrong]),
                      checkpoint("manager told", 2, "Send the binding renewal fee to the manager who asked.",
                                 kind="message", to=manager.name, values=[str(answer)])],
-                    [call("drive_list", folder=folder),
+                    [call("open_folder", folder_path=folder),
                      call("send_message", to=legal.name,
                           text=f"Which version of the {vendor} agreement is binding, and do amendments apply?"),
-                     *(call("drive_read", path=path) for path in reads),
-                     call("workspace_write", path=note, content=f"{vendor} renewal fee: EUR {answer:,}\n"),
+                     *(call("read_file", file_path=path) for path in reads),
+                     call("write_file", file_path=note, content=f"{vendor} renewal fee: EUR {answer:,}\n"),
                      call("send_message", to=manager.name,
                           text=f"The renewal fee in our binding agreement with {vendor} is EUR {answer:,}.")],
                     hints=(f"Every version of the {vendor} agreement, and any amendment, is in {folder}/ on the "
                            "drive; the tag at the end of a file name gives the document's status.",
                            f"Ask {legal.name} (Legal) which version of a contract binds us and whether amendments "
                            f"replace its figures; {manager.name} (Procurement) is the one who needs the fee.",
-                           f"List {folder}/ with drive_list, ask Legal which version binds and how amendments count, "
+                           f"List {folder}/ with open_folder, ask Legal which version binds and how amendments count, "
                            f"read the binding {vendor} agreement and the amendment Legal's rule says applies (if "
-                           f"any), write only the binding renewal fee to {note} with workspace_write, and message "
+                           f"any), write only the binding renewal fee to {note} with write_file, and message "
                            f"that fee to {manager.name}."))],
         colleagues=[legal, manager],
         drive=drive,

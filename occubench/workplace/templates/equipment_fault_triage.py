@@ -99,10 +99,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("supervisor told", 2,
                                 "Report the faulty unit and its replacement part number to the shift supervisor.",
                                 kind="message", to=supervisor.name, values=[faulty, answer])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=holder.name,
                           text=f"Which replacement part do we need for a {code} fault on {faulty}? Part number?"),
-                     call("workspace_write", path=note,
+                     call("write_file", file_path=note,
                           content=f"Active fault: {faulty}\nCode: {code}\nReplacement part: {answer}\n"),
                      call("send_message", to=supervisor.name,
                           text=f"{faulty} has an active {code} fault; the replacement part is {answer}.")],
@@ -111,10 +111,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"Ask the maintenance technician for that kind of fault — {mechanic.name} for mechanical, "
                            f"{electrician.name} for electrical — for the part number that fixes the fault code; "
                            f"{supervisor.name} only receives the report.",
-                           f"drive_read {source}; for each unit pair every FAULT RAISED with a later CLEARED of the "
+                           f"read_file {source}; for each unit pair every FAULT RAISED with a later CLEARED of the "
                            "same code and keep the one left open (ignore WARN and INFO rows); note its code and "
                            "system; send_message the technician for that system asking for the part number for "
-                           f"that code; workspace_write {note} with the unit, the code and the part number only; "
+                           f"that code; write_file {note} with the unit, the code and the part number only; "
                            f"send_message {supervisor.name} the unit and the part number."))],
         colleagues=[mechanic, electrician, supervisor],
         drive={source: log},

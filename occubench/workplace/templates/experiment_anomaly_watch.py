@@ -65,9 +65,9 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 absent=[r for r in runs if r != run]),
                      checkpoint("PI alerted", 2, "Alert the principal investigator with the anomalous run's id.",
                                 kind="message", to=pi.name, values=[run])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=qc.name, text=f"What is the blank-signal limit for the {assay}?"),
-                     call("workspace_write", path=note,
+                     call("write_file", file_path=note,
                           content=f"{run}: blank {readings[breach] / 1000:.3f} AU, above the QC limit\n"),
                      call("send_message", to=pi.name,
                           text=f"Alert: {assay} run {run} has a blank signal above the QC limit.")],
@@ -75,8 +75,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "not in the file.",
                            f"Ask {qc.name}, the QC scientist, for the blank-signal limit of this assay and which runs "
                            f"it applies to; {pi.name} receives the alert.",
-                           f"drive_read {source}; send_message {qc.name} for the limit; keep only the sample runs "
-                           "(skip calibration rows) and find the one whose blank is above the limit; workspace_write "
+                           f"read_file {source}; send_message {qc.name} for the limit; keep only the sample runs "
+                           "(skip calibration rows) and find the one whose blank is above the limit; write_file "
                            f"{note} with that run id and its reading only; send_message {pi.name} the run id."))],
         colleagues=[qc, pi],
         drive={source: "run_id,date,run_type,instrument,operator,blank_au,control_recovery_pct\n" +

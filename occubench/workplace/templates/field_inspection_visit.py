@@ -81,21 +81,21 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 kind="message", to=manager.name, values=[slot, end])],
                     [call("send_message", to=inspector.name,
                           text="When can you come to our office for the briefing this afternoon?"),
-                     call("drive_read", path=calendar),
-                     call("calendar_free_rooms", start=slot, end=end, min_capacity=seats),
-                     call("calendar_book", room=room, start=slot, end=end, title=f"{farm} inspection briefing",
+                     call("read_file", file_path=calendar),
+                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
+                     call("book_meeting", room_name=room, start=slot, end=end,
                           attendees=attendees),
                      call("send_message", to=manager.name,
                           text=f"The inspection briefing is booked {slot}-{end} in {room}.")],
                     hints=(f"The inspector's possible hours come from the inspector, not the drive; the farm "
-                           f"manager's commitments are in {calendar} on the drive; calendar_free_rooms shows which "
+                           f"manager's commitments are in {calendar} on the drive; get_available_rooms shows which "
                            "rooms are free.",
                            f"Ask {inspector.name}, the field inspector, which hours this afternoon they can come "
                            f"for the briefing; {manager.name} only needs to be told the result.",
-                           f"send_message {inspector.name} asking when they can come; drive_read {calendar} and drop "
+                           f"send_message {inspector.name} asking when they can come; read_file {calendar} and drop "
                            "every offered hour that overlaps one of its entries (an entry that ends exactly when an "
-                           "hour starts does not clash); calendar_free_rooms for the remaining hour with a seat for "
-                           "every guest and you; calendar_book a free room inviting every guest; send_message "
+                           "hour starts does not clash); get_available_rooms for the remaining hour with a seat for "
+                           "every guest and you; book_meeting a free room inviting every guest; send_message "
                            f"{manager.name} the start and end of the briefing."))],
         colleagues=guests,
         drive={calendar: "start,end,what\n" + "".join(f"{s},{e},{w}\n" for s, e, w in blocks)},

@@ -72,10 +72,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 absent=[c for c in codes if c != chosen]),
                      checkpoint("investigator told", 1, "Send the investigator the chosen scenario and its total.",
                                 kind="message", to=pi.name, values=[chosen, str(total)])],
-                    [call("drive_read", path=scenario_file),
-                     call("drive_read", path=call_file),
+                    [call("read_file", file_path=scenario_file),
+                     call("read_file", file_path=call_file),
                      call("calculator", expression=" + ".join(str(v) for v in scenarios[2].values())),
-                     call("workspace_write", path=note, content=f"{chosen}: EUR {total}\n"),
+                     call("write_file", file_path=note, content=f"{chosen}: EUR {total}\n"),
                      call("send_message", to=pi.name,
                           text=f"The largest budget the call allows is scenario {chosen}, EUR {total} in total.")],
                     hints=(f"The scenarios are in {scenario_file} and the call's rules in {call_file}, both on the "

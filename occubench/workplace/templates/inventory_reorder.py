@@ -97,10 +97,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("buyer told the line count", 1,
                                 "Tell the buyer how many order lines there are, in the form asked for.",
                                 kind="message", to=buyer.name, values=[f"{len(lines)} order lines"])],
-                    [call("drive_read", path=stock_file),
-                     call("drive_read", path=inbound_file),
+                    [call("read_file", file_path=stock_file),
+                     call("read_file", file_path=inbound_file),
                      call("send_message", to=planner.name, text="What is the target stock rule for reordering?"),
-                     call("workspace_write", path=report, content=content),
+                     call("write_file", file_path=report, content=content),
                      call("send_message", to=buyer.name,
                           text=f"The reorder is in {report}: {len(lines)} order lines.")],
                     hints=(f"Stock on hand and weekly demand are in {stock_file}, the shipments already ordered in "

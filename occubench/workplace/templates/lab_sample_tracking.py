@@ -78,10 +78,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("investigator told", 2,
                                 "Send the investigator the sample's current status and run.",
                                 kind="message", to=pi.name, values=[answer])],
-                    [call("drive_read", path=registry),
+                    [call("read_file", file_path=registry),
                      call("send_message", to=tech_intake.name, text=f"What is the status of sample {sample}?"),
                      call("send_message", to=tech_holder.name, text=f"What is the status of sample {sample}?"),
-                     call("workspace_write", path=note, content=f"{sample}: with the {holder} core; run {answer}.\n"),
+                     call("write_file", file_path=note, content=f"{sample}: with the {holder} core; run {answer}.\n"),
                      call("send_message", to=pi.name,
                           text=f"Sample {sample} is with the {holder} core; it went through run {answer}.")],
                     hints=(f"The sample registry {registry} on the drive says which core facility took {sample} "

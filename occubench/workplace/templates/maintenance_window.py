@@ -87,21 +87,21 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("plant manager told the time", 1,
                                 "Tell the plant manager the start and end time of the review you booked.",
                                 kind="message", to=manager.name, values=[slot, end])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=lead.name,
                           text=f"When is your crew busy this afternoon? I need an hour for the {line} review."),
-                     call("calendar_free_rooms", start=slot, end=end, min_capacity=seats),
-                     call("calendar_book", room=room, start=slot, end=end, title=f"{line} maintenance review",
+                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
+                     call("book_meeting", room_name=room, start=slot, end=end,
                           attendees=attendees),
                      call("send_message", to=manager.name,
                           text=f"The {line} maintenance review is booked {slot}-{end} in {room}.")],
                     hints=(f"The afternoon's line schedule is {source} on the drive (only the {line} rows matter); "
-                           "calendar_free_rooms shows which rooms are free at a given time.",
+                           "get_available_rooms shows which rooms are free at a given time.",
                            f"Ask {lead.name}, the maintenance lead, when the crew is busy this afternoon; the time "
                            f"and room you book go to {manager.name}.",
                            f"Read {source}, keep the {line}'s planned stops that last a full hour, ask the "
                            "maintenance lead when the crew is busy and drop the stop that clashes, call "
-                           "calendar_free_rooms for the stop that is left with a seat for each invitee and you, book "
+                           "get_available_rooms for the stop that is left with a seat for each invitee and you, book "
                            f"one of those rooms inviting everyone named, and message {manager.name} the start and end "
                            "time and the room."))],
         colleagues=[manager, lead, supervisor, *guests],

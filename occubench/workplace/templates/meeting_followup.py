@@ -28,35 +28,33 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     follow_up = f"{task_id}b"
     return Piece(
         tasks=[task(task_id, FAMILY,
-                    f"Attend the {meeting.title} at {start} in Dune (meeting id {meeting.id}); you will get an "
-                    "action item there.",
+                    f"Attend the {meeting.title} at {start} in Dune; you will get an action item there.",
                     [checkpoint("attended on time", 1, "Time-critical meetings must be attended when they start.",
-                                kind="attended", meeting=meeting.id)],
-                    [call("calendar_attend", meeting_id=meeting.id)],
-                    hints=(f"Your calendar (calendar_list) shows the {meeting.title}; the action item is only "
+                                kind="attended", meeting=meeting.title, start=start)],
+                    [call("attend_meeting", room_name=meeting.room, start=start, end=meeting.end)],
+                    hints=(f"Your calendar (list_meetings) shows the {meeting.title}; the action item is only "
                            "handed out there, in person.",
                            f"Nobody needs to be asked beforehand: {organiser.name}, the programme lead, runs the "
                            "meeting and gives you the action item there.",
-                           "Check the meeting's start with calendar_list, take on other work only if it is done well "
-                           "before then, and call calendar_attend with the meeting's id no later than its start; "
-                           "then read the notes it returns for your action item.")),
+                           "Check the meeting's start with list_meetings, take on other work only if it is done well "
+                           "before then, and call attend_meeting with the meeting's room, start and end no later than "
+                           "its start; then read the notes it returns for your action item.")),
                task(follow_up, FAMILY, meeting.notes + " Do it by {deadline}.",
                     [checkpoint("review room booked", 2, f"Book a free room with at least {seats} seats for the "
                                 "exact time given, inviting everyone named.", kind="booking", start=review,
                                 end=review_end, attendees=attendees, min_capacity=seats),
                      checkpoint("organiser told the room", 1, "Confirm the booked room to whoever gave the action "
                                 "item.", kind="message", to=organiser.name, values=[free_room])],
-                    [call("calendar_free_rooms", start=review, end=review_end, min_capacity=seats),
-                     call("calendar_book", room=free_room, start=review, end=review_end,
-                          title=f"{project} design review", attendees=attendees),
+                    [call("get_available_rooms", start=review, end=review_end, min_capacity=seats),
+                     call("book_meeting", room_name=free_room, start=review, end=review_end, attendees=attendees),
                      call("send_message", to=organiser.name, text=f"Booked {free_room} for the {project} review.")],
-                    appears=f"meeting:{meeting.id}",
+                    appears=f"meeting:{meeting.title}",
                     hints=(f"The action item from the {meeting.title} gives the time and the people to invite; "
-                           "calendar_free_rooms shows which rooms are free then.",
+                           "get_available_rooms shows which rooms are free then.",
                            f"Invite everyone the action item names; once the room is booked, confirm it to "
                            f"{organiser.name}, who gave you the action item.",
-                           "Count the seats needed (everyone named plus you), call calendar_free_rooms for exactly "
-                           "the time given with that many seats, book one of the rooms it returns with calendar_book "
+                           "Count the seats needed (everyone named plus you), call get_available_rooms for exactly "
+                           "the time given with that many seats, book one of the rooms it returns with book_meeting "
                            f"inviting everyone named, then message {organiser.name} which room you booked."))],
         colleagues=[organiser, *guests],
         meetings=[meeting],

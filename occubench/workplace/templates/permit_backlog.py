@@ -74,24 +74,24 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 kind="file", path=note, values=[], absent=others),
                      checkpoint("licensing manager told", 2,
                                 "Escalate the overdue ids to the licensing manager for that permit type (see the "
-                                "roles in list_colleagues), not to another team.",
+                                "roles in list_users), not to another team.",
                                 kind="message", to=manager.name, values=late)],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=coordinator.name,
                           text=f"What is the statutory decision period for {kind} permits?"),
-                     call("list_colleagues"),
-                     call("workspace_write", path=note, content="\n".join(late) + "\n"),
+                     call("list_users"),
+                     call("write_file", file_path=note, content="\n".join(late) + "\n"),
                      call("send_message", to=manager.name,
                           text=f"Overdue {kind} permit applications: {', '.join(late)}.")],
                     hints=(f"The applications, with type, date received and status, are in {source} on the drive; "
                            f"the decision period for {kind} permits is not in the file.",
                            f"Ask {coordinator.name}, the permits coordinator, how many days a {kind} permit may take "
                            "and which statuses stop the clock; the overdue ids go to the licensing manager for "
-                           f"{kind} permits, whom list_colleagues shows by role.",
+                           f"{kind} permits, whom list_users shows by role.",
                            f"Read {source}, ask the coordinator for the decision period, keep the {kind} "
                            "applications still in review that were received longer ago than the period allows, "
                            f"write their ids one per line to {note}, find the {kind} licensing manager with "
-                           "list_colleagues and message them the ids."))],
+                           "list_users and message them the ids."))],
         colleagues=[coordinator, head, manager, *decoys],
         drive={source: "permit_id,type,applicant,received,status\n" + "".join(
             f"{i},{t},{a},{r.isoformat()},{s}\n" for i, (t, r, s), a in table)},

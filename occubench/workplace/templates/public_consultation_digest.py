@@ -80,19 +80,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("manager sent the counts", 1,
                                 "Send the policy manager the count for every theme.",
                                 kind="message", to=manager.name, values=lines)],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=coordinator.name,
                           text=f"What was the closing date of the {topic} consultation?"),
-                     call("workspace_write", path=digest, content="\n".join(lines) + "\n"),
+                     call("write_file", file_path=digest, content="\n".join(lines) + "\n"),
                      call("send_message", to=manager.name,
                           text=f"Responses to the {topic} consultation by theme: " + "; ".join(lines))],
                     hints=(f"The responses, with the date each was received and its theme, are in {source} on the "
                            "drive; the closing date is not in the file.",
                            f"Ask {coordinator.name}, the consultation coordinator, when the consultation closed, so "
                            f"late responses can be left out; {manager.name} only receives the counts.",
-                           f"drive_read {source}; send_message {coordinator.name} asking for the closing date; for "
+                           f"read_file {source}; send_message {coordinator.name} asking for the closing date; for "
                            "each theme count the rows received on or before that date (a response on the closing "
-                           f"day counts); workspace_write {digest} with one '<theme>: <count>' line per theme; "
+                           f"day counts); write_file {digest} with one '<theme>: <count>' line per theme; "
                            f"send_message {manager.name} the same lines."))],
         colleagues=[coordinator, manager],
         drive={source: table},

@@ -78,20 +78,20 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("requester told the slot", 1,
                                 "Tell the requester the start and end time of the meeting you booked.",
                                 kind="message", to=requester.name, values=[slot, end])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=hidden.name,
                           text=f"When are you free this morning for a 30-minute meeting on the {topic}?"),
-                     call("calendar_free_rooms", start=slot, end=end, min_capacity=seats),
-                     call("calendar_book", room=room, start=slot, end=end, title=topic[0].upper() + topic[1:],
+                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
+                     call("book_meeting", room_name=room, start=slot, end=end,
                           attendees=attendees),
                      call("send_message", to=requester.name,
                           text=f"The {topic} is booked {slot}-{end} in {room}; everyone is invited.")],
                     hints=(f"The busy times of everyone but {hidden.name} are in {source} on the drive; "
-                           "calendar_free_rooms shows which rooms are free at a given time.",
+                           "get_available_rooms shows which rooms are free at a given time.",
                            f"Ask {hidden.name}, the external consultant, when they are free this morning; the time "
                            f"you book goes to {requester.name}.",
                            f"Read {source}, ask the consultant for their availability, find the half-hour in the "
-                           "window when nobody is busy, call calendar_free_rooms for it with a seat for each "
+                           "window when nobody is busy, call get_available_rooms for it with a seat for each "
                            "invitee, the requester and you, book one of those rooms inviting all of them, and "
                            f"message {requester.name} the start and end time."))],
         colleagues=[requester, *invitees],

@@ -156,16 +156,16 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("totals posted to the group", 2,
                                 "Post every region's total to the group chat named in the task.",
                                 kind="message", to=group, values=[str(totals[r]) for r in regions])],
-                    [call("drive_list", folder=folder),
-                     call("drive_read", path=f"{folder}/README.txt"),
-                     *(call("drive_read", path=f"{folder}/{region.lower()}.csv") for region in regions),
+                    [call("open_folder", folder_path=folder),
+                     call("read_file", file_path=f"{folder}/README.txt"),
+                     *(call("read_file", file_path=f"{folder}/{region.lower()}.csv") for region in regions),
                      call("send_message", to=marketing.name, text=f"When did the {campaign} campaign run?"),
                      call("send_message", to=product.name,
                           text=f"Which SKUs belong to the {line} product line?"),
                      call("calculator", expression=" + ".join(
                          str(r["amount"]) for r in exports[regions[0]]
                          if start <= r["date"] <= end and r["status"] == "completed" and _in_line(r["sku"], line))),
-                     call("workspace_write", path=summary, content=summary_text),
+                     call("write_file", file_path=summary, content=summary_text),
                      call("send_message", to=group, text=f"{line} sales during the {campaign} campaign: " +
                           "; ".join(f"{r} {totals[r]}" for r in regions))],
                     hints=(f"The regional exports and a README are in {folder}/ on the drive; the README says "

@@ -100,24 +100,24 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 kind="file", path=plan, values=[], absent=wrong),
                      checkpoint("manager told", 1, "Send the manager the configuration and its monthly cost.",
                                 kind="message", to=manager.name, values=[config, str(total)])],
-                    [call("drive_read", path=traffic),
-                     call("drive_read", path=prices),
+                    [call("read_file", file_path=traffic),
+                     call("read_file", file_path=prices),
                      call("send_message", to=architect.name,
                           text=f"What is the sizing rule for {service}: headroom, spares and memory per instance?"),
                      call("calculator", expression=f"{_needed(peak, headroom)} / "
                                                    f"{next(t[3] for t in types if t[0] == name)}"),
-                     call("workspace_write", path=plan, content=f"{config}\nMonthly cost: EUR {total}\n"),
+                     call("write_file", file_path=plan, content=f"{config}\nMonthly cost: EUR {total}\n"),
                      call("send_message", to=manager.name,
                           text=f"Cheapest configuration for {service}: {config}, EUR {total} per month.")],
                     hints=(f"The load is in {traffic} and the instance types with their capacity and price in "
                            f"{prices}, both on the drive; the sizing rule is not written down there.",
                            f"Ask {architect.name}, the platform architect, for the sizing rule: how much headroom "
                            "over the peak, how many spare instances and how much memory each instance needs.",
-                           f"drive_read {traffic} and take the highest hourly peak, not an average; drive_read "
+                           f"read_file {traffic} and take the highest hourly peak, not an average; read_file "
                            f"{prices}; send_message {architect.name} for the sizing rule; add the headroom to the "
                            "peak; for every type with enough memory divide by its capacity, round up, add the "
                            "spare and multiply by its price (the calculator helps); pick the cheapest total; "
-                           f"workspace_write {plan} with '<count> x <type>' and the cost; send_message "
+                           f"write_file {plan} with '<count> x <type>' and the cost; send_message "
                            f"{manager.name} the same."))],
         colleagues=[architect, manager],
         drive={traffic: "hour,avg_rps,peak_rps\n" + "".join(f"{h:02d}:00,{a},{p}\n" for h, (a, p) in

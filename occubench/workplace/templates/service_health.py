@@ -112,10 +112,10 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "Send the failing services to the engineer the rota names as on call today (the IT "
                                 "coordinator has it), not to any engineer.",
                                 kind="message", to=on_call.name, values=failing)],
-                    [call("drive_read", path=export),
+                    [call("read_file", file_path=export),
                      call("send_message", to=lead.name, text="What is the alerting rule for failing health checks?"),
                      call("send_message", to=coordinator.name, text="Who is on call today according to the rota?"),
-                     call("workspace_write", path=note, content="\n".join(failing)),
+                     call("write_file", file_path=note, content="\n".join(failing)),
                      call("send_message", to=on_call.name,
                           text="These services meet the alerting rule: " + ", ".join(failing))],
                     hints=(f"The health-check export is {export} on the drive; neither the alerting rule nor the "

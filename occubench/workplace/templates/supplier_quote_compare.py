@@ -83,20 +83,20 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("procurement told", 1,
                                 "Post the chosen supplier and the total in the procurement group chat.",
                                 kind="message", to=group, values=[best[0], str(total)])],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=manager.name,
                           text=f"How soon must the {product.lower()} be delivered?"),
-                     call("workspace_write", path=note, content=f"Supplier: {best[0]}\nTotal: EUR {total}\n"),
+                     call("write_file", file_path=note, content=f"Supplier: {best[0]}\nTotal: EUR {total}\n"),
                      call("send_message", to=group,
                           text=f"Please order {quantity} {unit} of {product.lower()} from {best[0]}: "
                                f"EUR {total} in total.")],
                     hints=(f"The quotes are in {source} on the drive; the delivery limit is not written there.",
                            f"Ask {manager.name}, the store manager, how many days the delivery may take at most; "
                            f"the {group} group chat receives the choice.",
-                           f"drive_read {source}; send_message {manager.name} for the delivery limit; drop the "
+                           f"read_file {source}; send_message {manager.name} for the delivery limit; drop the "
                            "quotes that deliver later or whose minimum order is above the quantity; for the rest "
                            "compute unit price times quantity plus shipping (the calculator helps) and take the "
-                           f"lowest; workspace_write {note} with that supplier and total only; send_message the "
+                           f"lowest; write_file {note} with that supplier and total only; send_message the "
                            f"{group} group the supplier and the total."))],
         colleagues=[manager, *buyers],
         drive={source: table},

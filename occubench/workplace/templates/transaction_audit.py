@@ -46,17 +46,17 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 "report.", kind="file", path=report, values=[], absent=clean),
                      checkpoint("manager informed", 1, "Send the flagged ids to the manager who asked.",
                                 kind="message", to=manager.name, values=flagged)],
-                    [call("drive_read", path=source),
+                    [call("read_file", file_path=source),
                      call("send_message", to=finance.name, text="What is the approval threshold for transactions?"),
-                     call("workspace_write", path=report, content="\n".join(flagged)),
+                     call("write_file", file_path=report, content="\n".join(flagged)),
                      call("send_message", to=manager.name, text="Flagged transactions: " + ", ".join(flagged))],
                     hints=(f"The transactions are in {source} on the drive; the approval threshold is not in the "
                            "file.",
                            f"Ask {finance.name} (Finance) for the approval threshold above which a transaction needs "
                            f"a second approver; the flagged ids go to {manager.name}.",
-                           f"Read {source} with drive_read, ask Finance for the threshold, pick every transaction "
+                           f"Read {source} with read_file, ask Finance for the threshold, pick every transaction "
                            "above it whose second_approver column is empty, write just their ids, one per line, to "
-                           f"{report} with workspace_write, and send the same ids to {manager.name}."))],
+                           f"{report} with write_file, and send the same ids to {manager.name}."))],
         colleagues=[finance, manager],
         drive={source: "id,vendor,amount,second_approver\n" + "\n".join(rows) + "\n"},
     )

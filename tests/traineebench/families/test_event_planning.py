@@ -316,7 +316,7 @@ def test_bad_arguments_are_config_errors_naming_them(day: Day, change: dict[str,
 
 
 def test_a_department_whose_name_is_a_path_is_refused(day: Day) -> None:
-    day.company.employees.append(Employee("Rd Lead", "../R&D", "R&D Manager"))  # the output file is named by it
+    day.company.employees.append(Employee("Rd Lead", "R&D Manager", "../R&D"))  # the output file is named by it
     with pytest.raises(ConfigError, match="argument task_params.department"):
         FAMILY.generate(day, **{**GIVEN, "task_params": {**GIVEN["task_params"], "department": "../R&D"}})
 

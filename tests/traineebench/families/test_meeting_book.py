@@ -48,7 +48,7 @@ def rules_saying(day: Day, words: str) -> list[str]:
 
 def test_the_manager_variant_asks_every_manager_and_some_cannot_come(day: Day, tmp_path: Path) -> None:
     task = FAMILY.generate(day, **MANAGERS)
-    managers = sorted(e.name for e in day.company.employees if "Manager" in e.position)
+    managers = sorted(e.name for e in day.company.employees if "Manager" in e.role)
     busy = rules_saying(day, "cannot come")
     assert FAMILY.name == task.family == "Meeting Book" and task.deadline == datetime(2025, 10, 1, 20, 0)
     assert "2025-10-01T13:00:00" in task.description and "2025-10-01T14:30:00" in task.description

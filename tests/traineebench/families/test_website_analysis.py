@@ -104,7 +104,7 @@ def test_the_engineer_is_drawn_with_the_days_random_source(tmp_path: Path) -> No
     chosen = []
     for run in ("one", "two"):
         day = make_day(tmp_path / run, seed=11)
-        day.company.employees += [Employee(f"Engineer {n}", "Engineering", "Software Engineer") for n in range(6)]
+        day.company.employees += [Employee(f"Engineer {n}", "Software Engineer", "Engineering") for n in range(6)]
         chosen.append((FAMILY.generate(day), day.company.rules))
     assert chosen[0] == chosen[1]
 
@@ -112,7 +112,7 @@ def test_the_engineer_is_drawn_with_the_days_random_source(tmp_path: Path) -> No
 def test_arguments_and_a_company_without_engineers_are_config_errors(day: Day) -> None:
     with pytest.raises(ConfigError, match="'difficulty'"):
         FAMILY.generate(day, difficulty="hard")
-    day.company.employees = [e for e in day.company.employees if e.position != "Software Engineer"]
+    day.company.employees = [e for e in day.company.employees if e.role != "Software Engineer"]
     with pytest.raises(ConfigError, match="Software Engineer"):
         FAMILY.generate(day)
 

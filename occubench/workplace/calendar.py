@@ -1,7 +1,7 @@
-"""The meeting-room calendar of a Trainee-Bench day, with the reference calendar's rules: rooms are booked within
-business hours (9:00 to 17:00) when free, a booking fails when any participant is already in a meeting then (each
-one's clashes listed), only the one who booked a meeting may cancel it, and attending records when the agent
-joined. It holds the day's meetings (booked by colleagues, never cancellable by the agent) and the agent's own.
+"""The meeting-room calendar of a day, with Trainee-Bench's rules: rooms are booked within office hours when
+free and big enough, a booking fails when any participant is already in a meeting then (each one's clashes listed),
+only the one who booked a meeting may cancel it, and attending records when the agent joined (on time: no more than
+five minutes after the start). It holds the day's meetings (never cancellable by the agent) and the agent's own.
 """
 
 from __future__ import annotations
@@ -11,20 +11,32 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
 from occubench.core.tools import ToolError
-from occubench.traineebench.company import AGENT
-from occubench.traineebench.family import Attendance, Meeting
+from occubench.workplace.people import AGENT
+from occubench.workplace.world import Attendance, Meeting
 
-OPENS, CLOSES = time(9), time(17)
 #: The most invitees one booking may name, and the longest name: an agent's list can be any size.
 MAX_ATTENDEES, MAX_NAME = 500, 200
+#: Joining up to this long after the start counts as on time (earlier counts too).
+LATENESS = timedelta(minutes=5)
 
 
-def moment(argument: str, text: str) -> datetime:
-    """``text`` as a local ISO date and time; a :class:`ToolError` naming ``argument`` otherwise."""
+def on_time(attended: Iterable[Attendance], meeting: str, start: datetime, by: datetime | None = None) -> bool:
+    """Whether the agent was in ``meeting`` by five minutes past its start (having joined by ``by``, when given);
+    the last time the agent joined counts, as in Trainee-Bench's reference."""
+    joined = [a.joined for a in attended if a.meeting == meeting and a.joined is not None
+              and (a.joined.tzinfo is None) == (start.tzinfo is None)  # naive and aware times do not subtract
+              and (by is None or a.joined <= by)]
+    return bool(joined) and max(joined) - start <= LATENESS
+
+
+def moment(argument: str, text: str, day: datetime) -> datetime:
+    """``text`` as a local ISO date and time, or as HH:MM on ``day``'s date; a :class:`ToolError` naming
+    ``argument`` otherwise."""
     try:
-        value = datetime.fromisoformat(text)
+        value = datetime.fromisoformat(text) if len(text) > 5 else \
+            datetime.combine(day.date(), time.fromisoformat(text))
     except ValueError:
-        raise ToolError(f"{argument} must be an ISO date and time such as 2025-10-01T13:00:00, not "
+        raise ToolError(f"{argument} must be a time such as {day:%Y-%m-%d}T13:00:00 or 13:00, not "
                         f"{text!r:.80}") from None
     if value.tzinfo is not None:  # the day's clock has no time zone; the two would not compare
         raise ToolError(f"{argument} must be a local time, without a time zone: {text!r:.80}")
@@ -55,8 +67,9 @@ class Entry:
 class Calendar:
     """The rooms (name → capacity) and their meetings; ``attended`` is every time the agent joined one."""
 
-    def __init__(self, rooms: Mapping[str, int], meetings: Iterable[Meeting]) -> None:
+    def __init__(self, rooms: Mapping[str, int], meetings: Iterable[Meeting], hours: tuple[int, int] = (9, 17)) -> None:
         self.rooms = dict(rooms)
+        self.opens, self.closes = time(hours[0]), time(hours[1])
         self.entries = [Entry(m, None) for m in meetings]
         self.attended: list[Attendance] = []
         self._bookings = 0
@@ -65,14 +78,25 @@ class Calendar:
         """The agent's bookings that stand, in the order they were made."""
         return [e.meeting for e in self.entries if e.applicant == AGENT]
 
-    def available(self, start: datetime, end: datetime) -> list[str]:
-        _business_hours(start, end)
-        taken = {e.meeting.room for e in self.entries if e.overlaps(start, end)}
-        return [room for room in self.rooms if room not in taken]
+    def meetings(self) -> list[Meeting]:
+        """The meetings the agent is expected at or booked, by start."""
+        return sorted((e.meeting for e in self.entries if e.involves(AGENT)), key=lambda m: m.start)
 
-    def book(self, attendees: list[str], room: str, start: datetime, end: datetime) -> Meeting:
+    def available(self, start: datetime, end: datetime, seats: int = 1) -> list[str]:
+        if not start < end:
+            raise ToolError(f"the meeting must end after it starts, not {_slot(start, end)}")
+        if start.date() != end.date() or start.time() < self.opens or end.time() > self.closes:
+            raise ToolError(f"meetings are between {self.opens:%H:%M} and {self.closes:%H:%M} on one day, not "
+                            f"{_slot(start, end)}")
+        taken = {e.meeting.room for e in self.entries if e.overlaps(start, end)}
+        return [room for room, capacity in self.rooms.items() if room not in taken and capacity >= seats]
+
+    def book(self, attendees: list[str], room: str, start: datetime, end: datetime, now: datetime) -> Meeting:
         if room not in self.rooms:
             raise ToolError(f"no room {room!r:.80}; the rooms are {', '.join(self.rooms)}")
+        if start < now:
+            raise ToolError(f"{start.isoformat(timespec='minutes')} has already passed (it is "
+                            f"{now.isoformat(timespec='minutes')})")
         if room not in self.available(start, end):
             raise ToolError(f"{room} is taken at some time from {_slot(start, end)}")
         invited = _names(attendees)
@@ -88,7 +112,7 @@ class Calendar:
         self._bookings += 1
         # Each booking's title is its own, so a join is never credited to a later booking of the same slot.
         meeting = Meeting(f"{AGENT}'s meeting {self._bookings}", start, (end - start) / timedelta(hours=1), room,
-                          tuple(invited))
+                          tuple(invited), booked_at=now)
         self.entries.append(Entry(meeting, AGENT))
         return meeting
 
@@ -111,13 +135,6 @@ class Calendar:
     def _at(self, room: str, start: datetime, end: datetime) -> list[Entry]:
         return [e for e in self.entries if e.meeting.room == room and e.meeting.start == start
                 and end_of(e.meeting) == end]
-
-
-def _business_hours(start: datetime, end: datetime) -> None:
-    if not start < end:
-        raise ToolError(f"the meeting must end after it starts, not {_slot(start, end)}")
-    if start.date() != end.date() or start.time() < OPENS or end.time() > CLOSES:
-        raise ToolError(f"meetings are between {OPENS:%H:%M} and {CLOSES:%H:%M} on one day, not {_slot(start, end)}")
 
 
 def _names(attendees: list[str]) -> list[str]:
