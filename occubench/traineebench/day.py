@@ -20,6 +20,8 @@ from occubench.util.untrusted import read_file
 
 #: The intern's manual on every day's cloud disk.
 INTERN_MANUAL = "manuals_for_intern.md"
+#: What every task is filed under: the reference's days are one company's office work.
+CATEGORY = "Trainee-Bench"
 #: When every reference day starts.
 START = datetime(2025, 10, 1, 8, 0)
 
@@ -52,7 +54,7 @@ def build_day(root: Path, scenario: str, entry: DayEntry, *, seed: int, referenc
             raise ConfigError(f"{where}tasks[{number}] ({task.family}): {exc}") from None
         except TypeError as exc:  # an argument the family's generator does not take
             raise ConfigError(f"{where}tasks[{number}] ({task.family}).arguments: {exc}") from None
-        tasks.append(replace(spec, deadline=task.deadline, id=f"t{number + 1}",
+        tasks.append(replace(spec, deadline=task.deadline, id=f"t{number + 1}", category=CATEGORY,
                              difficulty=getattr(families(task.family), "difficulty", "easy")))
     add_rooms(day)  # the reference's ten rooms are there even on a day whose tasks book none
     for employee in day.company.employees:  # as the reference tells every colleague, last

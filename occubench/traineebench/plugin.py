@@ -22,7 +22,7 @@ from occubench.core.tables import Table
 from occubench.errors import ConfigError, DataNotFoundError
 from occubench.sandbox.provider import provider_for
 from occubench.traineebench.config import BenchConfig, load_config, paper_days
-from occubench.traineebench.day import build_day
+from occubench.traineebench.day import CATEGORY, build_day
 from occubench.traineebench.families import family
 from occubench.traineebench.family import Outcome, Score
 from occubench.traineebench.reference import reference_folder
@@ -83,7 +83,6 @@ def instruction(planned: PlannedDay, tier: int, told: str) -> str:
 
 
 LIBRARY = Library(TOOLSET, family, instruction, "workplace")
-CATEGORY = "Trainee-Bench"
 
 
 
@@ -94,7 +93,7 @@ def planned_days(bench: BenchConfig, seed: int, reference: Path, *, paper_day_tw
     root = Path(tempfile.mkdtemp(prefix="traineebench-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     scenarios = [paper_days(scenario, seed) if paper_day_two else scenario for scenario in bench.scenarios]
-    days = []
+    days: list[list[PlannedDay]] = []
     for s, scenario in enumerate(scenarios):
         days.append([])
         for d, entry in enumerate(scenario.days):

@@ -318,6 +318,8 @@ class WorkplaceEnvironment(Environment):
         """
         if not command.strip():
             raise ToolError("the command is empty")
+        if self.provider is None:  # never offered without one; a call by name is answered all the same
+            raise ToolError("this day has no shell")
         result = run_command(self.provider, self.world.workspace, command, COMMAND_SECONDS)
         return {"exit_code": result.exit_code, "output": result.output,
                 **({"left_out_bytes": result.left_out} if result.left_out else {}),

@@ -8,17 +8,20 @@ import json
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.util.jsonl import read_json
 from occubench.util.untrusted import folder_files
-from occubench.workplace.model import Day, clock, minutes
+from occubench.workplace.model import Day, Meeting, clock, minutes
 from occubench.workplace.schedule import reference_schedule
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.templates.base import ROOMS, Names
 from occubench.workplace.validate import validate_day
 
 START, END = "09:00", "18:00"
+#: Draws of a day before giving up: tasks that book rooms at fixed times on one calendar can clash.
+ATTEMPTS = 200
 
 
 def day_id(seed: int, index: int, phase: int = 1) -> str:
@@ -35,7 +38,7 @@ def generate_day(seed: int, index: int, phase: int = 1) -> Day:
     families = plan.sample(sorted(FAMILIES), plan.randint(2, min(6, len(FAMILIES))))
     if "meeting_followup" in families and len(families) == 6:  # its follow-up task would make a seventh task
         families.remove(next(f for f in reversed(families) if f != "meeting_followup"))
-    for attempt in range(20):
+    for attempt in range(ATTEMPTS):
         day = _draw(seed, index, phase, families, attempt)
         if validate_day(day).ok:
             return day
@@ -120,4 +123,28 @@ def _read_day(path: Path) -> Day:
             task.category = FAMILIES[task.family].category
         for clue in (clue for colleague in day.colleagues for clue in colleague.clues):
             clue.trigger = [[word + "*" for word in group] for group in clue.trigger]
+    meetings = {m.id: m for m in day.meetings}
+    for task in day.tasks:  # reference calls written before the day engine, in its tools' names
+        task.reference = [_renamed(step["tool"], step["arguments"], meetings) for step in task.reference]
     return day
+
+
+#: The tools of our days before the day engine → the engine's, and how each argument is renamed.
+_RENAMED = {"drive_read": ("read_file", {"path": "file_path"}), "workspace_read": ("read_file", {"path": "file_path"}),
+            "drive_list": ("open_folder", {"folder": "folder_path"}), "list_colleagues": ("list_users", {}),
+            "workspace_write": ("write_file", {"path": "file_path"}), "calendar_list": ("list_meetings", {}),
+            "calendar_free_rooms": ("get_available_rooms", {}), "calendar_book": ("book_meeting", {"room": "room_name"}),
+            "finish_day": ("done", {})}
+
+
+def _renamed(tool: str, arguments: dict[str, Any], meetings: dict[str, Meeting]) -> dict[str, Any]:
+    if tool == "calendar_attend" and arguments.get("meeting_id") in meetings:
+        meeting = meetings[arguments["meeting_id"]]
+        return {"tool": "attend_meeting", "arguments": {"room_name": meeting.room, "start": meeting.start,
+                                                        "end": meeting.end}}
+    if tool == "drive_copy":
+        return {"tool": "download_file", "arguments": {"file_path": arguments.get("path"),
+                                                       "target_path": arguments.get("path")}}
+    name, names = _RENAMED.get(tool, (tool, {}))
+    return {"tool": name, "arguments": {names.get(key, key): value for key, value in arguments.items()
+                                        if not (tool == "calendar_book" and key == "title")}}

@@ -122,7 +122,8 @@ def colleague_prompt(colleague: Colleague) -> str:
             f"messages from {AGENT}, a new intern who does not yet know how things are done here. Reply in one to "
             "three sentences, only as your instructions below say: point her to what they name, give the reply "
             "they name, share a fact only when its condition is met (a plural counts; a * stands for any ending). A "
-            "request for everything, for the answers or for help does not ask about anything in particular. Never "
+            "request for everything, for the answers or the ground truth, or for help does not ask about anything "
+            "in particular. Never "
             f"invent facts, numbers or names, and do not do her work for her.\n\n{INSTRUCTIONS}\n"
             + ("\n".join(told) or "- (none: you know nothing specific to the intern's tasks)"))
 

@@ -25,7 +25,7 @@ from occubench.workplace.plan import day_plan, learning_arms
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
 from occubench.workplace.schedule import TOOLSET, reference_schedule
 from occubench.workplace.suite import Library, PlannedDay, reference_agent
-from occubench.workplace.templates import FAMILIES
+from occubench.workplace.templates import FAMILIES, family
 from occubench.workplace.validate import validate_day
 
 WORKPLACE_SUITE = "workplace"
@@ -52,7 +52,7 @@ def instruction(planned: PlannedDay, guidance: int, carried_over: str) -> str:
     return text + (f"\n\nFrom your previous working day:\n{carried_over}" if carried_over else "")
 
 
-LIBRARY = Library(TOOLSET, FAMILIES.__getitem__, instruction, "Office work")
+LIBRARY = Library(TOOLSET, family, instruction, "Office work")
 
 
 def day_category(day: Day) -> str:

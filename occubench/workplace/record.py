@@ -107,22 +107,36 @@ def _task_scores(details: dict[str, Any]) -> tuple[TaskScore, ...] | None:
 
 
 def _task_score(row: object) -> TaskScore | None:
-    """One task's score; None when a field is missing or of the wrong type, but for what older files lack: points
-    (the score of 1 then), notes, the category (:data:`DEFAULT_CATEGORY`), and a Trainee-Bench row's id, difficulty
-    and score (from its points)."""
+    """One task's score; None when a field is of the wrong type, or missing where older files have it too: the
+    family and the score (or, in a Trainee-Bench row of before the shared engine, its points of its full points).
+    A wrong category counts as :data:`DEFAULT_CATEGORY`, as absent in files written before tasks had one."""
     if not isinstance(row, dict):
         return None
-    family = _typed(row.get("family"), str, None)
-    points, full = _number(row.get("points"), None), _number(row.get("full"), None)
-    score = _number(row.get("score"), points / full if points is not None and full else None)
-    success = _typed(row.get("success"), bool, None if points is None or full is None else points >= full)
-    if family is None or score is None or success is None:
+    task_id, family, difficulty = (_field(row, key, str, "") for key in ("task_id", "family", "difficulty"))
+    points, full = _field(row, "points", float, None), _field(row, "full", float, None)
+    derived = points / full if isinstance(points, float) and isinstance(full, float) and full else None
+    score = _field(row, "score", float, derived)
+    success = _field(row, "success", bool, None if derived is None else derived >= 1)
+    fields = (task_id, family, difficulty, points, full, score, success)
+    if any(value is _BAD for value in fields) or not family or score is None or success is None:
         return None
     notes = row.get("notes")
-    return TaskScore(_typed(row.get("task_id"), str, ""), family, _typed(row.get("category"), str, DEFAULT_CATEGORY),
-                     _typed(row.get("difficulty"), str, ""), score, success,
+    return TaskScore(task_id, family, _typed(row.get("category"), str, DEFAULT_CATEGORY), difficulty, score, success,
                      score if points is None else points, 1.0 if full is None else full,
-                     tuple(n for n in notes if isinstance(n, str)) if isinstance(notes, list) else ())
+                     tuple(n for n in notes if isinstance(n, str)) if isinstance(notes, (list, tuple)) else ())
+
+
+_BAD = object()
+
+
+def _field(row: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    """``row[key]`` (a number as a float), ``default`` when absent, :data:`_BAD` when of another type."""
+    if key not in row:
+        return default
+    if kind is float:
+        number = _number(row[key], None)
+        return _BAD if number is None else float(number)
+    return _typed(row[key], kind, _BAD)
 
 
 def _typed(value: object, kind: type[T], default: D) -> T | D:

@@ -163,8 +163,8 @@ class DaySuite(Suite):
         for planned in instance.tasks:
             score = self.library.families(planned.family).evaluate(planned, outcome)
             scores.append(TaskScore(planned.id or planned.family, planned.family, planned.category,
-                                    planned.difficulty, score.fraction, score.points >= score.full, score.points,
-                                    score.full, score.notes))
+                                    planned.difficulty, score.fraction, score.points >= score.full,
+                                    float(score.points), float(score.full), score.notes))
         day_score = mean_score(scores)
         arm = task.metadata.get("arm", "")
         record = DayRecord(day_score, len(scores), tuple(scores), feedback(scores, instance.notes),

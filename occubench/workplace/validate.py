@@ -10,7 +10,7 @@ from pathlib import Path
 from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.model import Day, build
 from occubench.workplace.schedule import TOOLSET, reference_schedule
-from occubench.workplace.templates import FAMILIES
+from occubench.workplace.templates import FAMILIES, family
 from occubench.workplace.world import Score
 
 
@@ -29,13 +29,13 @@ class DayValidation:
 
 def validate_day(day: Day) -> DayValidation:
     with tempfile.TemporaryDirectory(prefix="occubench-day-") as folder:
-        played, untouched = (WorkplaceEnvironment(*build(day, Path(folder) / name), TOOLSET, FAMILIES.__getitem__)
+        played, untouched = (WorkplaceEnvironment(*build(day, Path(folder) / name), TOOLSET, family)
                              for name in ("reference", "noop"))
         errors = []
         for step in reference_schedule(day)[0]:
             observation = played.call(step["tool"], step["arguments"])
             if "error" in observation:
                 errors.append(f"{step['tool']}: {observation['error']}: {observation.get('message', '')}")
-        return DayValidation(day, *(
-            [FAMILIES[task.family].evaluate(task, env.outcome()) for task in env.tasks]
-            for env in (played, untouched)), errors)
+        reference, noop = ([FAMILIES[task.family].evaluate(task, env.outcome()) for task in env.tasks]
+                           for env in (played, untouched))
+        return DayValidation(day, reference, noop, errors)

@@ -136,9 +136,12 @@ class Toolset:
 
 
 class Family(Protocol):
-    #: Its name, as the library's days and configs give it.
-    name: str
-    #: easy or hard (the paper's Table 4).
-    difficulty: str
+    @property
+    def name(self) -> str:
+        """Its name, as the library's days and configs give it."""
+
+    @property
+    def difficulty(self) -> str:
+        """easy or hard (the paper's Table 4)."""
 
     def evaluate(self, task: DayTask, outcome: Outcome) -> Score: ...

@@ -1,5 +1,6 @@
 """A day generated from a config entry: its folders, company and tasks, the same for the same seed, the config's
-deadline on each task, and a family's refusal of an argument named with its place."""
+deadline on each task (numbered t1, t2... in the day, with its family's difficulty), the reference's rooms, and a
+family's refusal of an argument named with its place."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class Dice:
     """A stand-in family: rolls the day's dice into a workspace file; scores whether the answer file repeats it."""
 
     name = "Dice"
+    difficulty = "hard"
 
     def generate(self, day: Day, *, sides: int) -> TaskSpec:
         if not isinstance(sides, int) or sides < 2:
@@ -57,8 +59,14 @@ def test_the_same_seed_gives_the_same_day(tmp_path: Path) -> None:
     assert built[2].day.company != built[0].day.company
     [task] = built[0].tasks
     assert task.deadline == datetime(2025, 10, 1, 20) and task.check["roll"] == int(rolls[0])
+    assert (task.id, task.family, task.difficulty) == ("t1", "Dice", "hard")
     finance = built[0].day.company.manager_of("Finance").name
-    assert built[0].day.company.rules[finance][0] == "Point the intern to roll.txt."  # the family's rule, first
+    # The family's rule first, then what the reference tells every colleague.
+    assert built[0].day.company.rules[finance] == [
+        "Point the intern to roll.txt.", "For general questions about the company, see "
+        "CloudDisk:manuals_for_intern.md."]
+    # The reference's ten rooms, each holding the whole company, though no task books one.
+    assert built[0].day.rooms == {f"Room_{n:02d}": len(built[0].day.company.employees) + 1 for n in range(1, 11)}
     assert (built[0].day.cloud_disk / "manuals_for_intern.md").read_text() == "stand-in intern manual"
 
 

@@ -1,6 +1,6 @@
-"""`occubench run --suite traineebench`: a config in the reference's format run end to end with the project's mock
-as agent, the day generated from the seed, the agent's shell command run in the sandbox, and the task scored in the
-reference's points."""
+"""`occubench run --suite traineebench`: a config in the reference's format run end to end on the day engine with
+the project's mock as agent, the day generated from the seed, the agent's shell command run in the sandbox, each
+task scored in the reference's points (the day's ``task_scores``) and the run's figures in the workplace tables."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from occubench.cli import main
 from occubench.sandbox import Provider
 from occubench.testing import MockLLMServer
 from occubench.traineebench.families.transactions import MANUAL, REPORT
-from occubench.traineebench.scoring import reference_tables
+from occubench.workplace.record import DayRecord
+from occubench.workplace.report import workplace_tables
 from tests.traineebench.families.test_transactions import stand_in
 
 SCRIPT = f"""import json, sqlite3
@@ -62,11 +63,16 @@ def test_a_config_day_runs_end_to_end_and_earns_the_reference_s_points(tmp_path:
     [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
     assert result.task_id == "scenario_a/day_1" and [c.name for c in result.tool_calls] == [n for n, _ in CALLS]
     assert result.tool_calls[2].observation["exit_code"] == 0
-    [score] = result.verdict_details["reference_scores"]
-    assert (score["family"], score["points"], score["full"]) == ("Transaction Data Review", 3.0, 3.0)
+    [score] = result.verdict_details["task_scores"]
+    assert (score["task_id"], score["family"], score["points"], score["full"], score["score"], score["success"]) == (
+        "t1", "Transaction Data Review", 3.0, 3.0, 1.0, True)
+    record = DayRecord.from_result(result)
+    assert record is not None and (record.day_score, record.n_tasks, record.phase) == (1.0, 1, 1)
     assert result.is_correct is True
-    [table] = reference_tables([result])
-    assert table.title == "Trainee-Bench (reference scoring)" and table.rows[0][3:] == ["100.0%", "100.0%"]
+    overall, levels, _ = workplace_tables([result])
+    # Days, tasks, SR and CS of the one day, and its task among the easy ones.
+    assert overall.rows[0][:5] == ["Overall", "1", "1", "100.0%", "100.0%"]
+    assert overall.rows[0][6] == f"{len(CALLS):.1f}" and levels.rows == [["easy", "1", "100.0%", "100.0%"]]
 
 
 def reference_folder(tmp_path: Path) -> Path:
@@ -130,7 +136,7 @@ def test_colleagues_are_played_by_the_npc_model_and_judged_checks_by_the_verifie
     assert played.tool_calls[1].observation["reply"].startswith("Ask me again tomorrow")
     assert offline.tool_calls[1].observation["reply"] != played.tool_calls[1].observation["reply"]
     # The judge's yes earns the report's point and the HR chat's; without a judge neither scores.
-    [judged], [unjudged] = played.verdict_details["reference_scores"], offline.verdict_details["reference_scores"]
+    [judged], [unjudged] = played.verdict_details["task_scores"], offline.verdict_details["task_scores"]
     assert (judged["points"], judged["full"]) == (2.0, 5.0)
     assert unjudged["points"] == 0.0 and any("No judge" in note for note in unjudged["notes"])
 
@@ -155,9 +161,13 @@ def test_with_mentor_feedback_each_day_starts_with_the_notes_on_the_day_before(t
         openings = [r["messages"][1]["content"] for r in server.requests if len(r["messages"]) == 2]
     first, second = sorted(load_results(tmp_path / "out" / "r" / "results.jsonl"), key=lambda r: str(r.task_id))
     assert (first.task_id, second.task_id) == ("scenario_a/day_1", "scenario_a/day_2")
-    notes = first.verdict_details["reference_scores"][0]["notes"]
-    assert notes and "mentor's feedback" not in openings[0]
-    assert "mentor's feedback" in openings[1] and all(note in openings[1] for note in notes)
+    notes = first.verdict_details["task_scores"][0]["notes"]
+    assert notes and "Mentor's feedback" not in openings[0]
+    assert "Mentor's feedback" in openings[1] and all(note in openings[1] for note in notes)
+    assert first.verdict_details["day_feedback"] in openings[1]
+    # The day two is filed as the day after day one, in the arm told the mentor's feedback.
+    record = DayRecord.from_result(second)
+    assert record is not None and (record.phase, record.arm, record.day_one) == (2, "notes", "scenario_a/day_1")
 
 
 def test_the_paper_s_day_two_repeats_the_first_day_s_tasks_with_new_arguments(tmp_path: Path,
@@ -174,8 +184,8 @@ def test_the_paper_s_day_two_repeats_the_first_day_s_tasks_with_new_arguments(tm
         openings = [r["messages"][1]["content"] for r in server.requests if len(r["messages"]) == 2]
     first, second = sorted(load_results(tmp_path / "out" / "r" / "results.jsonl"), key=lambda r: str(r.task_id))
     assert second.task_id == "scenario_a/day_2"
-    assert [row["family"] for row in second.verdict_details["reference_scores"]] == ["Transaction Data Review"] * 2
-    assert "Resume Select" not in openings[1] and "mentor's feedback" in openings[1]
+    assert [row["family"] for row in second.verdict_details["task_scores"]] == ["Transaction Data Review"] * 2
+    assert "Resume Select" not in openings[1] and "Mentor's feedback" in openings[1]
 
 
 def looker(request: dict, index: int) -> str | dict:

@@ -5,7 +5,7 @@ and downloaded from, a script run in the sandboxed workspace, done), and scored 
 trajectory earns the reference's full points, and each partial one exactly the points the reference's evaluator
 gives it (the expected numbers are literals, with the checkpoints they add up).
 
-Meeting Book and Meeting Attend are left out here: their calendar tools are not in the day's environment yet.
+Meeting Book and Meeting Attend are played through the calendar's tools in tests/workplace/test_calendar.py.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from typing import Any
 import pytest
 
 from occubench.sandbox import Provider
-from occubench.traineebench.company import AGENT
 from occubench.traineebench.config import DayEntry, TaskEntry
 from occubench.traineebench.day import build_day
-from occubench.traineebench.environment import TraineeDay
 from occubench.traineebench.families import family
 from occubench.traineebench.family import Score
+from occubench.traineebench.plugin import TOOLSET
+from occubench.workplace.environment import WorkplaceEnvironment
+from occubench.workplace.people import AGENT
 from tests.traineebench.families.test_data_completion import stand_in as data_completion_stand_in
 from tests.traineebench.families.test_kb_fix import stand_in as kb_stand_in
 from tests.traineebench.families.test_resume_select import with_reference as resume_stand_in
@@ -52,7 +53,7 @@ class Intern:
             stand_in(SimpleNamespace(reference=reference))
         entry = DayEntry("day_1", (TaskEntry(name, arguments, DEADLINE),))
         built = build_day(tmp_path / "day", "scenario_trajectories", entry, seed=1, reference=reference)
-        self.env = TraineeDay(built.day, sandbox)
+        self.env = WorkplaceEnvironment(built.day, built.tasks, TOOLSET, family, provider=sandbox)
         [self.task] = built.tasks
 
     def call(self, tool: str, **arguments: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from occubench.sandbox.workspace import MAX_DEPTH, remove
 from occubench.testing import MockLLMServer
 from occubench.traineebench.families._common import find
 from occubench.traineebench.families.data_completion import MANUAL as COMPLETION_MANUAL
-from occubench.traineebench.scoring import reference_tables
+from occubench.workplace.report import workplace_figures
 from tests.sandbox.test_workspace import chain
 from tests.traineebench.test_run import CALLS, reference_folder, scripted, write_config
 
@@ -48,18 +49,31 @@ def test_a_day_that_leaves_folders_1200_deep_is_scored_as_the_same_day_without_t
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where the episodes' folders are made
+    made: list[Path] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recorded(*args: Any, **kwargs: Any) -> str:
+        made.append(Path(mkdtemp(*args, **kwargs)))
+        return str(made[-1])
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recorded)
     control = run_day(tmp_path, "control", CALLS, [TRANSACTIONS])
     deep = run_day(tmp_path, "deep", [*CALLS[:-1], ("execute_command", {"command": DEEP}), CALLS[-1]],
                    [TRANSACTIONS])
     assert deep.tool_calls[3].observation["output"] == "deep\n"
     assert f"more than {MAX_DEPTH} levels" in deep.tool_calls[3].observation["workspace_not_kept"]
     assert deep.ok and control.ok and deep.error is None
-    assert deep.verdict_details["reference_scores"] == control.verdict_details["reference_scores"]
+    assert deep.verdict_details["task_scores"] == control.verdict_details["task_scores"]
     assert deep.is_correct == control.is_correct
-    [table] = reference_tables([deep])
-    [control_table] = reference_tables([control])
-    assert table.rows == control_table.rows and table.rows[0][1:3] == ["1", "1"]
-    assert not list(temp.glob("traineebench-day-*"))  # each episode's folders removed, the deep ones too
+    # The same figures but for the deep day's one more tool call.
+    figures, control_figures = workplace_figures([deep]), workplace_figures([control])
+    assert figures["overall"]["tool_calls"] == control_figures["overall"]["tool_calls"] + 1
+    for figured in (figures, control_figures):
+        del figured["overall"]["tool_calls"], figured["overall"]["steps"], figured["by_tasks_per_day"]
+    assert figures == control_figures and (figures["overall"]["days"], figures["overall"]["tasks"]) == (1, 1)
+    episodes = [folder for folder in made if folder.name.startswith("occubench-day-")]
+    assert len(episodes) == 2 and all(folder.parent == temp for folder in episodes)
+    assert not list(temp.glob("occubench-day-*"))  # each episode's folders removed, the deep ones too
 
 
 def test_a_walk_for_an_answer_finds_it_beside_1200_levels_and_scores_0_past_them(tmp_path: Path) -> None:
@@ -110,7 +124,7 @@ def test_a_data_completion_file_of_16_mb_of_newlines_scores_0_for_its_checks_in_
     assert peak_kib < 300 * 1024  # before: 1.28 GB for the list of rows alone
     [result] = load_results(tmp_path / "out" / "r" / "results.jsonl")
     assert result.ok and result.tool_calls[1].observation["output"].strip() == "16777216"
-    [score] = result.verdict_details["reference_scores"]
+    [score] = result.verdict_details["task_scores"]
     # The handbook and no colleague to ask earn theirs; the two checks that read the file score 0.
     assert (score["points"], score["full"]) == (2.133333, 4.0)
     assert any("cannot be scored" in note for note in score["notes"])

@@ -5,11 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import random
+from pathlib import Path
+from typing import Any
 
+from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.generate import END, START, _set_deadlines
-from occubench.workplace.model import Day
-from occubench.workplace.templates import FAMILIES
+from occubench.workplace.model import Day, build
+from occubench.workplace.schedule import TOOLSET
+from occubench.workplace.templates import FAMILIES, family
 from occubench.workplace.templates.base import ROOMS, Names
+from occubench.workplace.world import Score
 
 
 def alone(family: str, draw: int, salt: str) -> Day:
@@ -32,3 +37,13 @@ def rows(day: Day, part: str) -> list[dict[str, str]]:
 def values(day: Day, name: str) -> list[str]:
     """The values the checkpoint called ``name`` checks for."""
     return next(c.check for t in day.tasks for c in t.checkpoints if c.name == name)["values"]
+
+
+def played(day: Day, root: Path, **options: Any) -> WorkplaceEnvironment:
+    """``day`` built under ``root`` (a new folder) as the engine plays it, with ``options`` (guidance, responder)."""
+    return WorkplaceEnvironment(*build(day, root), TOOLSET, family, **options)
+
+
+def scores(env: WorkplaceEnvironment) -> list[Score]:
+    """Each task's score on what ``env`` recorded so far."""
+    return [FAMILIES[task.family].evaluate(task, env.outcome()) for task in env.tasks]

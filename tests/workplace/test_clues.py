@@ -4,16 +4,18 @@ schedules still get every clue they need. A colleague played by a model is told 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from occubench.llm import LLMClient, Model
 from occubench.testing import MockLLMServer
-from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.generate import generate_days
 from occubench.workplace.model import Clue, Colleague, Day
+from occubench.workplace.people import ModelColleagues
 from occubench.workplace.schedule import reference_schedule
-from occubench.workplace.suite import LLMColleague
 from occubench.workplace.validate import validate_day
+from tests.workplace.families import played
 
 #: What `occubench validate --suite workplace` checks by default: 50 days of seed 0 and their day-two variants.
 DAYS, SEED = 50, 0
@@ -54,18 +56,18 @@ def test_every_group_must_be_met() -> None:
     assert phrase.asked_by("our cost centres?") and not phrase.asked_by("costs centre")  # only the last word inflects
 
 
-def test_generic_requests_release_no_clue_on_any_validated_day(days: list[Day]) -> None:
+def test_generic_requests_release_no_clue_on_any_validated_day(days: list[Day], tmp_path: Path) -> None:
     leaks = []
     for day in days:
         clues = [clue.text for colleague in day.colleagues for clue in colleague.clues]
         assert clues, day.id
-        for to in [*(c.name for c in day.colleagues), *day.groups]:
-            env = WorkplaceEnvironment(day)  # a fresh day each time, so the clock never runs out
+        for number, to in enumerate([*(c.name for c in day.colleagues), *day.groups]):
+            env = played(day, tmp_path / day.id / str(number))  # a fresh day each time: the clock never runs out
             for message in GENERIC:
                 observation = env.call("send_message", {"to": to, "text": message})
-                assert len(observation["replies"]) >= 1, observation
-                leaks += [(day.id, to, message) for reply in observation["replies"]
-                          if any(clue in reply["text"] for clue in clues)]
+                replies = observation.get("replies", [observation])
+                assert len(replies) >= 1 and all("reply" in reply for reply in replies), observation
+                leaks += [(day.id, to, message) for reply in replies if any(clue in reply["reply"] for clue in clues)]
     assert not leaks
 
 
@@ -92,7 +94,7 @@ def test_a_model_colleague_is_told_the_same_condition() -> None:
                           [Clue("t1-threshold", "Any transaction above 4,500 needs a second approver.",
                                 [["threshold", "second approv*"]])])
     with MockLLMServer(responder) as server:
-        reply = LLMColleague(Model(LLMClient("k", server.base_url), "npc")).reply(colleague, "help", [])
+        reply = ModelColleagues(Model(LLMClient("k", server.base_url), "npc")).reply(colleague, "help", [])
     assert reply == "Could you say what exactly you need?"
     [prompt] = prompts
     assert 'share this only when the message asks about "threshold" or "second approv*"' in prompt

@@ -12,10 +12,10 @@ import pytest
 
 from occubench import cli
 from occubench.store import read_results
-from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.generate import _draw, generate_days, read_days, write_days
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day
+from tests.workplace.families import played
 
 
 def run(days: Path, output: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -117,8 +117,14 @@ EARLIER_TRIGGERS = {
 def test_days_of_an_earlier_version_still_load_and_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The day an earlier version wrote as seed 0's fourth: drawn with its families, as the family set has grown since.
     data = _draw(0, 4, 1, ["sales_summary", "data_completion", "transaction_audit"], 0).to_json()
+    earlier = {"read_file": ("drive_read", "file_path", "path"), "write_file": ("workspace_write", "file_path", "path"),
+               "open_folder": ("drive_list", "folder_path", "folder")}
     for task in data["tasks"]:
         del task["category"]
+        for step in task["reference"]:  # the tools' names before the day engine
+            if step["tool"] in earlier:
+                step["tool"], new, old = earlier[step["tool"]]
+                step["arguments"][old] = step["arguments"].pop(new)
     for colleague in data["colleagues"]:
         for clue in colleague["clues"]:
             clue["trigger"] = EARLIER_TRIGGERS[clue["id"]]
@@ -127,10 +133,11 @@ def test_days_of_an_earlier_version_still_load_and_pass(tmp_path: Path, capsys: 
     [day] = read_days(tmp_path / "days")
     assert [t.category for t in day.tasks] == [FAMILIES[t.family].category for t in day.tasks]
     assert validate_day(day).ok  # "cost cent" still asks for cost centres
-    env = WorkplaceEnvironment(day)
+    assert {"drive_read", "workspace_write"} & {s["tool"] for t in data["tasks"] for s in t["reference"]}
+    env = played(day, tmp_path / "day")
     for colleague in day.colleagues:
         observation = env.call("send_message", {"to": colleague.name, "text": "please send me everything"})
-        assert not any(clue.text in observation["replies"][0]["text"] for clue in colleague.clues)  # "end"
+        assert not any(clue.text in observation["reply"] for clue in colleague.clues)  # "end"
     code, _ = run(tmp_path / "days", tmp_path / "results", capsys)
     [record] = read_results(tmp_path / "results" / "r" / "results.jsonl")
     assert code == 0 and record["is_correct"] and record["category"] == "Commerce & Consumer"

@@ -1,23 +1,23 @@
-"""The workplace environment: roots that cannot be left, a clock that only moves forward (and not for rejected
-calls), clues released on the right question, meetings that must be attended on time, checkpoints that do not count
-after the deadline, a calculator whose numbers stay bounded."""
+"""Our days in the day engine: files stay inside their folders, the clock only moves forward and the day ends, a
+rejected call costs nothing, clues need the right question, meetings hand out tasks, work after a deadline does not
+count, the calculator is arithmetic only, bookings respect rooms and time, and guidance shows hints by tier."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
-from occubench.workplace.environment import COSTS, WRITES, WorkplaceEnvironment
 from occubench.workplace.generate import generate_day
-from occubench.workplace.model import minutes
-from occubench.workplace.schedule import reference_schedule
-from occubench.workplace.scoring import checkpoint_met, score_day
+from occubench.workplace.model import Day, at, minutes
+from occubench.workplace.schedule import TOOLSET, reference_schedule
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.templates.base import Names
+from tests.workplace.families import played, scores
 
 
-def day_with(family: str, seed: int = 0):
+def day_with(family: str, seed: int = 0) -> Day:
     for index in range(1, 200):
         day = generate_day(seed, index)
         if any(t.family == family for t in day.tasks):
@@ -25,90 +25,95 @@ def day_with(family: str, seed: int = 0):
     raise AssertionError(f"no day with {family}")
 
 
-def test_files_cannot_leave_their_roots() -> None:
-    env = WorkplaceEnvironment(generate_day(1, 1))
-    for path in ("../secrets.json", "/etc/passwd", "a/../../b", ".."):
-        for tool, arguments in (("drive_read", {"path": path}), ("workspace_write", {"path": path, "content": "x"}),
-                                ("workspace_read", {"path": path}), ("drive_copy", {"path": path})):
+def test_files_cannot_leave_their_roots(tmp_path: Path) -> None:
+    env = played(generate_day(1, 1), tmp_path / "day")
+    (tmp_path / "secrets.json").write_text("{}")
+    for path in ("../secrets.json", "a/../../b", ".."):
+        for tool, arguments in (("read_file", {"file_path": path}),
+                                ("write_file", {"file_path": path, "content": "x"}),
+                                ("download_file", {"file_path": path, "target_path": "x"}),
+                                ("open_folder", {"folder_path": path})):
             observation = env.call(tool, arguments)
-            assert observation["error"] == "tool_error" and "outside your files" in observation["message"], (tool, path)
-    assert env.workspace == {}
+            assert observation["error"] == "tool_error" and "leaves its folder" in observation["message"], (tool, path)
+    assert not any((tmp_path / "day" / "workspace").iterdir()) and env.writes == []
+    assert "no file" in env.call("read_file", {"file_path": "/etc/passwd"})["message"]  # read inside its root
 
 
-def test_the_clock_only_moves_forward_and_the_day_ends() -> None:
-    env = WorkplaceEnvironment(generate_day(1, 1))
+def test_the_clock_only_moves_forward_and_the_day_ends(tmp_path: Path) -> None:
+    env = played(generate_day(1, 1), tmp_path / "day")
     times = []
     for _ in range(5):
-        env.call("drive_list", {})
-        times.append(env.now)
-    assert times == sorted(times) and times[0] == minutes("09:00") + COSTS["drive_list"]
-    env.now = minutes("18:00")
-    assert env.call("clock_now", {}) == {"error": "tool_error", "message": "the working day ended at 18:00"}
+        times.append(env.call("open_folder", {"folder_path": "./"})["now"])
+    assert times == sorted(times) and times[0] == (at("09:00").replace(minute=1)).isoformat(timespec="minutes")
+    env.now = at("18:00")
+    assert env.call("list_tasks", {}) == {"error": "tool_error", "message": "the working day ended at 18:00"}
 
 
-def test_rejected_calls_cost_no_time_and_a_finished_day_stays_finished() -> None:
-    env = WorkplaceEnvironment(generate_day(1, 1))
+def test_rejected_calls_cost_no_time_and_a_finished_day_stays_finished(tmp_path: Path) -> None:
+    env = played(generate_day(1, 1), tmp_path / "day")
     start = env.now
-    assert env.call("drive_read", {"path": 123})["error"] == "invalid_arguments"
-    assert env.call("drive_read", {})["error"] == "invalid_arguments"
+    assert env.call("read_file", {"file_path": 123})["error"] == "invalid_arguments"
+    assert env.call("read_file", {})["error"] == "invalid_arguments"
     assert env.call("teleport", {})["error"] == "unknown_tool"
-    assert env.now == start and env.events == []
-    assert "no file" in env.call("drive_read", {"path": "nope.txt"})["message"]
-    assert env.now == start + COSTS["drive_read"]  # a domain failure is an action: it takes its time
-    env.call("finish_day", {"notes": "ask first"})
-    assert env.call("clock_now", {}) == {"error": "tool_error", "message": "you have already finished your working day"}
+    assert env.now == start and env.messages == []
+    assert "no file" in env.call("read_file", {"file_path": "nope.txt"})["message"]
+    assert env.now == start.replace(minute=3)  # a domain failure is an action: it takes its time
+    env.call("done", {"notes": "ask first"})
+    assert env.call("list_tasks", {}) == {"error": "tool_error", "message": "the day is over: you called done"}
+    assert env.info()["day_notes"] == "ask first"
 
 
-def test_tools_say_whether_they_write() -> None:
-    tools = WorkplaceEnvironment(generate_day(1, 1)).tools()
-    assert [t.name for t in tools] == list(WorkplaceEnvironment.TOOLS)
-    assert {t.name for t in tools if t.writes} == WRITES == {
-        "workspace_write", "drive_copy", "send_message", "calendar_book", "calendar_cancel", "calendar_attend",
-        "finish_day"}
-    assert all(t.writes is False for t in tools if t.name not in WRITES)
+def test_our_days_offer_our_tools_and_say_whether_they_write(tmp_path: Path) -> None:
+    tools = played(generate_day(1, 1), tmp_path / "day").tools()
+    assert {t.name for t in tools} == TOOLSET.tools
+    assert {t.name for t in tools if t.writes} == {"send_message", "download_file", "write_file", "book_meeting",
+                                                   "cancel_meeting", "attend_meeting", "jump_time", "done"}
 
 
-def test_clues_come_only_with_the_right_question() -> None:
+def test_clues_come_only_with_the_right_question(tmp_path: Path) -> None:
     day = day_with("transaction_audit")
     task = next(t for t in day.tasks if t.family == "transaction_audit")
     finance = next(c for c in day.colleagues if c.clues and c.clues[0].id.startswith(task.id))
-    env = WorkplaceEnvironment(day)
+    env = played(day, tmp_path / "day")
     vague = env.call("send_message", {"to": finance.name, "text": "Hello, can you help me?"})
-    assert finance.clues[0].text not in vague["replies"][0]["text"]
+    assert finance.clues[0].text not in vague["reply"]
     asked = env.call("send_message", {"to": finance.name, "text": "What is the approval threshold?"})
-    assert asked["replies"][0]["text"] == finance.clues[0].text
-    assert "nobody called" in env.call("send_message", {"to": "Nobody Here", "text": "hi"})["message"]
+    assert asked["reply"] == finance.clues[0].text
+    assert "nobody is called" in env.call("send_message", {"to": "Nobody Here", "text": "hi"})["message"]
 
 
-def test_meetings_hand_out_tasks_and_lateness_counts() -> None:
+def test_meetings_hand_out_tasks_and_lateness_counts(tmp_path: Path) -> None:
     day = day_with("meeting_followup")
     meeting = day.meetings[0]
-    follow_up = next(t for t in day.tasks if t.appears == f"meeting:{meeting.id}")
-    env = WorkplaceEnvironment(day)
+    follow_up = next(t for t in day.tasks if t.appears in (f"meeting:{meeting.id}", f"meeting:{meeting.title}"))
+    attend = {"room_name": meeting.room, "start": meeting.start, "end": meeting.end}
+    env = played(day, tmp_path / "on time")
     assert follow_up.id not in {t["id"] for t in env.call("list_tasks", {})["tasks"]}
-    attended = env.call("calendar_attend", {"meeting_id": meeting.id})
-    assert attended["on_time"] and attended["notes"] and env.now == minutes(meeting.end)
+    attended = env.call("attend_meeting", attend)
+    assert attended["notes"] and env.now == at(meeting.end)
     assert follow_up.id in attended["new_tasks"]
-    late = WorkplaceEnvironment(day)
-    late.now = minutes(meeting.start) + 10
-    assert late.call("calendar_attend", {"meeting_id": meeting.id})["on_time"] is False
-    assert not checkpoint_met({"kind": "attended", "meeting": meeting.id}, late, day.end)
+    first = next(t for t in day.tasks if t.family == "meeting_followup" and t.id != follow_up.id)
+    assert scores(env)[day.tasks.index(first)].points == 1
+    late = played(day, tmp_path / "late")
+    late.now = at(meeting.start).replace(minute=at(meeting.start).minute + 10)
+    late.call("attend_meeting", attend)
+    assert scores(late)[day.tasks.index(first)].points == 0
 
 
-def test_work_done_after_the_deadline_does_not_count() -> None:
+def test_work_done_after_the_deadline_does_not_count(tmp_path: Path) -> None:
     day = day_with("transaction_audit")
-    env = WorkplaceEnvironment(day)
+    env = played(day, tmp_path / "day")
     audit = next(t for t in day.tasks if t.family == "transaction_audit")
-    env.now = minutes(audit.deadline) + 1
+    env.now = at(audit.deadline).replace(minute=at(audit.deadline).minute + 1)
     for step in audit.reference:
         env.call(step["tool"], step["arguments"])
-    [score] = [s for s in score_day(day, env) if s.task_id == audit.id]
-    assert score.score == 0 and all(c["late"] for c in score.checkpoints)
+    score = scores(env)[day.tasks.index(audit)]
+    assert score.points == 0 and all("(done after the deadline)" in note for note in score.notes)
 
 
-def test_calculator_is_arithmetic_only() -> None:
-    env = WorkplaceEnvironment(generate_day(1, 1))
-    assert env.call("calculator", {"expression": "(1200 - 150) * 0.2"})["result"] == pytest.approx(210)
+def test_calculator_is_arithmetic_only(tmp_path: Path) -> None:
+    env = played(generate_day(1, 1), tmp_path / "day")
+    assert env.call("calculator", {"expression": "(1200 - 150) * 0.2"})["result"] == 210
     assert env.call("calculator", {"expression": "2 ** 10 % 7 - 7 // 2"})["result"] == 2 ** 10 % 7 - 7 // 2
     assert env.call("calculator", {"expression": "10 ** 100"})["result"] == 10 ** 100
     for bad in ("__import__('os')", "open('x')", "1 < 2", "~1", "1 << 2", "'a' * 3", "True + 1", "1j", "", "1 +",
@@ -120,34 +125,37 @@ def test_calculator_is_arithmetic_only() -> None:
 @pytest.mark.parametrize("expression", ["(10**100)**50", "(((10**100)**100)**100)**100", "9**9**9**9", "1e308*10",
                                         "2 ** 10000", "10**100 * 10**100", "((10**50)**2)**2", "0.1 ** -400",
                                         "1e300", "9" * 101])
-def test_calculator_refuses_numbers_too_large_before_computing_them(expression: str) -> None:
-    observation = WorkplaceEnvironment(generate_day(1, 1)).call("calculator", {"expression": expression})
+def test_calculator_refuses_numbers_too_large_before_computing_them(expression: str, tmp_path: Path) -> None:
+    observation = played(generate_day(1, 1), tmp_path / "day").call("calculator", {"expression": expression})
     assert observation["error"] == "tool_error" and "too large" in observation["message"]
 
 
 @pytest.mark.parametrize("expression", ["1/0", "5 // 0", "5 % 0", "0 ** -1", "1.5 / 0.0"])
-def test_calculator_division_by_zero(expression: str) -> None:
-    observation = WorkplaceEnvironment(generate_day(1, 1)).call("calculator", {"expression": expression})
+def test_calculator_division_by_zero(expression: str, tmp_path: Path) -> None:
+    observation = played(generate_day(1, 1), tmp_path / "day").call("calculator", {"expression": expression})
     assert observation == {"error": "tool_error", "message": "division by zero"}
 
 
-def test_bookings_respect_rooms_and_time() -> None:
+def test_bookings_respect_rooms_and_time(tmp_path: Path) -> None:
     day = day_with("meeting_followup")
-    env = WorkplaceEnvironment(day)
+    env = played(day, tmp_path / "day")
     taken = day.busy[0]
     attendee = day.colleagues[0].name
-    clash = env.call("calendar_book", {"room": taken["room"], "start": taken["start"], "end": taken["end"],
-                                       "title": "x", "attendees": [attendee]})
-    assert clash["error"] == "tool_error" and "not free" in clash["message"]
-    assert "already passed" in env.call("calendar_book", {"room": "Aurora", "start": "08:00", "end": "08:30",
-                                                          "title": "x", "attendees": []})["message"]
-    for start, end in (("9", "10:00"), ("25:00", "26:00"), ("12:60", "13:00"), ("1_2:00", "13:00"), ("14:00", "13:00")):
-        bad = env.call("calendar_free_rooms", {"start": start, "end": end})
-        assert bad["error"] == "tool_error" and ("HH:MM" in bad["message"] or "after the start" in bad["message"])
-    booked = env.call("calendar_book", {"room": "Aurora", "start": "17:00", "end": "17:30", "title": "x",
-                                        "attendees": [attendee]})
-    assert booked["id"] == "B1"
-    assert env.call("calendar_cancel", {"booking_id": "B1"}) == {"cancelled": "B1"}
+    clash = env.call("book_meeting", {"room_name": taken["room"], "start": taken["start"], "end": taken["end"],
+                                      "attendees": [attendee]})
+    assert clash["error"] == "tool_error" and "is taken" in clash["message"]
+    assert "already passed" in env.call("book_meeting", {"room_name": "Aurora", "start": "08:00", "end": "08:30",
+                                                         "attendees": []})["message"]
+    for start, end in (("9", "10:00"), ("25:00", "26:00"), ("12:60", "13:00"), ("1_2:00", "13:00"),
+                       ("14:00", "13:00"), ("08:00", "09:00"), ("17:30", "18:30")):
+        bad = env.call("get_available_rooms", {"start": start, "end": end})
+        assert bad["error"] == "tool_error" and any(
+            words in bad["message"] for words in ("must be a time", "must end after", "between 09:00 and 18:00"))
+    booked = env.call("book_meeting", {"room_name": "Aurora", "start": "17:00", "end": "17:30",
+                                       "attendees": [attendee]})
+    assert booked["room"] == "Aurora" and booked["attendees"] == [attendee]
+    assert env.call("cancel_meeting", {"room_name": "Aurora", "start": "17:00", "end": "17:30"})["cancelled"]
+    assert env.calendar.booked() == []
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -175,12 +183,12 @@ def test_values_match_as_whole_tokens() -> None:
     assert _has("Booked Aurora.", ["aurora"]) and not _has("Auroras", ["aurora"])
 
 
-def test_guidance_shows_each_task_s_hints_up_to_the_chosen_tier() -> None:
+def test_guidance_shows_each_task_s_hints_up_to_the_chosen_tier(tmp_path: Path) -> None:
     day = generate_day(0, 1)
     for number, task in enumerate(day.tasks):
         task.hints = [f"look {number}", f"ask {number}", f"plan {number}"]
     for tier in range(4):
-        env = WorkplaceEnvironment(day, guidance=tier)
+        env = played(day, tmp_path / str(tier), guidance=tier)
         listed = env.call("list_tasks", {})["tasks"]
         assert listed, "a day starts with tasks in the list"
         for shown in listed:

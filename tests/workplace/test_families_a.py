@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
 from occubench.core.task import CATEGORY_ABBREVIATIONS
-from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.model import Day
 from occubench.workplace.schedule import reference_schedule
-from occubench.workplace.scoring import score_day
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day
 from tests.workplace import families
@@ -50,8 +49,8 @@ def test_reference_solves_every_draw_and_doing_nothing_solves_none(family: str) 
         day = alone(family, draw)
         validation = validate_day(day)  # the reference schedule and an untouched environment, scored
         assert not validation.errors, (family, draw, validation.errors)
-        assert all(s.success for s in validation.reference), (family, draw, validation.reference)
-        assert all(not c["passed"] for s in validation.noop for c in s.checkpoints), (family, draw)
+        assert all(s.points == s.full for s in validation.reference), (family, draw, validation.reference)
+        assert all(s.points == 0 for s in validation.noop), (family, draw)
         assert [t.family for t in day.tasks] == [family] and all(t.deadline and "{" not in t.objective
                                                                  for t in day.tasks)
 
@@ -135,12 +134,12 @@ def test_same_draw_same_piece(family: str) -> None:
     assert alone(family, 7).to_json() != alone(family, 8).to_json()
 
 
-def test_a_late_reference_does_not_count() -> None:
+def test_a_late_reference_does_not_count(tmp_path: Path) -> None:
     day = alone("maintenance_window", 0)
-    env = WorkplaceEnvironment(day)
+    env = families.played(day, tmp_path / "day")
     [work] = day.tasks
-    env.now = 17 * 60 + 30  # after every afternoon stop: the booking is refused, the message comes too late
-    for step in work.reference:
+    env.now = env.now.replace(hour=17, minute=30)  # after every afternoon stop: the booking is refused, the message
+    for step in work.reference:                     # comes too late
         env.call(step["tool"], step["arguments"])
-    [score] = score_day(day, env)
-    assert score.score == 0
+    [score] = families.scores(env)
+    assert score.points == 0

@@ -7,14 +7,14 @@ fact or the file's fine print gives a wrong answer."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from occubench.core.task import CATEGORY_ABBREVIATIONS
-from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.model import Day, WorkTask
-from occubench.workplace.schedule import reference_schedule
-from occubench.workplace.scoring import _has, score_day
+from occubench.workplace.schedule import TOOLSET, reference_schedule
+from occubench.workplace.scoring import _has
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.templates.base import ROOMS
 from occubench.workplace.validate import validate_day
@@ -31,7 +31,7 @@ MINE = {"discharge_summary": ("synthesis", "hard", "Healthcare & Life Sciences")
         "supplier_quote_compare": ("optimisation", "easy", "Commerce & Consumer"),
         "experiment_anomaly_watch": ("inquiry", "easy", "Science & Research")}
 DRAWS = 300
-TOOLS = set(WorkplaceEnvironment.TOOLS)
+TOOLS = TOOLSET.tools
 
 
 def alone(family: str, draw: int) -> Day:
@@ -55,8 +55,8 @@ def test_reference_solves_every_draw_and_doing_nothing_solves_none(family: str, 
     for day in days[family]:
         validation = validate_day(day)  # the reference schedule and an untouched environment, scored
         assert not validation.errors, (day.id, validation.errors)
-        assert all(s.success for s in validation.reference), (day.id, validation.reference)
-        assert all(not c["passed"] for s in validation.noop for c in s.checkpoints), day.id
+        assert all(s.points == s.full for s in validation.reference), (day.id, validation.reference)
+        assert all(s.points == 0 for s in validation.noop), day.id
         assert [t.family for t in day.tasks] == [family]
         assert all(t.deadline and "{" not in t.objective and t.category == MINE[family][2] for t in day.tasks)
 
@@ -179,23 +179,21 @@ def test_only_the_right_technician_knows_the_part(days: dict[str, list[Day]]) ->
         assert row["state"] == "RAISED" and {"MECH": "mechanical", "ELEC": "electrical"}[row["system"]] == system
 
 
-def test_a_booking_too_late_or_in_a_room_too_small_does_not_count(days: dict[str, list[Day]]) -> None:
+def test_a_booking_too_late_or_in_a_room_too_small_does_not_count(days: dict[str, list[Day]], tmp_path: Path) -> None:
     day = days["course_timetable"][0]
     [work] = day.tasks
     booking = next(c.check for c in work.checkpoints if c.check["kind"] == "booking")
-    env = WorkplaceEnvironment(day)
+    env = families.played(day, tmp_path / "small")
     small = max((r for r, seats in ROOMS.items() if seats < booking["min_capacity"]), key=ROOMS.__getitem__)
-    booked = env.call("calendar_book", {"room": small, "start": booking["start"], "end": booking["end"],
-                                        "title": "x", "attendees": booking["attendees"]})
-    assert booked["room"] == small  # free, and one seat short
-    [score] = score_day(day, env)
-    assert not score.checkpoints[0]["passed"]
-    late = WorkplaceEnvironment(day)
-    late.now = 17 * 60 + 45  # after the session has started: the booking is refused
+    booked = env.call("book_meeting", {"room_name": small, "start": booking["start"], "end": booking["end"],
+                                       "attendees": booking["attendees"]})
+    assert booked["room"] == small  # free, and one seat short of the students
+    assert families.scores(env)[0].points == 0
+    late = families.played(day, tmp_path / "late")
+    late.now = late.now.replace(hour=17, minute=45)  # after the session has started: the booking is refused
     for step in work.reference:
         late.call(step["tool"], step["arguments"])
-    [score] = score_day(day, late)
-    assert score.score == 0
+    assert families.scores(late)[0].points == 0
 
 
 @pytest.mark.parametrize("family", sorted(MINE))

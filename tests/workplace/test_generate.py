@@ -10,8 +10,8 @@ from pathlib import Path
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.generate import generate_day, generate_days, read_days, write_days
 from occubench.workplace.model import Day
-from occubench.workplace.plugin import listing
-from occubench.workplace.suite import WorkplaceSuite, day_category
+from occubench.workplace.plugin import LIBRARY, day_category, listing, planned
+from occubench.workplace.suite import DaySuite
 from occubench.workplace.templates import FAMILIES
 from occubench.workplace.validate import validate_day
 
@@ -81,5 +81,5 @@ def test_a_day_takes_the_most_common_category_of_its_tasks() -> None:
              ("Agri", "Tech", "Sci", "Tech", "Sci"): "Tech", ("Agri", "Sci", "Tech"): "Agri"}  # ties: first task's
     for categories, expected in cases.items():
         assert day_category(day_of(*categories)) == expected, categories
-    suite = WorkplaceSuite([day_of(*c) for c in cases])
+    suite = DaySuite(LIBRARY, [planned(day_of(*c)) for c in cases])
     assert [task.category for task in suite.tasks()] == list(cases.values())

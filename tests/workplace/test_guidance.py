@@ -38,8 +38,8 @@ PER_FAMILY = 2
 MAX_INDEX = 1000
 
 #: Steps that need no knowing whom to ask or where to look.
-ALWAYS = {"calendar_list", "calendar_free_rooms", "calendar_book", "calendar_cancel", "calendar_attend", "clock_now",
-          "workspace_read", "workspace_write", "calculator"}
+ALWAYS = {"list_meetings", "get_available_rooms", "book_meeting", "cancel_meeting", "attend_meeting", "write_file",
+          "calculator"}
 
 
 def plain_days() -> list[Day]:
@@ -75,13 +75,19 @@ def told(step: dict[str, Any], known: str) -> bool:
         return True
     if tool == "send_message":
         return bool(arguments["to"] in known)
-    if tool == "drive_list":
-        return bool(posixpath.normpath(arguments["folder"]) + "/" in known)
-    if tool in ("drive_read", "drive_copy"):
-        return bool(arguments["path"] in known)
-    if tool == "list_colleagues":
-        return "list_colleagues" in known
+    if tool == "open_folder":
+        return named(posixpath.normpath(arguments["folder_path"]) + "/", known)
+    if tool in ("read_file", "download_file"):
+        return named(arguments["file_path"], known)
+    if tool == "list_users":
+        return "list_users" in known
     raise AssertionError(f"the weak agent does not know the tool {tool}")
+
+
+def named(path: str, known: str) -> bool:
+    """Whether ``path`` is in ``known`` in full, or by its name in a listing of a folder named there."""
+    folder, name = posixpath.split(path.rstrip("/"))
+    return path in known or bool(folder) and named(f"{folder}/", known) and name + path[len(path.rstrip("/")):] in known
 
 
 def next_call(day: Day, visible: dict[str, str], observations: list[str]) -> dict[str, Any] | None:
@@ -93,7 +99,7 @@ def next_call(day: Day, visible: dict[str, str], observations: list[str]) -> dic
     known = dict(visible)
     given_up: set[str] = set()
     played = 0
-    for step in schedule[1:-1]:  # between list_tasks and finish_day
+    for step in schedule[1:-1]:  # between list_tasks and done
         task = owner[id(step)]
         if task.id in given_up:
             continue
@@ -104,7 +110,7 @@ def next_call(day: Day, visible: dict[str, str], observations: list[str]) -> dic
             return step
         known[task.id] += "\n" + observations[played]
         played += 1
-    return {"tool": "finish_day", "arguments": {}} if played == len(observations) else None
+    return {"tool": "done", "arguments": {}} if played == len(observations) else None
 
 
 def weak_agent(days: list[Day]) -> Responder:

@@ -11,13 +11,15 @@ import pytest
 
 from occubench.core.results import Result
 from occubench.workplace.generate import generate_day
-from occubench.workplace.model import DEFAULT_CATEGORY
-from occubench.workplace.record import DayRecord, mean_score
+from occubench.workplace.record import DEFAULT_CATEGORY, DayRecord, TaskScore, mean_score
 from occubench.workplace.report import workplace_figures, workplace_tables
 from occubench.workplace.validate import validate_day
 
-_VALIDATED = validate_day(generate_day(4, 1))
-SCORES = tuple(_VALIDATED.reference + _VALIDATED.noop)
+_DAY = generate_day(4, 1)
+_VALIDATED = validate_day(_DAY)
+SCORES = tuple(TaskScore(task.id, task.family, task.category, task.difficulty, score.fraction,
+                         score.points == score.full, float(score.points), float(score.full), score.notes)
+               for scores in (_VALIDATED.reference, _VALIDATED.noop) for task, score in zip(_DAY.tasks, scores))
 DAY_ONE = DayRecord(0.5, len(SCORES), SCORES, "Mentor's feedback:\n- ...")
 DAY_TWO = replace(DAY_ONE, phase=2, arm="notes", day_one="s4-d001")
 REFLECTED = replace(DAY_ONE, reflection_model="critic", reflection_notes="")
@@ -35,7 +37,8 @@ def test_a_record_is_written_as_it_always_was_and_reads_back(record: DayRecord, 
     details = record.to_details()
     assert list(details) == ["day_score", "n_tasks", "task_scores", "day_feedback", *keys]
     assert details["task_scores"] == [asdict(score) for score in SCORES]
-    assert any(not c["passed"] for task in details["task_scores"] for c in task["checkpoints"])
+    assert any(task["notes"] for task in details["task_scores"])
+    assert any(task["success"] for task in details["task_scores"])
     assert DayRecord.from_result(_stored("s4-d001-day2-notes" if record.phase == 2 else "s4-d001", record)) == record
 
 
@@ -44,6 +47,15 @@ def _legacy(task_id: str, **details: Any) -> Result:
     rows = [{k: v for k, v in asdict(score).items() if k != "category"} for score in SCORES]
     return Result.from_dict({"task_id": task_id, "verdict_details": {
         "day_score": 0.5, "n_tasks": len(rows), "task_scores": rows, "day_feedback": "f", **details}})
+
+
+def test_trainee_bench_rows_of_before_the_shared_engine_read_as_points() -> None:
+    rows = [{"family": "Sales Analysis", "points": 2.8, "full": 4.0, "notes": ["Save the report."]},
+            {"family": "KB Link Fix", "points": 5, "full": 5, "notes": []}]
+    record = DayRecord.from_result(Result(task_id="scenario_1/day_1", verdict_details={"reference_scores": rows}))
+    assert record is not None and [(t.family, t.score, t.success, t.notes) for t in record.task_scores] == [
+        ("Sales Analysis", 0.7, False, ("Save the report.",)), ("KB Link Fix", 1.0, True, ())]
+    assert record.day_score == 0.85 and record.phase == 1
 
 
 def test_older_files_read_as_the_report_always_took_them() -> None:
@@ -76,13 +88,13 @@ def test_unreadable_task_scores_leave_the_day_unscored(task_scores: Any) -> None
 
 def test_a_value_of_the_wrong_type_counts_as_absent() -> None:
     record = _hostile(day_score="1", n_tasks=True, day_feedback=["x"], arm=7, day_one=None, reflection_notes={},
-                      reflection_model=1.5, task_scores=_row(category=4, checkpoints="all", score=1))
-    tasks = (replace(SCORES[0], category=DEFAULT_CATEGORY, checkpoints=[], score=1), *SCORES[1:])
+                      reflection_model=1.5, task_scores=_row(category=4, notes="all", score=1))
+    tasks = (replace(SCORES[0], category=DEFAULT_CATEGORY, notes=(), score=1), *SCORES[1:])
     # The size and score follow from the tasks; the day one from the id.
     assert record == replace(DAY_TWO, day_score=mean_score(tasks), task_scores=tasks, day_feedback="", arm="feedback")
     assert _hostile(phase="2") == DAY_ONE  # its id does not end in -day2
-    kept = _hostile(task_scores=_row(checkpoints=[1, {"name": "kept"}]))
-    assert kept is not None and kept.task_scores[0].checkpoints == [{"name": "kept"}]
+    kept = _hostile(task_scores=_row(notes=[1, "kept"]))
+    assert kept is not None and kept.task_scores[0].notes == ("kept",)
     assert DayRecord.from_result(replace(_stored("d", DAY_ONE), status="error")) is None
     assert DayRecord.from_result(Result(task_id="j", verdict_details={"judge_label": "pass"})) is None
 

@@ -12,7 +12,7 @@ from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 from occubench.workplace.generate import generate_day
-from occubench.workplace.suite import day_category
+from occubench.workplace.plugin import day_category
 from occubench.workplace.templates import FAMILIES
 from tests.conftest import agent_requests
 
@@ -31,7 +31,8 @@ def test_reference_completes_every_day_and_noop_scores_zero(tmp_path: Path) -> N
     record = reference[0]
     assert record["suite"] == "workplace"
     assert {"task_scores", "n_tasks", "day_feedback"} <= set(record["verdict_details"])
-    assert all(c["passed"] for task in record["verdict_details"]["task_scores"] for c in task["checkpoints"])
+    assert all(task["success"] and task["points"] == task["full"] and not task["notes"]
+               for task in record["verdict_details"]["task_scores"])
     for result in reference:  # each task keeps its family's industry; the day files under its most common one
         scores = result["verdict_details"]["task_scores"]
         assert all(task["category"] == FAMILIES[task["family"]].category for task in scores)
@@ -44,11 +45,11 @@ def test_an_llm_agent_with_llm_colleagues(tmp_path: Path) -> None:
         if request.get("tools"):
             done = sum(m["role"] == "tool" for m in request["messages"])
             if done == 0:
-                return {"content": None, "tool_calls": [{"name": "list_colleagues", "arguments": {}}]}
+                return {"content": None, "tool_calls": [{"name": "list_users", "arguments": {}}]}
             if done == 1:
                 return {"content": None, "tool_calls": [{"name": "send_message", "arguments": {
                     "to": "everyone-i-know", "text": "What is the approval threshold?"}}]}
-            return {"content": None, "tool_calls": [{"name": "finish_day", "arguments": {"notes": "ask first"}}]} \
+            return {"content": None, "tool_calls": [{"name": "done", "arguments": {"notes": "ask first"}}]} \
                 if done == 2 else "Done."
         return "I am a colleague played by a model."
     with MockLLMServer(responder) as server:
@@ -61,7 +62,7 @@ def test_an_llm_agent_with_llm_colleagues(tmp_path: Path) -> None:
         assert set(record["usage"]) == {"agent"}
     # The message went to a group that does not exist: the agent got a clear error, not a crash.
     observation = records[0]["steps"][1]["tool_calls"][0]["observation"]
-    assert observation["error"] == "tool_error" and "nobody called" in observation["message"]
+    assert observation["error"] == "tool_error" and "nobody is called" in observation["message"]
 
 
 def test_two_day_learning_run_reports_the_gain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,7 +84,7 @@ def _learning_responder(reflection: str) -> Callable[[dict, int], str | dict]:
         if "<notes>" in request["messages"][0]["content"]:
             return reflection
         if sum(m["role"] == "tool" for m in request["messages"]) == 0:
-            return {"content": None, "tool_calls": [{"name": "finish_day", "arguments": {"notes": "Ask Finance."}}]}
+            return {"content": None, "tool_calls": [{"name": "done", "arguments": {"notes": "Ask Finance."}}]}
         return "Done."
     return responder
 
@@ -105,7 +106,7 @@ def test_three_arms_start_day_two_with_what_they_are_told(tmp_path: Path) -> Non
     reflections = [r for r in server.requests if "<notes>" in r["messages"][0]["content"]]
     assert len(reflections) == 1 and reflections[0]["model"] == "agent"
     read = reflections[0]["messages"][1]["content"]
-    assert "finish_day" in read and "Mentor's feedback" in read and "checkpoint(s) missed" in read
+    assert "done" in read and "Mentor's feedback" in read and " points" in read
     answers = {str(value) for task in generate_day(2, 1).tasks for c in task.checkpoints
                for value in c.check.get("values", [])}
     assert answers and not any(answer in read for answer in answers)  # the feedback, never the answers

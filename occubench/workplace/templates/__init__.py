@@ -3,6 +3,7 @@
 import importlib
 import pkgutil
 
+from occubench.workplace import world
 from occubench.workplace.templates.base import Family
 
 FAMILIES: dict[str, Family] = {}
@@ -10,4 +11,11 @@ for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name !
     _family = importlib.import_module(f"{__name__}.{_module}").FAMILY
     FAMILIES[_family.name] = _family
 
-__all__ = ["FAMILIES", "Family"]
+
+
+def family(name: str) -> world.Family:
+    """Our family called ``name``, as the day engine looks families up."""
+    return FAMILIES[name]
+
+
+__all__ = ["FAMILIES", "Family", "family"]

@@ -105,6 +105,7 @@ def _weights(rng: random.Random, names: Names, task_id: str) -> Piece:
                                 kind="file", path=output, values=[], absent=wrong)],
                     [call("read_file", file_path=source),
                      call("open_folder", folder_path="suppliers"),
+                     call("open_folder", folder_path=sheet.rpartition("/")[0]),
                      call("read_file", file_path=sheet),
                      call("write_file", file_path=output, content=final)],
                     hints=(f"The gaps are in {source}; {supplier}'s current spec sheet is somewhere under "

@@ -1,6 +1,6 @@
-"""The website monitor a day's agent reads: /blog the slowest page by far, DB-Prod-01 nearly full and filling as
-the day's clock runs, every other reading healthy; the same day gives the same readings, and reading them leaves the
-day's random source where generation left it."""
+"""The website monitor (``occubench.workplace.website``) a Trainee-Bench day's agent reads: /blog the slowest page
+by far, DB-Prod-01 nearly full and filling as the day's clock runs, every other reading healthy; the same day gives
+the same readings, and reading them leaves the day's random source where generation left it."""
 
 from __future__ import annotations
 
@@ -9,26 +9,33 @@ from pathlib import Path
 
 import pytest
 
-from occubench.sandbox.provider import Unconfined
-from occubench.traineebench import website
-from occubench.traineebench.environment import TraineeDay
+from occubench.traineebench.families import family
 from occubench.traineebench.families.website_analysis import FAMILY
-from occubench.traineebench.family import Day
+from occubench.traineebench.plugin import TOOLSET
+from occubench.workplace import website
+from occubench.workplace.environment import WorkplaceEnvironment
+from occubench.workplace.world import World
 from tests.traineebench.conftest import make_day
 
 
-def env_of(day: Day) -> TraineeDay:
-    return TraineeDay(day, Unconfined())  # the monitor runs no shell command
+@pytest.fixture
+def day(tmp_path: Path) -> World:
+    """A Trainee-Bench day (the monitor's tools are Trainee-Bench's)."""
+    return make_day(tmp_path / "day")
 
 
-def full_server(env: TraineeDay) -> dict[str, str]:
+def env_of(day: World) -> WorkplaceEnvironment:
+    return WorkplaceEnvironment(day, [], TOOLSET, family)  # the monitor runs no shell command
+
+
+def full_server(env: WorkplaceEnvironment) -> dict[str, str]:
     servers = env.call("get_system_health", {})["servers"]
     assert {s["server_id"]: s["status"] for s in servers if s["server_id"] != website.FULL_SERVER} == {
         "WebApp-Prod-01": "OK", "DB-Prod-02": "OK", "Cache-Server-01": "OK"}
     return next(s for s in servers if s["server_id"] == website.FULL_SERVER)
 
 
-def test_the_blog_page_is_the_slow_one_over_the_week_and_the_day(day: Day) -> None:
+def test_the_blog_page_is_the_slow_one_over_the_week_and_the_day(day: World) -> None:
     env = env_of(day)
     assert FAMILY.generate(day).check["page"] == website.SLOW_PAGE  # what the family's report must name
     for window in website.WINDOWS:
@@ -46,7 +53,7 @@ def test_the_blog_page_is_the_slow_one_over_the_week_and_the_day(day: Day) -> No
     assert env.call("get_historical_load_times", {"time_window": "last_year"})["error"] == "invalid_arguments"
 
 
-def test_the_database_is_nearly_full_and_fills_as_the_clock_runs(day: Day) -> None:
+def test_the_database_is_nearly_full_and_fills_as_the_clock_runs(day: World) -> None:
     env = env_of(day)
     first = full_server(env)
     assert first["status"] == "CRITICAL" and "technical support" in first["details"]
@@ -59,7 +66,7 @@ def test_the_database_is_nearly_full_and_fills_as_the_clock_runs(day: Day) -> No
     assert "read-only" in full_server(env)["details"]
 
 
-def test_the_logs_list_and_reboot_are_there_with_nothing_to_find(day: Day) -> None:
+def test_the_logs_list_and_reboot_are_there_with_nothing_to_find(day: World) -> None:
     env = env_of(day)
     services = env.call("list_monitored_services", {})["services"]
     assert website.FULL_SERVER in services
