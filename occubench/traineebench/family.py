@@ -137,9 +137,17 @@ class Score:
         return self.points / self.full if self.full else 0.0
 
 
+#: Three hints for one task, each stronger than the last: the insight, whom to ask and what matters, the plan.
+Hints = tuple[str, str, str]
+
+
 class Family(Protocol):
     #: The reference's task name, as its configs give it.
     name: str
+    #: "easy" or "hard", the paper's Table 4 split. The paper names ADs Strategy Plan and Event Planning as hard and
+    #: lists no others, nor does the reference's code; the rest are placed by the paper's criteria (more steps and
+    #: tool calls, clues hidden with colleagues, optimisation), each family's reason beside its value.
+    difficulty: str
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec: ...
 
@@ -148,4 +156,10 @@ class Family(Protocol):
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         """Config ``arguments`` for a new instance of this task, drawn by ``rng`` from the values the reference's
         own sampler for the family draws from (the paper's Day 2: the same tasks, other parameters)."""
+        ...
+
+    def hints(self, task: TaskSpec) -> Hints:
+        """The paper's three tiers of guidance for ``task``, in increasing strength: what the work really needs and
+        where its information is; whom to ask and which files and rules matter; the plan, tool by tool. None
+        gives away an answer: no value a checkpoint compares is in them."""
         ...
