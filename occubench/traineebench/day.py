@@ -48,14 +48,15 @@ def build_day(root: Path, scenario: str, entry: DayEntry, *, seed: int, referenc
         raise ConfigError(f"the reference's files: {exc} (see --reference-dir)") from None
     tasks = []
     for number, task in enumerate(entry.tasks):
+        made = families(task.family)
         try:
-            spec = families(task.family).generate(day, **dict(task.arguments))
+            spec = made.generate(day, **dict(task.arguments))
         except ConfigError as exc:
             raise ConfigError(f"{where}tasks[{number}] ({task.family}): {exc}") from None
         except TypeError as exc:  # an argument the family's generator does not take
             raise ConfigError(f"{where}tasks[{number}] ({task.family}).arguments: {exc}") from None
         tasks.append(replace(spec, deadline=task.deadline, id=f"t{number + 1}", category=CATEGORY,
-                             difficulty=getattr(families(task.family), "difficulty", "easy")))
+                             difficulty=made.difficulty, hints=made.hints(spec)))
     add_rooms(day)  # the reference's ten rooms are there even on a day whose tasks book none
     for employee in day.company.employees:  # as the reference tells every colleague, last
         day.company.add_rule(employee, f"For general questions about the company, see CloudDisk:{INTERN_MANUAL}.")

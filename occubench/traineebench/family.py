@@ -21,16 +21,23 @@ from occubench.workplace.world import Attendance, DayTask, Meeting, Outcome, Sco
 from occubench.workplace.world import World as Day
 
 TaskSpec = DayTask
+#: Three tiers of guidance, weakest first.
+Hints = tuple[str, str, str]
 
-__all__ = ["Attendance", "Company", "Day", "Employee", "Family", "Meeting", "Message", "Outcome", "Score",
+__all__ = ["Attendance", "Company", "Day", "Employee", "Family", "Hints", "Meeting", "Message", "Outcome", "Score",
            "TaskSpec"]
 
 
 class Family(Protocol):
-    #: The reference's task name, as its configs give it.
-    name: str
-    #: easy or hard (the paper's Table 4).
-    difficulty: str
+    @property
+    def name(self) -> str:
+        """The reference's task name, as its configs give it."""
+
+    @property
+    def difficulty(self) -> str:
+        """"easy" or "hard", the paper's Table 4 split. The paper names ADs Strategy Plan and Event Planning as hard
+        and lists no others, nor does the reference's code; the rest are placed by the paper's criteria (more steps
+        and tool calls, clues hidden with colleagues, optimisation), each family's reason beside its value."""
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec: ...
 
@@ -39,4 +46,10 @@ class Family(Protocol):
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         """Config ``arguments`` for a new instance of this task, drawn by ``rng`` from the values the reference's
         own sampler for the family draws from (the paper's Day 2: the same tasks, other parameters)."""
+        ...
+
+    def hints(self, task: TaskSpec) -> Hints:
+        """The paper's three tiers of guidance for ``task``, in increasing strength: what the work really needs and
+        where its information is; whom to ask and which files and rules matter; the plan, tool by tool. None
+        gives away an answer: no value a checkpoint compares is in them."""
         ...

@@ -82,7 +82,7 @@ def instruction(planned: PlannedDay, tier: int, told: str) -> str:
             f"Your tasks:\n\n{tasks}" + (f"\n\n{told}" if told else ""))
 
 
-LIBRARY = Library(TOOLSET, family, instruction, "workplace")
+LIBRARY = Library(TOOLSET, family, instruction, "workplace", judged=True)
 
 
 

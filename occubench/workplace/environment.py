@@ -8,8 +8,7 @@ the tools of its :class:`Toolset`.
 Each call moves the day's clock on by its action's minutes once it has run (a failed call too; a call the tool
 contract rejects never runs); every answer gives the time then as ``now``. After the day's end nothing can be done.
 
-Paths the agent gives are its own text: a cloud-disk path or a workspace target that leaves its folder, or runs
-through a link the agent's commands planted, is refused, never followed.
+Paths the agent gives are its own text: one that leaves its folder, or runs through a link, is refused.
 """
 
 from __future__ import annotations
@@ -328,8 +327,8 @@ class WorkplaceEnvironment(Environment):
                                           f"{COMMAND_LIMITS.workspace_bytes >> 20} MB, {MAX_ENTRIES:,} files and "
                                           f"folders, {MAX_DEPTH} levels)"} if result.not_kept else {})}
 
-    # The calendar acts for the agent: the reference's applicant and agent_name arguments are left out, since the
-    # agent is always the intern, and any other name there only filed its booking or its join under someone else.
+    # The calendar acts for the agent: the reference's applicant and agent_name arguments are left out (any other
+    # name there only filed a booking or a join under someone else).
 
     def list_meetings(self) -> JSONObject:
         """Today's meetings on your calendar: those you are expected at and those you booked."""

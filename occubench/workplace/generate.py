@@ -133,8 +133,8 @@ def _read_day(path: Path) -> Day:
 _RENAMED = {"drive_read": ("read_file", {"path": "file_path"}), "workspace_read": ("read_file", {"path": "file_path"}),
             "drive_list": ("open_folder", {"folder": "folder_path"}), "list_colleagues": ("list_users", {}),
             "workspace_write": ("write_file", {"path": "file_path"}), "calendar_list": ("list_meetings", {}),
-            "calendar_free_rooms": ("get_available_rooms", {}), "calendar_book": ("book_meeting", {"room": "room_name"}),
-            "finish_day": ("done", {})}
+            "calendar_free_rooms": ("get_available_rooms", {}), "finish_day": ("done", {}),
+            "calendar_book": ("book_meeting", {"room": "room_name"})}
 
 
 def _renamed(tool: str, arguments: dict[str, Any], meetings: dict[str, Meeting]) -> dict[str, Any]:

@@ -51,7 +51,8 @@ def day_plan(config: RunConfig, console: Console, library: Library, phases: Sequ
     ``arms``, started once the day before was scored."""
     reflects = "reflection" in arms and len(phases) > 1
     roles: dict[str, str | None] = {**({"npc": config.npc_model} if config.npc_model else {}),
-                                    **({"verifier": config.verifier_model} if config.verifier_model else {}),
+                                    **({"verifier": config.verifier_model} if library.judged and
+                                       config.verifier_model else {}),
                                     **({"reflection": reflection_model(config, arms, console)} if reflects else {})}
     several = len(arms) > 1
 

@@ -43,13 +43,15 @@ NOTES_CHARS = 4_000
 
 @dataclass(frozen=True)
 class Library:
-    """What a task library gives the engine: its days' tools, its families by name, and what the agent is told at
-    the start of a day (the day, the guidance tier, what it is told of the days before)."""
+    """What a task library gives the engine: its days' tools, its families by name, what the agent is told at the
+    start of a day (the day, the guidance tier, what it is told of the days before), and whether some checks are
+    left to a judge (the verifier role)."""
 
     toolset: Toolset
     families: Callable[[str], Family]
     instruction: Callable[[PlannedDay, int, str], str]
     domain: str
+    judged: bool = False
 
 
 @dataclass(frozen=True)

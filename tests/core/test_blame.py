@@ -21,9 +21,11 @@ from occubench.core.verifier import Verdict
 from occubench.errors import AgentOutputError, WorldError
 from occubench.sandbox.provider import Unconfined
 from occubench.simulated import SimulatedEnvironment, WorldModelRegistry
-from occubench.traineebench.environment import TraineeDay
+from occubench.traineebench.families import family
+from occubench.traineebench.plugin import TOOLSET
 from occubench.workplace import WorkplaceEnvironment, generate_days
 from tests.traineebench.conftest import make_day
+from tests.workplace.families import played
 
 TASK = Task(task_id=1, instruction="Do it.", scenario="S", category="Science & Research", domain="D", difficulty=1,
             env_name="e")
@@ -60,17 +62,17 @@ def _episode(world: Environment, calls: list[tuple[str, dict[str, Any]]], verdic
 class FullDiskColleagues:
     """Colleagues whose model keeps a transcript on a disk that is full."""
 
-    def reply(self, colleague: Any, message: str, history: list[tuple[str, str]]) -> str:
+    def reply(self, colleague: Any, message: str, history: list[Any]) -> str:
         _full_disk()
         return "never"
 
 
-def test_workplace_colleagues_out_of_disk_are_an_environment_error_of_the_episode() -> None:
+def test_workplace_colleagues_out_of_disk_are_an_environment_error_of_the_episode(tmp_path: Path) -> None:
     day = generate_days(0, 1)[0]
     message = ("send_message", {"to": day.colleagues[0].name, "text": "Hello"})
-    control = _episode(WorkplaceEnvironment(day), [message])
+    control = _episode(played(day, tmp_path / "control"), [message])
     assert control.status == "ok" and control.is_correct
-    result = _episode(WorkplaceEnvironment(day, FullDiskColleagues()), [message])
+    result = _episode(played(day, tmp_path / "full", responder=FullDiskColleagues()), [message])
     assert (result.status, result.error and result.error.kind, result.is_correct) == ("error", "environment", None)
     assert "send_message: the world ran out of disk space" in result.error.message
 
@@ -79,9 +81,9 @@ def test_a_trainee_bench_download_past_the_file_size_limit_is_an_environment_err
     day = make_day(tmp_path / "day")
     (day.cloud_disk / "big.bin").write_bytes(b"x" * (1 << 20))
     download = ("download_file", {"file_path": "big.bin", "target_path": "big.bin"})
-    assert _episode(TraineeDay(day, Unconfined()), [download]).status == "ok"
-    env = TraineeDay(make_day(tmp_path / "again"), Unconfined())
-    (env.day.cloud_disk / "big.bin").write_bytes(b"x" * (1 << 20))
+    assert _episode(WorkplaceEnvironment(day, [], TOOLSET, family, provider=Unconfined()), [download]).status == "ok"
+    env = WorkplaceEnvironment(make_day(tmp_path / "again"), [], TOOLSET, family, provider=Unconfined())
+    (env.world.cloud_disk / "big.bin").write_bytes(b"x" * (1 << 20))
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, hard))  # the kernel refuses the copy's 65th KB: EFBIG
     try:
@@ -109,12 +111,12 @@ def test_a_simulated_world_out_of_disk_is_an_environment_error(small_data: Path)
     assert "get_prescription: the world ran out of disk space" in result.error.message
 
 
-def test_agent_output_a_check_cannot_take_fails_the_episode_with_0_points() -> None:
-    world = WorkplaceEnvironment(generate_days(0, 1)[0])
+def test_agent_output_a_check_cannot_take_fails_the_episode_with_0_points(tmp_path: Path) -> None:
+    world = played(generate_days(0, 1)[0], tmp_path / "day")
     result = _episode(world, [], AgentOutputError("report.txt is a link, not a file"))
     assert (result.status, result.error, result.is_correct) == ("ok", None, False)
     assert "report.txt is a link, not a file" in result.feedback
     assert result.verdict_details == {"agent_output": "report.txt is a link, not a file"}
     # Its counterpart: a check the world cannot run is not scored.
-    failed = _episode(WorkplaceEnvironment(generate_days(0, 1)[0]), [], WorldError("the checks' disk is full"))
+    failed = _episode(played(generate_days(0, 1)[0], tmp_path / "failed"), [], WorldError("the checks' disk is full"))
     assert (failed.status, failed.error and failed.error.kind) == ("error", "environment")

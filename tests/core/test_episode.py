@@ -43,11 +43,12 @@ def test_a_world_that_cannot_be_built_is_an_error_result() -> None:
     assert internal.error is not None and internal.error.kind == "internal"
 
 
-def test_a_failing_wrapper_is_an_error_result() -> None:
+def test_a_failing_wrapper_is_an_error_result(tmp_path: Path) -> None:
     class Fine(Unbuildable):
         def world(self, task: Task) -> Environment:
-            from occubench.workplace import WorkplaceEnvironment, generate_days
-            return WorkplaceEnvironment(generate_days(0, 1)[0])
+            from occubench.workplace import generate_days
+            from tests.workplace.families import played
+            return played(generate_days(0, 1)[0], tmp_path / "day")
 
     def wrap(env: Environment, task: Task) -> Environment:
         raise RuntimeError("wrapper bug")

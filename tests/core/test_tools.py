@@ -38,8 +38,8 @@ from occubench.executable import ExecutableEnvironment, World, load_world
 from occubench.executable.registry import world_names
 from occubench.simulated import SimulatedEnvironment, WorldModelRegistry, create_client
 from occubench.testing import MockLLMServer
-from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.generate import generate_day
+from tests.workplace.families import played
 
 KINDS = {"unknown_tool", "invalid_arguments", "tool_error", "tool_failed", "timeout"}
 NEVER_ENDS = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n"
@@ -399,12 +399,13 @@ def assert_contract(env: Environment) -> None:
     assert env.call("no_such_tool", {})["error"] == "unknown_tool"
 
 
-def test_every_workplace_tool_answers_wrong_arguments_with_an_observation() -> None:
-    env = WorkplaceEnvironment(generate_day(3, 2))
+def test_every_workplace_tool_answers_wrong_arguments_with_an_observation(tmp_path: Path) -> None:
+    env = played(generate_day(3, 2), tmp_path / "day")
     assert_contract(env)
-    for arguments in hostile_calls(env.tools()[3]):  # drive_read: rejected calls cost no time
+    read = next(tool for tool in env.tools() if tool.name == "read_file")
+    for arguments in hostile_calls(read):  # rejected calls cost no time
         before = env.now
-        if env.call("drive_read", arguments).get("error") == "invalid_arguments":
+        if env.call("read_file", arguments).get("error") == "invalid_arguments":
             assert env.now == before
 
 

@@ -77,7 +77,8 @@ def test_workplace_seed_and_days_are_part_of_the_identity(tmp_path: Path,
     args = [json.loads((f / ARGS_FILE).read_text())["config"] for f in folders]
     assert sorted((a["workplace_seed"], a["workplace_days"]) for a in args) == [(7, 1), (7, 2), (8, 1)]
     assert sorted(map(_ids, folders)) == [["s7-d001"], ["s7-d001", "s7-d002"], ["s8-d001"]]
-    assert cli([*common, "--seed", "8", "--days", "1", "--run-name", folders[0].name]) == 2
+    seven = next(f for f, a in zip(folders, args) if a["workplace_seed"] == 7)
+    assert cli([*common, "--seed", "8", "--days", "1", "--run-name", seven.name]) == 2
     assert "--seed 7 → 8" in capsys.readouterr().err
 
 

@@ -30,12 +30,15 @@ from occubench.errors import ConfigError  # noqa: E402
 from occubench.executable.validate import REFERENCE  # noqa: E402
 from occubench.gym import OccuBenchEnv  # noqa: E402
 from occubench.testing import MockLLMServer, make_scripted_responder  # noqa: E402
-from occubench.workplace.suite import reference_agent  # noqa: E402
+from occubench.workplace.generate import generate_day  # noqa: E402
+from occubench.workplace.schedule import reference_schedule  # noqa: E402
 from tests.conftest import write_small_data  # noqa: E402
 from tests.core.test_images import PNG_TEXT, SHOWS, record  # noqa: E402
 
 TASK = "clinic_scheduling/book_urgent_cardiology"
 DAY = "s0-d001"
+#: The reference's calls for that day, and its last words.
+CALLS = [(call["tool"], call["arguments"]) for call in reference_schedule(generate_day(0, 1))[0]]
 ERRORS = {"HTTP 500 Internal Server Error", "Upstream request timed out after 30 s",
           "Connection refused by the upstream service", "Service temporarily unavailable; retry later"}
 
@@ -138,10 +141,8 @@ def test_the_trajectory_is_the_one_the_harness_records(executable: OccuBenchEnv)
 
 def test_a_workplace_day_scores_its_checkpoints() -> None:
     env = OccuBenchEnv("workplace", DAY, days=1)
-    task = env.task
-    calls, answer = reference_agent().script(task)
     env.reset()
-    *_, (_, reward, terminated, _, info) = _play(env, calls, answer)
+    *_, (_, reward, terminated, _, info) = _play(env, CALLS, "All tasks are done for today.")
     assert (reward, terminated, info["verdict_details"]["day_score"]) == (1.0, True, 1.0)
     env.reset()
     _, reward, terminated, _, info = env.step({"answer": "Nothing done."})
@@ -153,7 +154,7 @@ def test_a_workplace_day_scores_its_checkpoints() -> None:
 
 def test_the_step_limit_truncates_and_the_verifier_judges_what_was_done() -> None:
     # A workplace day is scored on what was done, answer or not: its reference, cut at its last call, still earns 1.
-    calls, _ = reference_agent().script(OccuBenchEnv("workplace", DAY, days=1).task)
+    calls = CALLS
     env = OccuBenchEnv("workplace", DAY, days=1, max_steps=len(calls))
     env.reset()
     *turns, (_, reward, terminated, truncated, info) = _play(env, calls, None)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from types import SimpleNamespace
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ import pytest
 from occubench.llm import LLMClient
 from occubench.synth.executable.parts import function_problems
 from occubench.testing import MockLLMServer
+from occubench.workplace.people import Message
 from occubench.workplace.scoring import checkpoint_met
+from occubench.workplace.world import Outcome
 
 #: A model's reply can be megabytes long; what is written is cut at 1 MB (occubench.util.jsonsafe), not what is read.
 MEGABYTE = 1_000_000
@@ -130,11 +133,15 @@ def test_parameters_are_described_under_args(args: str, described: bool) -> None
 
 _CHECKPOINT = """
 import json, sys
-from types import SimpleNamespace
+from datetime import datetime
+from pathlib import Path
+from occubench.workplace.people import Message
 from occubench.workplace.scoring import checkpoint_met
+from occubench.workplace.world import Outcome
 text, values = json.load(sys.stdin)
-env = SimpleNamespace(day=None, bookings=[], events=[{"kind": "message", "to": "ana", "text": text, "time": 0}])
-print(json.dumps([checkpoint_met({"kind": "message", "to": "ana", "values": [value]}, env, "18:00")
+at = datetime(2025, 10, 1, 9)
+env = Outcome(Path(), [Message("me", "ana", text, at)])
+print(json.dumps([checkpoint_met({"kind": "message", "to": "ana", "values": [value]}, env, at)
                   for value in values]))
 """
 
@@ -158,5 +165,6 @@ def test_a_long_value_in_a_long_message_is_scored_promptly() -> None:
     ("", "", True),
 ])
 def test_values_are_found_as_whole_tokens_wherever_they_overlap(text: str, value: str, met: bool) -> None:
-    env = SimpleNamespace(day=None, bookings=[], events=[{"kind": "message", "to": "ana", "text": text, "time": 0}])
-    assert checkpoint_met({"kind": "message", "to": "ana", "values": [value]}, env, "18:00") is met
+    at = datetime(2025, 10, 1, 9)
+    outcome = Outcome(Path(), [Message("me", "ana", text, at)])
+    assert checkpoint_met({"kind": "message", "to": "ana", "values": [value]}, outcome, at) is met

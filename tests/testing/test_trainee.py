@@ -28,7 +28,7 @@ def test_a_trainee_bench_day_reaches_the_mock_s_intern_colleague_and_judge(tmp_p
     users = {u["name"]: u for u in result.tool_calls[0].observation["users"]}
     assert users[asked["to"]]["position"] == "HR Manager" and asked["text"] == QUESTION
     # The HR Manager's model answered with the rule the Website Monitor task gave HR (it names the engineer).
-    [score] = result.verdict_details["reference_scores"]
+    [score] = result.verdict_details["task_scores"]
     engineer = next(name for name, u in users.items() if name in result.tool_calls[1].observation["reply"])
     assert users[engineer]["position"] == "Software Engineer"
     # The judge said yes to the HR chat, and was not asked about the report or chats that do not exist.

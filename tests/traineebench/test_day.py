@@ -23,6 +23,9 @@ class Dice:
     name = "Dice"
     difficulty = "hard"
 
+    def hints(self, task: TaskSpec) -> tuple[str, str, str]:
+        return ("The roll is in your workspace.", "Finance's manager knows where.", "Read roll.txt, write answer.txt.")
+
     def generate(self, day: Day, *, sides: int) -> TaskSpec:
         if not isinstance(sides, int) or sides < 2:
             raise ConfigError(f"sides: expected an integer of at least 2, not {sides!r}")

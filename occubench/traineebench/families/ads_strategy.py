@@ -28,7 +28,7 @@ from occubench.traineebench.families._common import (
     place_image,
     read_json,
 )
-from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "ADs Strategy Plan"
 FOLDER = "ads_strategy"
@@ -236,6 +236,9 @@ def _describe(city: str, budget: int, output: str) -> str:
 
 class AdsStrategyPlan:
     name = NAME
+    #: Hard: one of the paper's two named hard tasks (its human-guidance case): numbers read off an image, then a
+    #: 0/1 knapsack.
+    difficulty = "hard"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
         known_arguments(NAME, arguments, ("task_params",))
@@ -267,6 +270,24 @@ class AdsStrategyPlan:
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         return {"task_params": {"city": rng.choice(CITIES), "difficulty": rng.choice(SAMPLED_DIFFICULTIES)}}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        target = f"{FOLDER}/target_user_density_{GROUPS[0]}.png"
+        return (
+            "This is an optimisation: the plan is the set of channels with the most total effective exposure whose "
+            "total cost stays within the budget, and a channel's exposure depends on how dense the target group "
+            "is in its grid cell, which only a heatmap image shows.",
+            "Ask a Marketing colleague: they point to the handbook with the exposure formula and to the data in "
+            f"`CloudDisk:{FOLDER}/`: `channels.csv` and one heatmap per audience. Only the college students' "
+            "heatmap counts; the other two are distractors. The handbook has to be in your workspace.",
+            f"send_message a Marketing colleague about the ads plan; download_file `{FOLDER}/{task.check['handbook']}` "
+            f"and `{FOLDER}/channels.csv`; read_image `{target}` and copy every cell's density into a table "
+            "(grid_i across, grid_j up from the bottom); in a Python script give each channel its effective "
+            "exposure, base_effect x (0.5 + 0.5 x density / 5) x audience_fit, with the density of its cell; "
+            "solve the 0/1 knapsack over the channels with the budget as capacity (dynamic programming over whole "
+            "costs: picking by exposure per dollar can miss the best set); write `"
+            f"{task.check['output_file']}` with selected_channels (the IDs), and total_cost and total_exposure "
+            "summed by the script over the chosen channels; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check

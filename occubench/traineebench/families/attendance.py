@@ -27,7 +27,7 @@ from occubench.traineebench.families._common import (
     place,
     read_json,
 )
-from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "Attendance Statistics"
 FOLDER = "attendance"
@@ -62,6 +62,24 @@ OBJECTIVES = {
 #: The task parameters each question takes beyond `department`, with their defaults.
 EXTRA: dict[str, dict[str, Any]] = {"late_early_employee": {"mode": "least_late"},
                                     "top_percent_employees": {"percent": 10, "metric": "late"}}
+
+
+#: What each question does with the employees' monthly totals, as tier 3 of its hints says it.
+STEPS = {
+    "late_early_employee": "keep the employee or employees at the extreme the task names, with their days and "
+                           "minutes for that measure",
+    "top_percent_employees": "rank by days, then minutes, of the measure the task names and keep the share it asks "
+                             "for (rounded up; everyone tied with the last one kept)",
+    "attendance_statistics": "give the headcount, the late, early and absent days per employee, and the days "
+                             "present over the workdays as a percentage",
+    "avg_late_early_days": "average the late days and the early days over the employees, to two decimals",
+    "has_late_or_early": "say whether anyone has a late or an early day",
+    "total_absence_days": "add up everyone's absent days",
+    "average_overtime_hours": "add up the overtime minutes, divide by the headcount and turn minutes into hours, "
+                              "to two decimals",
+    "employees_with_most_remote_days": "find the largest number of remote days and everyone who has it",
+    "employees_with_perfect_attendance": "keep everyone with no late, early or absent day",
+}
 
 
 def _arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, Any], str | None, dict[str, float]]:
@@ -349,6 +367,8 @@ SCORERS: dict[str, Callable[[Mapping[str, Any], Any], Scored]] = {
 
 class AttendanceStatistics:
     name = NAME
+    #: Easy: the rules manual is one pointer away and every fact is in three files; the work is one careful script.
+    difficulty = "easy"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
         kind, params, level, chances = _arguments(arguments)
@@ -383,6 +403,26 @@ class AttendanceStatistics:
             params.update(percent=rng.choice((5, 10, 15, 20)), metric=rng.choice(("late", "early")))
         level = rng.choice(sorted(level for level in records.LEVELS if level))
         return {"task_type_name": kind, "task_params": params, "difficulty": {"level": level}}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        check = task.check
+        sources = ", ".join(f"`{name}`" for name in check["resources"])
+        scope = "every employee" if check["department"] == "all" else f"each employee of {check['department']}"
+        return (
+            "The answer comes from applying each department's own attendance rules to a month of punch records, "
+            "employee by employee: office hours, grace minutes or flexible hours, missed punches and approved "
+            "make-ups, remote tags and overtime all change the counts, and the rules can differ between departments.",
+            f"A manager points to the rules manual; it is in `CloudDisk:{FOLDER}/` with the punch records and the "
+            f"staff roster. Those three ({sources}) have to be copied to the top of your workspace; the roster ties "
+            "each employee ID to a name and a department.",
+            f"send_message a manager about the attendance rules; download_file {sources} from `{FOLDER}/`; write "
+            f"solve.py and run it with execute_command: for {scope} and each workday, take the first check-in and "
+            "the last check-out of the day, and apply their department's rules from the manual (absence for a "
+            "missing punch where the rules say so; late past the grace period or flexible window; early before "
+            "the end less the grace period, or short of the minimum hours net of lunch; overtime after the "
+            "overtime start; remote when a punch is tagged so), totalling each count; then "
+            f"{STEPS[check['task_type']]}; write `{check['output_file']}` at the top of the workspace with the keys "
+            "the task names; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check

@@ -29,7 +29,7 @@ from occubench.traineebench.families._common import (
     reference_bytes,
     weighted_score,
 )
-from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 MANUAL = "manuals_for_data_completion.md"
 TEMPLATES = "schemas/tasks/data_completion/templates/"
@@ -212,6 +212,26 @@ KINDS: dict[tuple[str, str], tuple[str, tuple[str, ...], tuple[str, ...], Genera
     ("web", "funnel"): ("web_funnel", ("entity", "impressions", "ctr", "clicks"), ("impressions", "ctr", "clicks"),
                         _funnel),
 }
+#: Each task type's rule, as the hints put it (the handbook's formula, worded for solving one missing term).
+RULES = {
+    ("sales", "quarter_from_months"): "a quarter's total is its three months added up",
+    ("sales", "qoq_rate"): "growth is this quarter's total less the previous quarter's, divided by the previous "
+                           "quarter's, within one entity; a first quarter has no growth and stays empty",
+    ("transactions", "tax_fee"): "the fee is the amount times the rate of the row's category",
+    ("transactions", "total_from_items"): "the total is the three items added up",
+    ("inventory", "ending_from_flow"): "ending stock is the beginning plus inbound, less outbound and shrinkage",
+    ("inventory", "daily_interpolation"): "a missing day's level lies on the straight line between the nearest "
+                                          "known days before and after it",
+    ("finance", "account_balance_from_details"): "the balance is the three details added up",
+    ("finance", "depreciation_straight_line"): "the monthly depreciation is the cost less the salvage value, "
+                                                "divided by the life in months",
+    ("logistics", "eta_distance_sla"): "the arrival time in hours is the distance divided by the carrier's "
+                                       "speed, plus the carrier's handling time",
+    ("logistics", "segment_time_sum"): "the total time is the three segments added up",
+    ("web", "rolling_avg"): "the rolling value is the mean of the metric over the last seven days, fewer at the "
+                            "start",
+    ("web", "funnel"): "clicks are impressions times the click-through rate",
+}
 #: The two task types whose rule needs a table: the reference template it is copied from, the name it gets on the
 #: cloud disk, its columns, and the department that points to it.
 TABLES = {("transactions", "tax_fee"): ("transactions_tax_fee_rates.csv", "rates.csv", ("category", "rate"),
@@ -256,6 +276,8 @@ def _table(day: Day, template: str, columns: tuple[str, ...]) -> tuple[bytes, di
 
 class DataCompletion:
     name = "Data Completion"
+    #: Easy: the handbook states the rule, the gaps are in one file, and at most one department is asked.
+    difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         args = arguments(self.name, given, {"domain": (str, REQUIRED), "task_type": (str, REQUIRED),
@@ -315,6 +337,26 @@ class DataCompletion:
         domain = rng.choice(list(dict.fromkeys(d for d, _ in KINDS)))
         return {"domain": domain, "task_type": rng.choice([t for d, t in KINDS if d == domain]),
                 "difficulty": rng.choice(list(DIFFICULTIES))}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        output, ask = task.check["output_file"], task.check["ask"]
+        domain, kind = next(key for key, (stem, *_) in KINDS.items() if output == f"data_completion_{stem}.csv")
+        stem = KINDS[domain, kind][0]
+        folder = f"data_completion/{domain}/"
+        return (
+            "Every missing value follows from the rest of its row (or the days around it) by a rule in the "
+            "data-completion handbook: nothing has to be guessed, and nothing but the gaps may change."
+            + (" This data set's rule needs parameters that are not in the file." if ask else ""),
+            (f"The {ask['department']} department knows where the calculation's parameters are: ask one of them, "
+             "then take the table from the folder they name. " if ask else "Nobody needs to be asked. ")
+            + f"The handbook is `CloudDisk:data_completion/{MANUAL}` and has to be in your workspace; the data "
+              f"file is in `CloudDisk:{folder}`.",
+            f"download_file `data_completion/{MANUAL}` and `{folder}{stem}.csv`"
+            + (f" (and, once {ask['department']} has named it, the parameter table beside it)" if ask else "")
+            + "; find the column with empty cells; apply the handbook's rule, solving for whichever term is "
+              f"missing: {RULES[domain, kind]}; with a Python script fill only those cells, rounded like the "
+              f"column's other values, keep every other cell, row and the header as they are, and write the whole "
+              f"file to `{output}` at the root of the workspace; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, notes = task.check, []

@@ -33,7 +33,7 @@ from occubench.traineebench.families._common import (
     read_json,
     weighted_score,
 )
-from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "Event Planning"
 GENERAL, OPTIMAL = "general_event_planning", "optimal_event_planning"
@@ -126,6 +126,9 @@ def _next_month(day: Day) -> tuple[int, int]:
 
 class EventPlanning:
     name = NAME
+    #: Hard: one of the paper's two named hard tasks (its human-guidance case): every member asked for their dates,
+    #: and metrics worked out along a road map, over every itinerary for the optimal type.
+    difficulty = "hard"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         # The seed is the reference's (its default): its configs' itinerary is on the map it draws.
@@ -184,6 +187,41 @@ class EventPlanning:
         if grade == 4:
             params["end_time"] = rng.choice(SAMPLED_END_TIMES)
         return {"task_type_name": GENERAL, "task_params": params}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        check = task.check
+        optimal = check["task_type"] == OPTIMAL
+        files = ", ".join(f"`{FOLDER}/{name}`" for name in RESOURCES)
+        if optimal:
+            work = ("compute every itinerary (each pair of distinct locations, each restaurant between them) and "
+                    "keep the one best on the metric the task asks for")
+        elif check["plan"]:
+            work = "compute the proposed itinerary's values"
+        else:
+            work = "choose an itinerary and compute its values"
+        if check["end_time"]:  # without an itinerary the task text leaves the time out, the score does not
+            work += (", and compare its end time with the time the task gives" if check["plan"] else
+                     f", and give its end_time too, with can_complete_on_time: whether it is over by "
+                     f"{check['end_time']}")
+        overall = ("for the overall score scale each metric between its lowest and highest over every "
+                   "itinerary; " if "overall_score" in check["metrics"] or check["mode"] == "highest_score" else "")
+        return (
+            "Two things make the proposal: a date every member of the department can make, which only they can "
+            "tell you, and the itinerary's numbers, which follow from the guidelines' formulas, the catalogue's "
+            "prices and scores, and distances along the road map's roads, not straight lines."
+            + (" The best itinerary shows only once every possible one is worked out." if optimal else ""),
+            "Ask each member of the department when they are free next month: each gives a span of days, and the "
+            f"date must be one they all share. They point to `CloudDisk:{FOLDER}/`: the guidelines, the locations "
+            "and restaurants, and the road map (as JSON, and drawn as a picture). Copy the guidelines, the "
+            "catalogue and the JSON map into your workspace.",
+            "list_users and send_message every member of the department asking when they are free for the "
+            "team-building event; take the first day that falls in all of their spans; download_file "
+            f"{files}; in a Python script build the road graph from the JSON map and measure the distance between "
+            "two places as the sum of the roads on the path joining them; for an itinerary (company, morning "
+            "place, lunch, afternoon place, company) add the three interest scores, the two tickets at that "
+            "date's part of the month plus the lunch price, and the four legs' distances, and get the end time "
+            "from the start, two visits, lunch and each leg's minutes at the coach's speed, rounded up; "
+            f"{overall}{work}; write `{check['output']}` with event_date and every value the task lists; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check

@@ -24,7 +24,7 @@ from occubench.traineebench.families._common import (
     read_text,
     weighted_score,
 )
-from occubench.traineebench.family import Day, Employee, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Employee, Hints, Outcome, Score, TaskSpec
 from occubench.util.untrusted import folder_files, read_file
 
 ARTICLES = "schemas/tasks/kb_fix/templates/articles"
@@ -67,6 +67,9 @@ def _templates(day: Day) -> list[tuple[str, str]]:
 
 class KbLinkFix:
     name = "KB Link Fix"
+    #: Easy: however many links there are, each names the one colleague to ask, and the fix is a plain
+    #: replacement; no clue is hidden behind another.
+    difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         task_params = arguments(self.name, given, {"task_params": ((dict, type(None)), None)})["task_params"] or {}
@@ -125,6 +128,22 @@ class KbLinkFix:
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         return {"task_params": {"difficulty": rng.choice(list(DIFFICULTIES))}}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        articles = task.check["articles"]
+        sources = ", ".join(f"`kb/articles/{a['article_filename']}`" for a in articles)
+        outputs = ", ".join(f"`{a['fixed_filename']}`" for a in articles)
+        return (
+            "The new chart IDs are known only to the charts' owners, and each broken link names its owner: the fix "
+            "is to get the mapping from each of them and change nothing in the articles but those IDs.",
+            "Ask every owner named in a broken link for the new IDs of their charts, quoting the old IDs (one "
+            "owner may have charts in several articles). The KB manual in `CloudDisk:kb/` has to be in your "
+            "workspace too.",
+            f"download_file `kb/{MANUAL}` and each article: {sources}; in each, find every "
+            "`kb.internal.com/charts?id=<OLD> (Chart Owner: <name>)` link and group the old IDs by owner; "
+            "send_message each owner listing their old IDs and asking for the new ones; with a Python script "
+            "replace each old ID by its new one inside its link, leaving every other character as it is, and "
+            f"save the articles as {outputs} at the root of the workspace; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         articles, notes = task.check["articles"], []

@@ -24,8 +24,9 @@ from occubench.traineebench.families._common import (
     place,
     reference_bytes,
 )
-from occubench.traineebench.families.meeting_book import add_rooms, hours_of, moment, on_time, slot
-from occubench.traineebench.family import Day, Meeting, Outcome, Score, TaskSpec
+from occubench.traineebench.families.meeting_book import add_rooms, hours_of, moment, slot
+from occubench.traineebench.family import Day, Hints, Meeting, Outcome, Score, TaskSpec
+from occubench.workplace.calendar import on_time
 
 NAME = "Meeting Attend"
 ROOM = "Room_06"
@@ -82,6 +83,8 @@ def notes(task_type: str, requests: list[dict[str, Any]]) -> str:
 
 class MeetingAttend:
     name = NAME
+    #: Easy: the meeting gives every fact and the format; the work is being there on time and one file.
+    difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         args = arguments(NAME, given, {"meeting_start_time": (str, REQUIRED), "meeting_last_time": ((int, float), 1.0),
@@ -123,6 +126,35 @@ class MeetingAttend:
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         return drawn(rng, SAMPLED)
+
+    def hints(self, task: TaskSpec) -> Hints:
+        task_type = task.check["task_type"]
+        join = (f"join with attend_meeting (room {ROOM}, the start and end the task gives) within five minutes "
+                "of the start and not long before, using jump_time if you are early")
+        if task_type == "none":
+            return (
+                "Being in the meeting on time is the whole task: nothing else is scored, so let no other work keep "
+                "you busy when it starts.",
+                f"Nobody needs to be asked; the meeting is in {ROOM}. Arriving long before the start does not "
+                "count as being there, so fit your other work around it.",
+                f"Work on other tasks until shortly before the start; {join}; then go back to the rest of the day.")
+        checked = task_type.startswith("check")
+        totals = task_type in ("sum", "check_sum")
+        return (
+            "The meeting hands out the real work: what is said in it is a round of procurement requests to write "
+            "up, so be in the room on time and keep every request as said"
+            + (", and remember that not every request is allowed." if checked else "."),
+            ("Read the company's procurement rules, `CloudDisk:" + RULES + "`, before the meeting: a request that "
+             "breaks any of them stays out of the summary. " if checked else "Nobody needs to be asked. ")
+            + f"The meeting gives the exact JSON format of `{OUTPUT}`; names, items, quantities and prices go in "
+              "as said" + ("; each entry's total and their sum have to be worked out." if totals else "."),
+            (f"download_file `{RULES}` and read it; " if checked else "")
+            + f"{join}; from what it returns, list each attendee's request"
+            + ("; test every request against every rule (items a person, price of one item, a person's whole "
+               "amount) and drop those that break one" if checked else "")
+            + ("; with the calculator, multiply quantity by unit price for each entry kept and add those totals "
+               "up for the statistics" if totals else "")
+            + f"; write `{OUTPUT}` at the root of the workspace in exactly the format the meeting gave; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         attended = on_time(outcome.attended, task.check["title"], datetime.fromisoformat(task.check["start"]))

@@ -10,19 +10,17 @@ several bookings for the slot, the last one counts."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.traineebench.families._common import REQUIRED, arguments, deadline, drawn, one_of
-from occubench.traineebench.family import Attendance, Day, Employee, Meeting, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Employee, Hints, Meeting, Outcome, Score, TaskSpec
+from occubench.workplace.calendar import on_time
 
 NAME = "Meeting Book"
 #: The reference's calendar has ten rooms, Room_01 to Room_10, with no capacity limit.
 ROOMS = tuple(f"Room_{number:02d}" for number in range(1, 11))
-#: Joining up to this long after the start counts as on time (earlier counts too).
-LATENESS = timedelta(minutes=5)
 #: The department the reference's department variant invites, and how many of its members say they are busy.
 DEPARTMENT, BUSY = "Marketing", 3
 #: The values the reference's sampler draws each argument from.
@@ -35,14 +33,6 @@ def add_rooms(day: Day) -> None:
     """Put the reference's rooms on the day; a room holds the whole company (the reference sets no capacity)."""
     for room in ROOMS:
         day.rooms.setdefault(room, len(day.company.employees) + 1)
-
-
-def on_time(attended: Iterable[Attendance], meeting: str, start: datetime) -> bool:
-    """Whether the agent was in ``meeting`` by five minutes past its start; the reference keeps the last time
-    the agent joined."""
-    joined = [a.joined for a in attended if a.meeting == meeting and a.joined is not None
-              and (a.joined.tzinfo is None) == (start.tzinfo is None)]  # naive and aware times do not subtract
-    return bool(joined) and max(joined) - start <= LATENESS
 
 
 def moment(family: str, name: str, value: str) -> datetime:
@@ -67,6 +57,10 @@ def slot(start: datetime, end: datetime) -> str:
 
 class MeetingBook:
     name = NAME
+    #: Hard: who may be invited is known only by asking every invitee (about ten managers in the reference's
+    #: company), and in the department variant the answer sits behind a second colleague, the manager; the booking
+    #: is then to be attended on time.
+    difficulty = "hard"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         args = arguments(NAME, given, {"task_type": (str, REQUIRED), "start_time": (str, REQUIRED),
@@ -82,7 +76,8 @@ class MeetingBook:
         else:
             attending, busy, description = self._department(day, start, end, conflicts)
         return TaskSpec(NAME, description, deadline(day), {
-            "start": start.isoformat(), "end": end.isoformat(), "attending": attending, "busy": busy})
+            "start": start.isoformat(), "end": end.isoformat(), "attending": attending, "busy": busy,
+            "invite": args["task_type"]})  # the variant, which the hints follow
 
     @staticmethod
     def _managers(day: Day, start: datetime, end: datetime, conflicts: int) -> tuple[list[str], list[str], str]:
@@ -130,6 +125,33 @@ class MeetingBook:
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         return drawn(rng, SAMPLED)
+
+    def hints(self, task: TaskSpec) -> Hints:
+        when = "from the start to the end the task gives"
+        attend = ("attend_meeting that room at its start (no more than five minutes late, not long before; "
+                  "jump_time if you are early), then done.")
+        if task.check["invite"] == "manager":
+            return (
+                "Only asking tells who can come: some managers cannot make this slot, and inviting one of them "
+                "costs as much as leaving out one who can. After booking, you still have to be in the meeting "
+                "yourself, on time.",
+                "Ask each department's manager (list_users shows every position with Manager in it) whether they "
+                "can attend; invite exactly those who say they can. Nobody else needs to be asked.",
+                f"list_users and note every manager; send_message each one asking whether they can attend {when}, "
+                "and keep each answer; get_available_rooms for the slot; book_meeting one of those rooms for "
+                "exactly that slot with only the managers who can come; work on other tasks meanwhile; " + attend)
+        return (
+            f"Some {DEPARTMENT} members will not give a straight answer: they say their manager decides. The "
+            "invitation list is settled only once their manager has said which of them should attend; and after "
+            "booking you have to be in the meeting yourself, on time.",
+            f"Ask every {DEPARTMENT} member, the manager included, whether they can attend. About each one who "
+            f"defers, ask the {DEPARTMENT} Manager whether they should be on the attendee list, and follow that "
+            "answer.",
+            f"list_users and pick out the {DEPARTMENT} department; send_message each member, the manager too, "
+            f"asking whether they can attend {when}; send the {DEPARTMENT} Manager the names of those who said "
+            "the manager must confirm, asking which of them should be on the list; get_available_rooms for the "
+            "slot; book_meeting a free room for exactly that slot with everyone who can come and those the "
+            "manager keeps, leaving out anyone released or unable to come; " + attend)
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         start, end = datetime.fromisoformat(task.check["start"]), datetime.fromisoformat(task.check["end"])

@@ -26,7 +26,7 @@ from occubench.traineebench.families._common import (
     place,
     read_answer,
 )
-from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 from occubench.util import untrusted
 
 NAME = "Resume Select"
@@ -134,6 +134,8 @@ def _facts(day: Day) -> dict[str, Any]:
 
 class ResumeSelect:
     name = NAME
+    #: Easy: many files to read, but every fact is in them and the task states every requirement; nobody is asked.
+    difficulty = "easy"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
         known_arguments(NAME, arguments, ("requirement", "position", "number_of_resumes"))
@@ -171,6 +173,19 @@ class ResumeSelect:
                        rng.sample(SKILLS, rng.randint(1, 3))]
         return {"requirement": requirement, "position": [rng.choice(POSITIONS)],
                 "number_of_resumes": rng.choice(SAMPLE_SIZES)}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        output = task.check["output_file"]
+        return (
+            "Each applicant has to be checked against every requirement the task states: the position they want, "
+            "the degree (a higher one also qualifies), the major, the years of work experience and each skill. "
+            "One miss rules an applicant out, and finding nobody suitable is a valid answer.",
+            f"Nobody needs to be asked: all the résumés are in `CloudDisk:{FOLDER}/`. Judge each by its content, "
+            "not its file name.",
+            f"open_folder `{FOLDER}/` and download_file every résumé; read each (execute_command with cat) and note "
+            "the position applied for, highest degree, major, years of experience and skills; tick each against "
+            "the requirements; write the names of those who pass all of them, as their résumés give them, one a "
+            f"line, to `{output}` (create it empty when nobody passes); done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         output = task.check["output_file"]

@@ -30,7 +30,7 @@ from occubench.traineebench.families._common import (
     reference_bytes,
     weighted_score,
 )
-from occubench.traineebench.family import Day, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 MANUAL = "manuals_for_sales_data_analysis.md"
 TOLERANCE = 0.05
@@ -80,6 +80,25 @@ TYPES: dict[str, tuple[dict[str, Any], int, str, str, str]] = {
     "all_depts_qoq_count": (
         _GROWTH, 3, "all_Q{quarter}_{direction}_dept_count.json",
         "Count the departments whose total sales {moved} in Q{quarter} against the quarter before.", '{"count": 2}'),
+}
+
+#: What each task type does with the quarter's totals, as tier 3 of its hints says it.
+STEPS = {
+    "top_sales_employee": "keep whoever has the highest total, everyone tied at it included",
+    "sales_statistics": "count the salespeople with orders, add up their totals, and divide the one by the other "
+                        "for the average",
+    "cross_depts_extreme_employee": "pool the departments asked and keep whoever is at the end of the ranking "
+                                    "the task asks for, everyone tied there included",
+    "per_dept_extreme_employee": "within each department asked, keep whoever is at the end of the ranking the "
+                                 "task asks for, listed under the department's name",
+    "per_dept_avg_sales": "divide each department's total by its number of salespeople",
+    "per_dept_top_n": "rank each department's salespeople by total and keep as many as the task asks, listed "
+                      "under the department's name",
+    "cross_depts_top_n": "pool the departments asked, rank everyone by total and keep as many as the task asks",
+    "dept_person_qoq_count": "total each salesperson in the quarter before as well, and count those whose total "
+                             "moved the way the task asks (someone absent from the earlier quarter is not counted)",
+    "all_depts_qoq_count": "total each department in the quarter before as well, and count the departments whose "
+                           "total moved the way the task asks",
 }
 
 People = list[dict[str, Any]]
@@ -144,6 +163,8 @@ def _truth(kind: str, p: dict[str, Any], people: dict[int, People], teams: dict[
 
 class SalesAnalysis:
     name = "Sales Analysis"
+    #: Easy: the data is all on the cloud disk, one colleague points to the handbook, and one script totals it.
+    difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         args = arguments(self.name, given, {"task_type": (str, "top_sales_employee"),
@@ -230,6 +251,22 @@ class SalesAnalysis:
         elif kind == "per_dept_avg_sales":
             params["quarter"] = rng.choice((1, 2, 3, 4))
         return {"task_type": kind, "task_params": params}
+
+    def hints(self, task: TaskSpec) -> Hints:
+        kind, output = task.check["task_type"], task.check["output_file"]
+        growth = kind.endswith("qoq_count")
+        return (
+            "The answer is a sum over order lines: a salesperson's (or a department's) total for a quarter is "
+            "the sum of the amounts of their orders in that quarter's file of each department. Nothing needs "
+            "guessing, but every order line counts.",
+            f"A Sales colleague points to the sales handbook, `CloudDisk:sales/{MANUAL}`; it has to be in your "
+            f"workspace, and so does `{output}`. The CSVs in `CloudDisk:sales/` are named by department and "
+            "quarter: you need the quarter the task names" + (" and the one before it" if growth else "")
+            + ", for the departments concerned.",
+            f"send_message a Sales colleague about the sales data; download_file `sales/{MANUAL}`; open_folder "
+            "`sales/` and download_file each CSV you need; with a Python script add up the amount column by "
+            f"employee_id (keeping name and department); then {STEPS[kind]}; round money to two decimals and "
+            f"write `{output}` shaped exactly like the task's example; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, notes = task.check, []

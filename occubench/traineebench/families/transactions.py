@@ -30,7 +30,7 @@ from occubench.traineebench.families._common import (
     reference_bytes,
     reference_text,
 )
-from occubench.traineebench.family import Company, Day, Employee, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Company, Day, Employee, Hints, Outcome, Score, TaskSpec
 
 TEMPLATES = "schemas/tasks/transactions/templates/"
 MANUAL = "manuals_for_transactions_data_review.md"
@@ -130,6 +130,8 @@ def _code(rng: random.Random, prefix: str) -> str:
 
 class TransactionDataReview:
     name = "Transaction Data Review"
+    #: Easy: one colleague points to the manual that states the rule, and one script over one table applies it.
+    difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         args = arguments(self.name, given, {"num_normal_transactions": (int, REQUIRED),
@@ -195,6 +197,22 @@ class TransactionDataReview:
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         return drawn(rng, SAMPLED)
+
+    def hints(self, task: TaskSpec) -> Hints:
+        intern, manual = task.check["checkpoint_files"]
+        return (
+            "No column says which supplier is abnormal: it shows in how each supplier is rated and paid over time. "
+            "Finance has a review manual describing the normal and the unusual patterns; read it before the data.",
+            f"Ask a Finance colleague how to review transaction data: they point to `{manual}` on the cloud disk "
+            "(and to the invoice and approval folders, for checking single payments). That manual and "
+            f"`{intern}` both count only once they are in the top of your workspace.",
+            f"send_message a Finance colleague asking how to review the transactions; download_file `{intern}` and "
+            f"`financial/{manual}` into the top of the workspace; with execute_command run a Python script over "
+            "transactions.db that gives, per supplier_name, the rating, the first and last payment date, the "
+            "payments per month and the largest amount; compare each supplier with the manual's patterns (the "
+            "unusual one: no rating, a short recent history of frequent payments, each just under the approval "
+            f"limit); write every supplier that fits to `{task.check['output_file']}` as "
+            '{"abnormal_suppliers": [...]}, then call done.')
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, points, notes = task.check, 0.0, []

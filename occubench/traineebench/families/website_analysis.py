@@ -17,7 +17,7 @@ from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.traineebench.families._common import deadline, known_arguments, read
-from occubench.traineebench.family import Day, Message, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Message, Outcome, Score, TaskSpec
 
 NAME = "Website Monitor"
 OUTPUT = "website_analysis_report.md"
@@ -59,6 +59,9 @@ def _relayed(messages: list[Message]) -> bool:
 
 class WebsiteMonitor:
     name = NAME
+    #: Hard: the monitor's tools must be explored, and the fix runs through a chain of three colleagues that the
+    #: task names none of (HR names the maintainer, who needs a manager's approval relayed back).
+    difficulty = "hard"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
         known_arguments(NAME, arguments, ())
@@ -85,6 +88,22 @@ class WebsiteMonitor:
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
         return {}  # the task takes no arguments: the reference's sampler gives none
+
+    def hints(self, task: TaskSpec) -> Hints:
+        return (
+            "The monitor shows which page is slow over the week and, in the servers' health, why, and it gets "
+            "worse as the day goes on. The fix is not yours to make: the work is finding the person who can make "
+            "it, telling them what you found, and getting them what they need for it.",
+            "HR knows who maintains the company website. That maintainer will need an Engineering Manager to "
+            "approve a step of the fix, and the approval has to reach the maintainer. The report names the page, "
+            "the cause, what you did and who is fixing it.",
+            "get_historical_load_times for last_7_days and get_performance_summary to find the slow page; "
+            "get_system_health to find the server in trouble and why (rebooting fixes nothing); send_message an "
+            "HR Manager saying you need to find whoever maintains the company website; send_message the person "
+            "they name, saying plainly what the monitor showed about that server; send_message an Engineering "
+            "Manager asking to approve exactly what the maintainer asked for; send the approval code you get to "
+            f"the maintainer; write `{task.check['output_file']}` in the workspace (the page, the cause, your "
+            "steps, who is fixing it); done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check
