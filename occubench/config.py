@@ -348,6 +348,9 @@ class RunConfig(_RunRoles):
     #: for, 3 also the plan step by step (never a checkpoint's value). A setting of every run, not of the workplace
     #: suite alone: results carry it and reports and matrices compare runs by it, as by ``env_mode``.
     guidance: int = Field(0, ge=0, le=3)
+    #: A person watching in ``occubench view`` may send the agent hints of a tier, recorded in the results and kept
+    #: apart in every table; the run keeps what the viewer needs, its token too, in ``RUN_DIR/live/`` (core.hints).
+    live_hints: bool = False
     #: Settings only the suite reads: its plugin declares and checks them
     #: (:class:`occubench.core.options.SuiteOptions`).
     #: The built-in suites' are given under their own names (:data:`SUITE_SETTINGS`) and kept here.

@@ -193,6 +193,33 @@ def sandbox() -> Provider:
     return detection.provider
 
 
+#: How the browser tests start Debian's Chromium (headless, as root on a closed network: no sandbox, nothing fetched
+#: from Google's hosts), each with a fresh profile folder.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def browser() -> str:
+    """Chromium's path, for a test driving it with Playwright. Without Chromium or Playwright, a test that needs them
+    is skipped, naming what is missing, unless ``OCCUBENCH_REQUIRE_BROWSER`` is set (as ``.ci/run`` sets it), where
+    that fails it."""
+    missing = None
+    if not os.access(CHROMIUM, os.X_OK):
+        missing = f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            missing = "no Playwright (pip install -e '.[dev]')"
+    if missing is not None:
+        if os.environ.get("OCCUBENCH_REQUIRE_BROWSER"):
+            pytest.fail(f"OCCUBENCH_REQUIRE_BROWSER is set but there is {missing}")
+        pytest.skip(missing)
+    return CHROMIUM
+
+
 def peer(name: str) -> Path:
     """The virtualenv of peer project ``name`` that `bash .ci/peers.sh DIR` made (see that script), found through
     ``OCCUBENCH_PEERS``; without it the test is skipped, unless ``OCCUBENCH_REQUIRE_PEERS`` is set (as ``.ci/run``

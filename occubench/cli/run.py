@@ -161,6 +161,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--agent-images", action="store_true",
                        help="the agent's model takes image input: an image a tool returns is sent as image content "
                        "(the built-in agent, and outside agents over MCP); without it, the image's text stands in")
+    agent.add_argument("--live-hints", action="store_true",
+                       help="let a person watching the run in `occubench view` (which prints the URL with the run's "
+                       "token) send the agent hints of a tier 1-3; each reaches it with its next observation and is "
+                       "recorded in the results, which reports keep apart from results without hints")
     agent.add_argument("--date",
                        help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")
@@ -411,8 +415,14 @@ def print_run(outcome: RunSummary, fail_on_error: float = 0.0) -> int:
     from occubench.report.runs import worlds_of
 
     console = rich_console()
-    print_summary(outcome.summary, console,
-                  title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
+    if outcome.apart:  # results with live hints and without are never pooled, here either
+        for suffix, summary in outcome.apart.items():
+            episodes = summary.overall.evaluated + len(summary.errors)
+            print_summary(summary, console, title=f"{outcome.run_name}{suffix}: {episodes} episode(s) in "
+                          f"{outcome.run_dir}")
+    else:
+        print_summary(outcome.summary, console,
+                      title=f"{outcome.run_name}: {len(outcome.results)} episode(s) in {outcome.run_dir}")
     print_worlds(*worlds_of(outcome.run_dir))
     for table in outcome.tables:
         console.print(table)
@@ -441,7 +451,7 @@ def _run_matrix(configs: list[RunConfig], fail_on_error: float, as_json: bool) -
         return exit_status
     console = rich_console()
     prices = load_prices(Path(configs[0].prices)) if configs[0].prices else None
-    runs = [report.Run(s.run_name, s.run_dir, s.results) for s in outcome.runs]
+    runs = [part for s in outcome.runs for part in report.apart(report.Run(s.run_name, s.run_dir, s.results))]
     if runs:
         console.print(report.leaderboard_table([report.run_stats(r, prices) for r in runs]))
         modes = robustness_table({r.name: r.results for r in runs})

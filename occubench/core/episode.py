@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 from occubench.core.agent import Agent, play
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.faults import FaultInjector
-from occubench.core.results import ErrorInfo, FaultEvent, FaultWindow, Result
+from occubench.core.hints import LiveHints
+from occubench.core.results import ErrorInfo, FaultEvent, FaultWindow, LiveHint, Result
 from occubench.core.suite import Suite
 from occubench.core.task import Task
 from occubench.core.trajectory import Trajectory
@@ -62,12 +63,13 @@ class WorldReport:
     env_info: dict[str, Any] = field(default_factory=dict)
     fault_events: list[FaultEvent] = field(default_factory=list)
     fault_windows: list[FaultWindow] = field(default_factory=list)
+    live_hints: list[LiveHint] = field(default_factory=list)
 
     @classmethod
     def of(cls, env: Environment) -> WorldReport:
-        injector = env.find(FaultInjector)
+        injector, hints = env.find(FaultInjector), env.find(LiveHints)
         return cls(env.info(), list(injector.events) if injector else [],
-                   injector.fired_windows() if injector else [])
+                   injector.fired_windows() if injector else [], list(hints.delivered) if hints else [])
 
 
 def episode_result(task: Task, trajectory: Trajectory, run_fields: dict[str, Any], *, trial: int = 0,
@@ -88,6 +90,7 @@ def episode_result(task: Task, trajectory: Trajectory, run_fields: dict[str, Any
         result.verdict_details, judge_prompt = verdict.details, verdict.prompt
     world = world or WorldReport()
     result.env_info, result.fault_events, result.fault_windows = world.env_info, world.fault_events, world.fault_windows
+    result.live_hints = world.live_hints
     result.step_count, result.trajectory = trajectory.step_count, trajectory.render()
     result.final_answer, result.stop_reason, result.steps = (trajectory.final_answer, trajectory.stop_reason,
                                                              trajectory.steps)

@@ -7,7 +7,8 @@ judge's label, a workplace day's scores) in ``verdict_details``, so no world or 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from occubench.core.trajectory import Step, ToolCall
@@ -47,6 +48,31 @@ class FaultWindow:
     kind: str
     #: Calls of the window that were made (0 when the episode ended first).
     fired: int = 0
+
+
+@dataclass
+class LiveHint:
+    """A hint a person watching the run sent the agent (``--live-hints``, through ``occubench view``), as it was
+    delivered: who sent it and when, its guidance tier (1 to 3), its text, and the tool call whose observation
+    carried it to the agent (1 for the first call of the episode)."""
+
+    who: str
+    at: str
+    tier: int
+    text: str
+    step: int
+
+    @classmethod
+    def read(cls, item: Any) -> LiveHint | None:
+        """A hint from a results line; None when its fields are missing or of the wrong type."""
+        if not isinstance(item, dict):
+            return None
+        who, at, tier, text, step = (item.get(name) for name in ("who", "at", "tier", "text", "step"))
+        if not (isinstance(who, str) and isinstance(at, str) and isinstance(text, str)):
+            return None
+        if not isinstance(tier, int) or isinstance(tier, bool) or not isinstance(step, int) or isinstance(step, bool):
+            return None
+        return cls(who, at, tier, text, step)
 
 
 @dataclass
@@ -97,6 +123,10 @@ class Result:
     messages: list[dict[str, Any]] = field(default_factory=list)
     #: What an agent program printed (``--agent command:...``): ``command``, ``exit_code``, ``stdout``, ``stderr``.
     agent_output: dict[str, Any] = field(default_factory=dict)
+    #: Hints a person watching the run sent the agent during the episode (``--live-hints``), in the order they
+    #: reached it; written only when there are any. Such a result is never pooled with results without
+    #: (:func:`live_groups`).
+    live_hints: list[LiveHint] = field(default_factory=list)
     #: What earlier attempts of this (task, trial) spent, per role: error records this result replaced. Their
     #: tokens were paid for, so usage and cost count them.
     earlier_usage: dict[str, Usage] = field(default_factory=dict)
@@ -145,7 +175,10 @@ class Result:
                     earlier_usage={r: u.to_dict() for r, u in self.earlier_usage.items()},
                     error=asdict(self.error) if self.error else None, steps=[asdict(s) for s in self.steps],
                     fault_events=[asdict(e) for e in self.fault_events],
-                    fault_windows=[asdict(w) for w in self.fault_windows])
+                    fault_windows=[asdict(w) for w in self.fault_windows],
+                    live_hints=[asdict(h) for h in self.live_hints])
+        if not self.live_hints:  # the field is new: a result without hints keeps the shape it always had
+            del data["live_hints"]
         return {**{k: data.pop(k) for k in RESULT_FIELDS}, **data, **self.extra}
 
     @classmethod
@@ -221,4 +254,43 @@ def _read_field(name: str, value: Any) -> Any:
         return _objects(value)
     if name == "fault_windows":
         return [w for item in _objects(value) if (w := _build(FaultWindow, item)) is not None]
+    if name == "live_hints":
+        return [h for item in _objects(value) if (h := LiveHint.read(item)) is not None]
     return _INVALID
+
+
+#: What a result's agent label gains in reports when a person's live hints reached its agent (``--live-hints``).
+LIVE_HINTS_LABEL = " + live hints"
+
+
+def with_live_label(result: Result) -> Result:
+    """``result`` as reports show it: a copy whose ``agent_model`` ends in :data:`LIVE_HINTS_LABEL` when live hints
+    reached its agent, so every table that groups by agent keeps it apart; else ``result`` itself. Labelling a
+    labelled result changes nothing."""
+    label = result.agent_model or "-"
+    if not result.live_hints or label.endswith(LIVE_HINTS_LABEL):
+        return result
+    return replace(result, agent_model=label + LIVE_HINTS_LABEL)
+
+
+def agent_model_of(result: Result) -> str | None:
+    """The agent's model as the run recorded it, without the label :func:`with_live_label` adds (prices are looked
+    up by it)."""
+    name = result.agent_model
+    if result.live_hints and name is not None and name.endswith(LIVE_HINTS_LABEL):
+        return name[:-len(LIVE_HINTS_LABEL)]
+    return name
+
+
+def live_groups(results: Iterable[Result]) -> list[tuple[str, list[Result]]]:
+    """The one rule every table follows: results whose agent got live hints are never pooled with results without.
+    The results without, then those with (labelled by :func:`with_live_label`), each with the suffix its group's
+    name takes (``""``, then :data:`LIVE_HINTS_LABEL`); a group with no result is left out."""
+    alone: list[Result] = []
+    hinted: list[Result] = []
+    for result in results:
+        if result.live_hints:
+            hinted.append(with_live_label(result))
+        else:
+            alone.append(result)
+    return [(suffix, group) for suffix, group in (("", alone), (LIVE_HINTS_LABEL, hinted)) if group]

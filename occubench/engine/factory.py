@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -20,6 +21,7 @@ from occubench.core.agent import NOOP, Agent, ToolCallingAgent
 from occubench.core.environment import Environment
 from occubench.core.episode import Episodes, StepLimit, WrapWorld
 from occubench.core.faults import FaultInjector, fault_prompt
+from occubench.core.hints import LIVE_DIR, LiveHints
 from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
 from occubench.core.task import Task
 from occubench.engine.identity import config_hash, default_run_name, safe_name
@@ -27,6 +29,7 @@ from occubench.engine.models import build_models
 from occubench.engine.registry import AgentContext, load_agent, load_suite
 from occubench.errors import ConfigError
 from occubench.hub.worlds import with_worlds
+from occubench.llm.cache import current_trial
 from occubench.llm.ledger import TaskLimits
 from occubench.util.console import rich_console
 
@@ -110,7 +113,8 @@ class EpisodeFactory:
                     "agent_images": config.agent_images or None,
                     "context_window": config.context_window, "guidance": config.guidance or None,
                     "agent_command": config.agent if config.agent.startswith("command:") else None,
-                    "reflection_model": self.roles.get("reflection"), "worlds_digest": config.worlds_digest}
+                    "reflection_model": self.roles.get("reflection"), "worlds_digest": config.worlds_digest,
+                    "live_hints": config.live_hints or None}
         meaning = {**run_fields, "date": date, "max_steps": config.max_steps, "num_votes": config.num_votes,
                    **{f"{role}_params": config.role_params(role) for role in self.roles},
                    **{key: value for key, value in when_set.items() if value is not None}, **self.identity}
@@ -132,7 +136,8 @@ class EpisodeFactory:
             return safe_name(f"{rescored.source.name}__rescored_{self.plan.roles['verifier']}__{short}")
         return default_run_name(self.agent_label, self.plan.world_label or self.definition.name, config.env_mode,
                                 config.fault_count, config.fault_duration, config.seed if self.harness else None) + \
-            (f"__guidance{config.guidance}" if config.guidance else "") + f"__{short}"
+            (f"__guidance{config.guidance}" if config.guidance else "") + \
+            ("__live-hints" if config.live_hints else "") + f"__{short}"
 
     # -- the parts of an episode -----------------------------------------------------------------------------
 
@@ -163,17 +168,30 @@ class EpisodeFactory:
         """The suite of ``phase`` (default: the first) with its models and the simulator's fault rules."""
         return (phase or self.plan).make(dict(models), self.fault_rules)
 
+    @property
+    def live_dir(self) -> Path | None:
+        """With ``--live-hints``, the run directory's ``live/`` folder (:mod:`occubench.core.hints`); else None."""
+        config = self.config
+        if not config.live_hints:
+            return None
+        return Path(config.output_dir) / (config.run_name or self.folder_name()) / LIVE_DIR
+
     def wrapper(self, seed: int | None = None) -> WrapWorld:
         """What wraps each fresh world: harness-injected faults, the same for every episode of a task (seeded by the
-        task and ``seed``, the config's by default), then the engine's hold on ``--max-steps``."""
+        task and ``seed``, the config's by default), then, with ``--live-hints``, the calls shown to the viewer and
+        its hints handed over (after the faults: a hint is never faulted), then the engine's hold on
+        ``--max-steps``."""
         config = self.config
         fault_seed = config.seed if seed is None else seed
         harness = self.harness
+        live = self.live_dir
 
         def wrap(env: Environment, task: Task) -> Environment:
             if harness:
                 env = FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, fault_seed,
                                     task.task_id)
+            if live is not None:  # the episode's trial is the context's (Episodes.aevaluate sets it)
+                env = LiveHints(env, live, task, current_trial.get())
             return StepLimit(env, config.max_steps)
         return wrap
 

@@ -21,7 +21,8 @@ from rich.console import Console
 
 from occubench import __version__
 from occubench.config import RunConfig, is_outside
-from occubench.core.results import Result
+from occubench.core.hints import create_token
+from occubench.core.results import Result, live_groups
 from occubench.core.suite import SuitePlan
 from occubench.core.tables import Table
 from occubench.engine.executor import Executor, Job
@@ -59,6 +60,9 @@ class RunSummary:
     tables: list[Table] = field(default_factory=list)
     #: Episodes not started because the run reached ``max_cost``; the same config resumes them.
     not_started: int = 0
+    #: When some results got live hints (``--live-hints``): the summary of the results without and of those with,
+    #: by the suffix their group's name takes (:func:`occubench.core.results.live_groups`); else empty.
+    apart: dict[str, Summary] = field(default_factory=dict)
 
     @property
     def passed(self) -> int:
@@ -106,6 +110,12 @@ def _check(config: RunConfig) -> None:
     if not in_process and config.rescore:
         raise ConfigError("rescoring reads the source run directory, so it runs in one process: drop "
                           f"--executor {config.executor}")
+    if config.live_hints and not in_process:
+        # The viewer and the episodes meet in the run folder: workers on other hosts never see it.
+        raise ConfigError(f"--live-hints needs the episodes in this process, beside the run folder the viewer "
+                          f"writes hints to: drop --executor {config.executor} or --live-hints")
+    if config.live_hints and config.rescore:
+        raise ConfigError("--live-hints with rescoring: no agent runs, so no hint could reach one; drop --live-hints")
     if not in_process and is_outside(config.agent):
         raise ConfigError(f"--agent {config.agent.partition(':')[0]}: its episodes are served from this process, "
                           f"so it runs in one: drop --executor {config.executor}")
@@ -226,6 +236,10 @@ class _Run:
             store.write_args({**config.record(), "occubench_version": __version__, "date": self.date,
                               "config": self.meaning, "config_hash": self.digest, **belongs,
                               **self.factory.plan.settings})
+            if (live := self.factory.live_dir) is not None:
+                create_token(live)
+                self.console.print(f"Live hints: `occubench view {markup(str(run_dir))}` prints the URL (with this "
+                                   "run's token) where a person watching can send the agent hints")
             not_started = self._phases()
         finally:
             if logging_to:
@@ -288,9 +302,14 @@ class _Run:
             self.console.print("[yellow]warning: the agent made no tool call in any task: if its endpoint drops the "
                                "tools (see the preflight's warning and docs/guides/endpoints.md), every score here "
                                "is meaningless[/yellow]")
-        definition = self.factory.definition
-        return RunSummary(self.run_name, self.run_dir, self.digest, latest, summarize(latest, self.prices),
-                          definition.report_tables(latest) if definition.report_tables else [], not_started)
+        definition, groups = self.factory.definition, live_groups(latest) or [("", latest)]
+        # The suite's tables never pool results with live hints and without: a set of tables each, titled apart.
+        tables = [replace(table, title=table.title + suffix) for suffix, group in groups
+                  for table in (definition.report_tables(group) if definition.report_tables else [])]
+        apart = {suffix: summarize(group, self.prices) for suffix, group in groups} \
+            if any(suffix for suffix, _ in groups) else {}
+        return RunSummary(self.run_name, self.run_dir, self.digest, latest, summarize(latest, self.prices), tables,
+                          not_started, apart)
 
 
 class CostBudget:

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from occubench.core.faults import Recovery, recovery
-from occubench.core.results import Result
+from occubench.core.results import Result, agent_model_of
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.errors import ConfigError
 from occubench.llm import Usage
@@ -128,7 +128,7 @@ def load_prices(path: Path) -> dict[str, Price]:
 
 def _role_model(result: Result, role: str) -> str | None:
     # The verifier defaults to the world model; results written before verifier_model existed lack the field.
-    models = {"agent": result.agent_model, "world": result.world_model,
+    models = {"agent": agent_model_of(result), "world": result.world_model,
               "verifier": result.verifier_model or result.world_model, "npc": result.npc_model}
     return models.get(role) or result.lookup(f"{role}_model")
 

@@ -18,7 +18,8 @@ _EXPORTS = {
     "TrialsNeeded": "occubench.report.paired", "mcnemar_p": "occubench.report.paired",
     "paired_comparisons": "occubench.report.paired", "trials_needed": "occubench.report.paired",
     "html_report": "occubench.report.html", "write_html": "occubench.report.html",
-    "Run": "occubench.report.runs", "load_run": "occubench.report.runs", "load_run_dirs": "occubench.report.runs",
+    "Run": "occubench.report.runs", "apart": "occubench.report.runs", "load_run": "occubench.report.runs",
+    "load_run_dirs": "occubench.report.runs",
     "Count": "occubench.report.stats", "Interval": "occubench.report.stats", "PassK": "occubench.report.stats",
     "RunStats": "occubench.report.stats", "Unanimity": "occubench.report.stats",
     "breakdown": "occubench.report.stats", "completion_ci": "occubench.report.stats",
@@ -38,8 +39,8 @@ _EXPORTS = {
 
 __all__ = [
     "Count", "Interval", "PairAgreement", "PairedComparison", "PairedSetting", "PassK", "Run", "RunStats", "Table",
-    "TrialsNeeded", "Unanimity", "breakdown", "compare_groups", "compare_json", "compare_tables", "completion_ci",
-    "difficulty_chart", "group_rates", "html_report", "leaderboard", "leaderboard_table", "load_run",
+    "TrialsNeeded", "Unanimity", "apart", "breakdown", "compare_groups", "compare_json", "compare_tables",
+    "completion_ci", "difficulty_chart", "group_rates", "html_report", "leaderboard", "leaderboard_table", "load_run",
     "load_run_dirs", "markdown_report", "mcnemar_p", "modes_chart", "modes_table", "overview_tables",
     "paired_comparisons", "paired_json", "paired_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart",
     "report_csv", "report_json", "report_warnings", "run_stats", "run_tables", "series_labels", "suite_tables",
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
         paired_comparisons,
         trials_needed,
     )
-    from occubench.report.runs import Run, load_run, load_run_dirs
+    from occubench.report.runs import Run, apart, load_run, load_run_dirs
     from occubench.report.stats import (
         Count,
         Interval,

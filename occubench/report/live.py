@@ -10,34 +10,50 @@ when it is opened. Nothing but these fixed routes is served, and no request name
 their index, results by task id and trial among what was read. The server binds to loopback only, answers only
 requests addressed to it by name (a page on another site cannot reach it through DNS rebinding), and forbids any
 script or style but its own.
+
+Live hints (``occubench run --live-hints``, :mod:`occubench.core.hints`): for a run directory with a ``live/``
+folder, the state also lists the episodes in progress with their latest calls, and ``POST /api/hint`` appends a
+person's hint (tier, text, name) to an episode's hints file, which the run hands the agent with its next
+observation. Only a request whose ``X-Occubench-Token`` header is the run's token (``live/token``) may send one:
+any other gets 403 and nothing is written. The token reaches the browser only through the URL the viewer prints
+for each live run (``?token=...``, which the page keeps and takes out of its address bar); no page or answer of
+the server ever holds it.
 """
 
 from __future__ import annotations
 
 import errno
+import hmac
 import ipaddress
+import json
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
-from occubench.core.results import Result
+from occubench.core.hints import LIVE_DIR, hint_problem, read_token
+from occubench.core.results import Result, with_live_label
 from occubench.engine.summary import Price
 from occubench.errors import ConfigError
 from occubench.export.atif import load_atif, trajectory_files
+from occubench.report.live_episodes import MAX_BODY, append_hint, episodes, live_files
+from occubench.report.live_episodes import signature as file_signature
 from occubench.report.robustness import robustness_table
-from occubench.report.runs import Run, worlds_of
+from occubench.report.runs import Run, apart, worlds_of
 from occubench.report.stats import RunStats, run_stats
 from occubench.report.tables import leaderboard_table, modes_table, report_warnings, run_tables, suite_tables
 from occubench.report.viewer import VIEWER_HTML, asset, entry, resolve_context, summary
 from occubench.store import CONTEXT_FILE, RESULTS_FILE, latest_by_task, read_context, run_records
 from occubench.util.jsonsafe import dumps
+from occubench.util.lock import LOCK_FILE
+from occubench.util.text import terminal
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'",
@@ -61,11 +77,16 @@ PAGE = f"""<!DOCTYPE html>
 score (on the effective sample size when tasks are repeated). The page follows the run directories as they are
 written.</p>
 <p id="status">Loading…</p>
-<nav><a href="#leaderboard">Leaderboard</a><a href="#modes">Fault levels</a><a href="#runs">Runs</a>
-<a href="#trajectories">Trajectories</a></nav>
+<nav><a href="#live">Live</a><a href="#leaderboard">Leaderboard</a><a href="#modes">Fault levels</a>
+<a href="#runs">Runs</a><a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
 <div id="run-errors"></div>
+<section id="live" hidden><h2>Live episodes</h2>
+<p class="sub">Episodes of runs started with --live-hints, as they happen. A hint reaches the agent with the
+observation of its next tool call and is recorded in the episode's result; results with hints are reported apart.
+Sending one takes the URL <code>occubench view</code> printed for the run: it carries the run's token.</p>
+<div id="live-episodes"></div></section>
 <section id="warnings" class="warnings" hidden><h2>Warnings</h2><ul id="warning-list"></ul></section>
 <section id="leaderboard"><h2>Leaderboard</h2><div id="live-leaderboard"></div></section>
 <section id="modes"><h2>Fault levels and robustness</h2><div id="live-modes"></div></section>
@@ -81,14 +102,6 @@ _ASSETS = {"/viewer.js": ("viewer.js", "text/javascript; charset=utf-8"),
            "/viewer.css": ("viewer.css", "text/css; charset=utf-8")}
 
 
-def _signature(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_size, stat.st_mtime_ns
-
-
 @dataclass
 class _Run:
     index: int
@@ -99,7 +112,8 @@ class _Run:
     #: Lines of its results file left out as not the run's.
     left_out: int = 0
     context: dict[str, Any] = field(default_factory=dict)
-    stats: RunStats | None = None
+    #: Its statistics, one per part: results with live hints are a part of their own (:func:`apart`).
+    stats: list[RunStats] = field(default_factory=list)
     #: The run's section of the report, and what the list shows of each result.
     report: dict[str, Any] = field(default_factory=dict)
     summaries: list[dict[str, Any]] = field(default_factory=list)
@@ -107,6 +121,20 @@ class _Run:
     error: str | None = None
     #: The state version at which this run last changed.
     version: int = 0
+    #: Its episodes in progress (``live/``, a run with live hints), as the page shows them, and what they were
+    #: read from.
+    live: list[dict[str, Any]] = field(default_factory=list)
+    live_signature: tuple[Any, ...] = ()
+    #: The token the viewer last printed a URL with.
+    announced: str | None = None
+
+    @property
+    def live_dir(self) -> Path:
+        return self.path / LIVE_DIR
+
+    @property
+    def trials(self) -> int:
+        return max((stats.trials for stats in self.stats), default=1)
 
 
 class ViewState:
@@ -117,6 +145,9 @@ class ViewState:
                  prices: Mapping[str, Price] | None = None) -> None:
         self.output_dir = output_dir
         self.prices = prices
+        #: Called with a live run's name and token when the viewer first finds it (or its token changes): the
+        #: server prints the URL to send hints from.
+        self.announce: Callable[[str, str], None] | None = None
         self.runs: list[_Run] = []
         # Versions start from the clock: a page left open across a restart of the server gets everything again.
         self.version = time.time_ns() // 1000
@@ -134,7 +165,8 @@ class ViewState:
             return
         known = {run.path for run in self.runs}
         try:
-            found = sorted(d for d in self.output_dir.iterdir() if d not in known and (d / RESULTS_FILE).is_file())
+            found = sorted(d for d in self.output_dir.iterdir() if d not in known and
+                           ((d / RESULTS_FILE).is_file() or (d / LIVE_DIR).is_dir()))
         except OSError:  # the folder was removed or renamed while the server runs: keep what was shown
             return
         for d in found:
@@ -142,13 +174,14 @@ class ViewState:
 
     def _read(self, run: _Run) -> bool:
         """Read the run again if its files changed; whether they did."""
-        # Without a results file, the path is an ATIF trajectory file or a folder of them.
-        atif = not (run.path / RESULTS_FILE).is_file()
+        # Without a results file, the path is an ATIF trajectory file or a folder of them, or a live run before its
+        # first result.
+        atif = not (run.path / RESULTS_FILE).is_file() and not run.live_dir.is_dir()
         try:
             files = trajectory_files(run.path) if atif else [run.path / RESULTS_FILE, run.path / CONTEXT_FILE]
         except OSError:  # the folder was removed while the server runs: read below, which says so
             files = []
-        signature = (atif, *((file.name, _signature(file)) for file in files))
+        signature = (atif, *((file.name, file_signature(file)) for file in files))
         if signature == run.signature:
             return False
         run.signature = signature
@@ -161,28 +194,47 @@ class ViewState:
                 records = run_records(run.path, quiet=True)
                 results, run.left_out = records.results, len(records.left_out)
                 run.context = read_context(run.path)
-            run.results = list(latest_by_task(results).values())
+            # Labelled as every report shows them: results with live hints are never pooled with results without.
+            run.results = [with_live_label(result) for result in latest_by_task(results).values()]
             run.error = None
         except ConfigError as exc:
             run.error = str(exc)
         except OSError as exc:
             run.error = f"cannot read {run.path if atif else run.path / RESULTS_FILE}: {exc.strerror}"
-        loaded = Run(run.name, run.path, run.results, run.left_out, *worlds_of(run.path))
-        run.stats = run_stats(loaded, self.prices)
-        extra = suite_tables([loaded]).get(run.name, [])
+        parts = apart(Run(run.name, run.path, run.results, run.left_out, *worlds_of(run.path)))
+        run.stats = [run_stats(part, self.prices) for part in parts]
+        extra = suite_tables(parts)
         run.report = {"index": run.index, "name": run.name,
-                      "tables": [asdict(t) for t in [*run_tables(run.stats, by_domain=True), *extra]]}
-        run.summaries = [summary(run.index, run.name, run.stats.trials, result) for result in run.results]
+                      "tables": [asdict(t) for part, stats in zip(parts, run.stats, strict=True)
+                                 for t in [*run_tables(stats, by_domain=True), *extra.get(part.name, [])]]}
+        run.summaries = [summary(run.index, run.name, run.trials, result) for result in run.results]
         self.version += 1
         run.version = self.version
         return True
 
+    def _read_live(self, run: _Run) -> None:
+        """Read the run's episodes in progress again if its live files changed (a new version then)."""
+        files = live_files(run.live_dir)
+        signature = (file_signature(run.path / LOCK_FILE), *((path.name, file_signature(path)) for path in files))
+        if signature == run.live_signature:
+            return
+        run.live_signature = signature
+        if (token := read_token(run.live_dir)) is not None and token != run.announced:
+            run.announced = token
+            if self.announce is not None:
+                self.announce(run.name, token)
+        run.live = [{"run_index": run.index, "run": run.name, **episode} for episode in episodes(run.path, files)]
+        self.version += 1
+
     def _refresh(self) -> None:
         self._discover()
+        for run in self.runs:
+            if run.live_dir.is_dir() or run.live:
+                self._read_live(run)
         changed = [run for run in self.runs if self._read(run)]  # every run is checked
         if not changed and self._report:
             return
-        stats = [run.stats for run in self.runs if run.stats]
+        stats = [stats for run in self.runs for stats in run.stats]
         modes = robustness_table({run.name: run.results for run in self.runs})
         self._report = {"warnings": report_warnings(modes), "leaderboard": asdict(leaderboard_table(stats)),
                         "modes": asdict(modes_table(modes)), "runs": [run.report for run in self.runs]}
@@ -200,7 +252,7 @@ class ViewState:
                     "runs": [{"index": run.index, "name": run.name, "path": str(run.path),
                               "results": len(run.results), "error": run.error} for run in self.runs],
                     "results": {str(run.index): run.summaries for run in self.runs if run.version > since},
-                    "report": self._report}
+                    "report": self._report, "live": [episode for run in self.runs for episode in run.live]}
 
     def result(self, run_index: int, task_id: str, trial: int) -> dict[str, Any] | None:
         """The full record of one result as last read, its context values resolved; None if there is none."""
@@ -211,10 +263,38 @@ class ViewState:
             run = self.runs[run_index]
             for result in run.results:
                 if str(result.task_id) == task_id and result.trial == trial:
-                    trials = run.stats.trials if run.stats else 1
-                    return {**entry(run.index, run.name, trials, result),
+                    return {**entry(run.index, run.name, run.trials, result),
                             "context": resolve_context(result.context, run.context)}
         return None
+
+    def authorized(self, token: str) -> set[int]:
+        """The runs whose token ``token`` is (compared in constant time): the ones it may send hints to."""
+        given = token.encode()
+        if not given:
+            return set()
+        with self._lock:
+            self._discover()
+            runs = list(self.runs)
+        found = set()
+        for run in runs:  # every live run is compared, so the time taken says nothing of which one matched
+            expected = read_token(run.live_dir)
+            if expected is not None and hmac.compare_digest(given, expected.encode()):
+                found.add(run.index)
+        return found
+
+    def send_hint(self, run_index: int, episode: str, who: str, tier: int, text: str) -> dict[str, Any] | None:
+        """Append a hint (checked already) to an episode in progress of run ``run_index``; what was written, or
+        None when the run has no such episode in progress."""
+        with self._lock:
+            if not 0 <= run_index < len(self.runs):
+                return None
+            run = self.runs[run_index]
+            self._read_live(run)  # an episode that started since the last poll is found
+            if not any(e["key"] == episode for e in run.live):
+                return None
+            record = append_hint(run.live_dir, episode, who, tier, text)
+            self._read_live(run)
+            return record
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -234,6 +314,54 @@ class _Handler(BaseHTTPRequestHandler):
             self._api(url.path, parse_qs(url.query))
         else:
             self._send(HTTPStatus.NOT_FOUND, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        """``/api/hint``: a hint for an episode in progress, from a request carrying its run's token."""
+        self._send(*self._post())
+
+    def _post(self) -> tuple[HTTPStatus, dict[str, Any]]:
+        server = self.server
+        if self.headers.get("Host") not in server.hosts:
+            return HTTPStatus.FORBIDDEN, {"error": "unknown Host header"}
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in {f"http://{host}" for host in server.hosts}:
+            return HTTPStatus.FORBIDDEN, {"error": "unknown Origin header"}
+        path = urlsplit(self.path).path
+        if path != "/api/hint":
+            known = path == "/" or path in _ASSETS or path in ("/api/state", "/api/result")
+            return (HTTPStatus.METHOD_NOT_ALLOWED, {"error": "only GET here"}) if known else \
+                (HTTPStatus.NOT_FOUND, {"error": "not found"})
+        # The token first: a request without it learns nothing, whatever its body.
+        runs = server.view.authorized(self.headers.get("X-Occubench-Token", ""))
+        if not runs:
+            return HTTPStatus.FORBIDDEN, {"error": "missing or wrong X-Occubench-Token: open the URL `occubench "
+                                          "view` printed for the run"}
+        return self._hint(runs)
+
+    def _hint(self, runs: set[int]) -> tuple[HTTPStatus, dict[str, Any]]:
+        """A hint from a request whose token is that of ``runs``."""
+        if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            return HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send the hint as application/json"}
+        length = self.headers.get("Content-Length", "")
+        if not (length.isascii() and length.isdigit()) or not 0 < int(length) <= MAX_BODY:
+            return HTTPStatus.BAD_REQUEST, {"error": f"a body of 1 to {MAX_BODY:,} bytes is required"}
+        try:
+            body = json.loads(self.rfile.read(int(length)))
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            return HTTPStatus.BAD_REQUEST, {"error": "the body must be a JSON object"}
+        run, episode = body.get("run"), body.get("episode")
+        if not isinstance(run, int) or isinstance(run, bool):
+            return HTTPStatus.BAD_REQUEST, {"error": "run: the run's index is required"}
+        if run not in runs:
+            return HTTPStatus.FORBIDDEN, {"error": "this token is not that run's"}
+        if (problem := hint_problem(body.get("name"), body.get("tier"), body.get("text"))) is not None:
+            return HTTPStatus.BAD_REQUEST, {"error": problem}
+        if not isinstance(episode, str) or (record := self.server.view.send_hint(
+                run, episode, body["name"], body["tier"], body["text"])) is None:
+            return HTTPStatus.NOT_FOUND, {"error": "no such episode in progress (it may have ended)"}
+        return HTTPStatus.OK, {"sent": record["id"], "at": record["at"], "tier": record["tier"]}
 
     def _api(self, path: str, query: dict[str, list[str]]) -> None:
         def number(name: str, default: int | None = None) -> int:
@@ -287,6 +415,10 @@ class ViewServer(ThreadingHTTPServer):
         self.url = f"http://{host}:{self.server_port}/"
         self.hosts = {f"{host}:{self.server_port}", f"localhost:{self.server_port}"}
 
+    def live_url(self, token: str) -> str:
+        """The page's URL that carries a live run's token (what a person opens to send hints)."""
+        return f"{self.url}?token={quote(token, safe='')}"
+
 
 def view_server(run_dirs: Iterable[Path | str] = (), output_dir: Path | str | None = None, *,
                 host: str = "127.0.0.1", port: int = 0, prices: Mapping[str, Price] | None = None) -> ViewServer:
@@ -318,11 +450,18 @@ def view_server(run_dirs: Iterable[Path | str] = (), output_dir: Path | str | No
         raise ConfigError(f"--port {port}: cannot listen on {host}:{port} ({reason})") from None
 
 
+def _announce(server: ViewServer, run: str, token: str) -> None:
+    """Print the URL a person sends a live run's hints from, as Jupyter prints its own: on the terminal only."""
+    print(f"live hints for {terminal(run, newlines=False)}: {server.live_url(token)}", flush=True)
+
+
 def serve_view(run_dirs: Iterable[Path | str] = (), output_dir: Path | str | None = None, *,
                host: str = "127.0.0.1", port: int = 0, prices: Mapping[str, Price] | None = None) -> None:
     """Serve the viewer (see :func:`view_server`) and print its URL; returns when interrupted (Ctrl-C)."""
     server = view_server(run_dirs, output_dir, host=host, port=port, prices=prices)
     print(server.url, flush=True)
+    server.view.announce = partial(_announce, server)
+    server.view.state()  # the live runs there are now are announced at once, later ones when found
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from occubench.config import CLEAN_LEVEL, FAULT_LEVELS
-from occubench.core.results import Result
+from occubench.core.results import Result, with_live_label
 from occubench.core.suite import SuiteDefinition
 from occubench.core.tables import percent
 from occubench.engine.registry import installed_suites
@@ -240,7 +240,8 @@ def load_run_records(run_dir: Path, warnings: list[str] | None = None) -> RunRec
     records = run_records(Path(run_dir))
     if records.warning:
         warn(records.warning, warnings)
-    records.results = list(latest_by_task(records.results).values())
+    # Labelled as every report shows them: results with live hints are never pooled with results without.
+    records.results = [with_live_label(result) for result in latest_by_task(records.results).values()]
     return records
 
 

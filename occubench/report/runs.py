@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from occubench.core.results import Result
+from occubench.core.results import Result, live_groups
 from occubench.errors import ConfigError
 from occubench.report.robustness import is_inspect_log, load_run_records, run_dirs_with_results, warn
 from occubench.store import read_args
@@ -38,6 +38,17 @@ def load_run(path: Path, name: str | None = None, warnings: list[str] | None = N
     return run
 
 
+def apart(run: Run) -> list[Run]:
+    """``run`` as every report shows it: its results whose agent got live hints (``--live-hints``) are a run of
+    their own, named ``<name> + live hints`` and labelled so (:func:`occubench.core.results.live_groups`), beside
+    the rest; a run without such results is itself. Its lines left out are counted once, on its first part."""
+    groups = live_groups(run.results)
+    if not any(suffix for suffix, _ in groups):
+        return [run]
+    return [replace(run, name=run.name + suffix, results=results, left_out=run.left_out if i == 0 else 0)
+            for i, (suffix, results) in enumerate(groups)]
+
+
 def worlds_of(path: Path) -> tuple[str, str]:
     """The reference and digest of the world package a run directory's ``args.json`` names; empty without one."""
     args = read_args(path) if path.is_dir() else {}
@@ -46,7 +57,8 @@ def worlds_of(path: Path) -> tuple[str, str]:
 
 
 def load_run_dirs(paths: Iterable[Path | str], warnings: list[str] | None = None) -> list[Run]:
-    """One Run per directory that holds results, named after it (the whole path when two directories share a name).
+    """One Run per directory that holds results, named after it (the whole path when two directories share a name);
+    its results with live hints a run of their own (:func:`apart`).
 
     A directory without a results file (an older version's failed preflight left only ``args.json``) is skipped
     with a warning on stderr; a path that does not exist, or a list in which no directory holds results, is a
@@ -54,4 +66,4 @@ def load_run_dirs(paths: Iterable[Path | str], warnings: list[str] | None = None
     """
     dirs = run_dirs_with_results(paths, warnings)
     names = [d.name for d in dirs]
-    return [load_run(d, d.name if names.count(d.name) == 1 else str(d), warnings) for d in dirs]
+    return [part for d in dirs for part in apart(load_run(d, d.name if names.count(d.name) == 1 else str(d), warnings))]

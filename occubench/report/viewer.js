@@ -2,6 +2,10 @@
 // embedded in the page as JSON (element #occubench-data); in the live viewer (`occubench view`) the page polls
 // api/state for the report's tables and the list of results, and fetches a result's full record when it is opened.
 // Every string from the results goes in through textContent: model output is never parsed as markup.
+// Live hints: the live viewer also lists the episodes in progress of runs started with --live-hints, each with a form
+// that sends a hint (tier, text, name) to api/hint. The run's token comes only from the URL the viewer printed
+// (?token=...): it is kept in this tab's sessionStorage, taken out of the address bar, and sent in the
+// X-Occubench-Token header; the server never puts it in a page.
 (function () {
   "use strict";
   const TEXT_LIMIT = 100000;  // longer texts show their head and a button for the rest: megabytes freeze a tab
@@ -334,6 +338,11 @@
       if (program.stdout) block(detail, "Agent stdout", program.stdout);
       if (program.stderr) block(detail, "Agent stderr", program.stderr);
     }
+    if (!empty(t.live_hints)) {
+      heading("Live hints");
+      detail.appendChild(table(["Call", "Tier", "From", "Sent", "Hint"],
+        t.live_hints.map((h) => [h.step, h.tier, h.who, h.at, h.text].map(cell)), null, 5));
+    }
     if (!empty(t.usage)) usage(t.usage);
   }
   function open(key) {
@@ -401,6 +410,7 @@
       Object.entries(state.results).forEach(([run, summaries]) => results.set(Number(run), summaries));
       setTasks(state.runs.flatMap((r) => results.get(r.index) || []));
       renderReport(state.runs, state.report);
+      if (liveBox && Array.isArray(state.live)) renderLive(state.live);
       renderList();
       // The open result was replaced (an error retried, say): show the new one.
       const key = currentKey(), now = key === null ? undefined : byKey.get(key);
@@ -422,6 +432,120 @@
       load: (t) => fetch("api/result?run=" + t.run_index + "&task=" + encodeURIComponent(t.task_id) + "&trial=" +
         t.trial, { cache: "no-store" }).then(json),
     };
+  }
+
+  // ---- live episodes and hints (the live viewer only)
+  const TOKEN_KEY = "occubench-live-token", NAME_KEY = "occubench-hint-name";
+  const TIER_LABELS = { 1: "1 · where to look", 2: "2 · whom to ask and what for", 3: "3 · the plan, step by step" };
+  const liveBox = byId("live-episodes"), liveNodes = new Map();
+  function stored(store, key, value) {
+    try {
+      if (value === undefined) return store.getItem(key);
+      store.setItem(key, value);
+    } catch (e) { /* storage refused (a private window): the value lasts as long as the page */ }
+    return value;
+  }
+  function takeToken() {
+    const params = new URLSearchParams(location.search), given = params.get("token");
+    if (!given) return stored(window.sessionStorage, TOKEN_KEY);
+    stored(window.sessionStorage, TOKEN_KEY, given);
+    params.delete("token");  // out of the address bar (and of any bookmark or screen shared)
+    const rest = params.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+    return given;
+  }
+  const token = liveBox ? takeToken() : null;
+  function liveStep(step) {
+    const li = el("li", "live-step"), head = el("div");
+    head.appendChild(el("strong", null, step.tool));
+    head.appendChild(el("span", "sub", "  call " + step.call + " · " + step.at));
+    li.appendChild(head);
+    block(li, "Arguments", pretty(step.arguments));
+    block(li, "Observation", pretty(step.observation));
+    (step.hints || []).forEach((h) => li.appendChild(el("div", "hint delivered",
+      "Hint delivered with this observation: tier " + h.tier + " from " + h.who + ": " + h.text)));
+    return li;
+  }
+  function hintForm(episode) {
+    const form = el("form", "hint-form"), tier = el("select"), text = el("textarea"), name = el("input");
+    const send = el("button", null, "Send hint"), status = el("span", "form-status");
+    tier.name = "tier"; text.name = "text"; name.name = "name";
+    tier.setAttribute("aria-label", "Tier");
+    text.setAttribute("aria-label", "Hint");
+    name.setAttribute("aria-label", "Your name");
+    [1, 2, 3].forEach((n) => {
+      const o = el("option", null, TIER_LABELS[n]);
+      o.value = String(n);
+      tier.appendChild(o);
+    });
+    text.maxLength = 4000; text.required = true; text.rows = 3;
+    text.placeholder = "The hint, as the agent will read it";
+    name.maxLength = 100; name.required = true; name.placeholder = "Your name";
+    name.value = stored(window.localStorage, NAME_KEY) || "";
+    send.type = "submit";
+    status.setAttribute("role", "status");
+    form.append(el("label", null, "Tier "), tier, text, name, send, status);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      stored(window.localStorage, NAME_KEY, name.value);
+      send.disabled = true;
+      status.className = "form-status";
+      status.textContent = "Sending…";
+      fetch("api/hint", {
+        method: "POST", cache: "no-store",
+        headers: { "Content-Type": "application/json", "X-Occubench-Token": token },
+        body: JSON.stringify({ run: episode.run_index, episode: episode.key, tier: Number(tier.value),
+          text: text.value, name: name.value }),
+      }).then((response) => response.json().then((body) => {
+        if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
+        status.className = "form-status sent";
+        status.textContent = "Sent at " + body.at + " (tier " + body.tier + "): it reaches the agent with its " +
+          "next observation.";
+        text.value = "";
+      })).catch((err) => {
+        status.className = "form-status refused";
+        status.textContent = "Not sent: " + err.message;
+      }).finally(() => { send.disabled = false; });
+    });
+    return form;
+  }
+  function liveEpisode(episode) {
+    const node = el("article", "live-episode"), steps = el("ol", "live-steps"), sent = el("div", "live-sent");
+    const title = el("h3", null, "Task " + episode.task_id + (episode.trial ? " (trial " + episode.trial + ")" : "") +
+      " · " + episode.scenario);
+    node.dataset.key = episode.key;
+    node.append(title, el("div", "sub live-meta"), steps, sent);
+    node.appendChild(token ? hintForm(episode) : el("p", "sub", "To send this episode a hint, open the URL " +
+      "`occubench view` printed for its run: it carries the run's token."));
+    return { node: node, steps: steps, sent: sent, meta: node.querySelector(".live-meta"), shown: "" };
+  }
+  function renderLive(episodes) {
+    const section = byId("live"), keep = new Set();
+    section.hidden = !episodes.length;
+    episodes.forEach((episode) => {
+      const id = episode.run_index + "/" + episode.key;
+      keep.add(id);
+      let entry = liveNodes.get(id);
+      if (!entry) {
+        entry = liveEpisode(episode);
+        liveNodes.set(id, entry);
+        liveBox.appendChild(entry.node);
+      }
+      const now = JSON.stringify([episode.steps, episode.sent, episode.calls]);
+      if (now === entry.shown) return;  // the form and what is typed in it stay as they are
+      entry.shown = now;
+      entry.meta.textContent = episode.run + " · started " + episode.started + " · " + episode.calls + " call(s)" +
+        (episode.calls > episode.steps.length ? ", the last " + episode.steps.length + " shown" : "");
+      const list = entry.steps, following = !list.childElementCount ||
+        list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+      list.replaceChildren(...episode.steps.map(liveStep));
+      if (following) list.scrollTop = list.scrollHeight;  // the latest call in view, unless the reader scrolled up
+      entry.sent.replaceChildren(...(episode.sent.length ? [el("div", "label", "Hints sent")] : []),
+        ...episode.sent.map((h) => el("div", "hint", h.at + " · tier " + h.tier + " · " + h.who + ": " + h.text)));
+    });
+    liveNodes.forEach((entry, id) => {
+      if (!keep.has(id)) { entry.node.remove(); liveNodes.delete(id); }
+    });
   }
 
   const source = embedded ? staticSource() : liveSource();

@@ -18,7 +18,7 @@ from occubench.report.tables import category_label
 _RECORD_FIELDS = ("agent_model", "world_model", "verifier_model", "npc_model", "env_mode", "fault_mode", "seed",
                   "status", "error", "final_answer", "stop_reason", "feedback", "votes", "usage", "duration_s", "steps",
                   "messages", "fault_events", "fault_windows", "env_info", "verdict_details", "context",
-                  "agent_output")
+                  "agent_output", "live_hints")
 
 #: The viewer's markup: filters, the list of results and the open result, filled in by viewer.js.
 VIEWER_HTML = """<section id="trajectories"><h2>Trajectories</h2>
@@ -65,7 +65,7 @@ def entry(run_index: int, run: str, trials: int, result: Result) -> dict[str, An
     """Everything the viewer shows of one result: its summary and its record. ``context`` holds the ids of the
     run's context values (see :func:`resolve_context`)."""
     record = result.to_dict()
-    return {**summary(run_index, run, trials, result), **{name: record[name] for name in _RECORD_FIELDS},
+    return {**summary(run_index, run, trials, result), **{name: record.get(name) for name in _RECORD_FIELDS},
             # Results of the original harness have only the rendered text.
             "trajectory": "" if result.steps else result.trajectory}
 

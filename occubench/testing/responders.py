@@ -170,6 +170,60 @@ def _agent_reply(request: dict) -> str | dict:
     return {"content": None, "tool_calls": [{"name": function["name"], "arguments": arguments}]}
 
 
+#: The tools that end a day (the workplace's, Trainee-Bench's), and the tools the hint-waiting agent calls while it
+#: waits, cheapest first (the workplace's clock costs no minutes of the day); without one, any tool without arguments.
+FINISHING_TOOLS = ("finish_day", "done")
+WAITING_TOOLS = ("clock_now",)
+
+
+def hint_in(messages: list[dict]) -> str | None:
+    """The text of the live hints (``occubench.core.hints``) the latest tool observation that carried any held, or
+    None when none did."""
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            continue
+        try:
+            observation = json.loads(_text(message.get("content")))
+        except ValueError:
+            continue
+        hints = observation.get("hint") if isinstance(observation, dict) else None
+        texts = [h["text"] for h in hints if isinstance(h, dict) and isinstance(h.get("text"), str)] \
+            if isinstance(hints, list) else []
+        if texts:
+            return " ".join(texts)
+    return None
+
+
+def _call(function: dict, **given: Any) -> dict:
+    params = function.get("parameters") or {}
+    props = params.get("properties") or {}
+    arguments = {name: _example_value(props.get(name) or {}) for name in params.get("required") or []}
+    arguments.update({name: value for name, value in given.items() if name in props})
+    return {"content": None, "tool_calls": [{"name": function["name"], "arguments": arguments}]}
+
+
+def _until_hint_reply(request: dict) -> str | dict:
+    """The agent that waits for a person's hint: it calls a cheap tool over and over until an observation carries
+    a live hint, then the day's finishing tool (its notes quoting the hint) and answers. A request that is not an
+    episode's (a preflight probe) gets the usual agent's reply."""
+    tools = [tool.get("function", tool) for tool in request.get("tools") or []]
+    messages = request.get("messages", [])
+    if not tools or not _system(messages):
+        return _agent_reply(request)
+    hint = hint_in(messages)
+    if hint is None:
+        free = [t for t in tools if not (t.get("parameters") or {}).get("required") and t["name"] not in
+                FINISHING_TOOLS]
+        waiting = next((t for name in WAITING_TOOLS for t in tools if t["name"] == name), free[0] if free else tools[0])
+        return _call(waiting)
+    called = {str((call.get("function") or call).get("name")) for m in messages if m.get("role") == "assistant"
+              for call in m.get("tool_calls") or [] if isinstance(call, dict)}
+    finishing = next((t for t in tools if t["name"] in FINISHING_TOOLS), None)
+    if finishing is not None and finishing["name"] not in called:
+        return _call(finishing, notes=f"Followed the hint: {hint}")
+    return f"Final answer: done, as the hint said: {hint}"
+
+
 def _role_of(messages: list[dict]) -> str:
     """Which role a request plays: synth, agreement, world, label, reflection, a Trainee-Bench colleague or judge,
     verifier or agent."""
@@ -232,14 +286,17 @@ _PLAIN_ROLES: dict[str, Callable[[list[dict]], str]] = {
 
 
 def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
-                            synth: dict[str, Any] | None = None, twin: float | None = None) -> Responder:
+                            synth: dict[str, Any] | None = None, twin: float | None = None,
+                            until_hint: bool = False) -> Responder:
     """A deterministic responder for every role of a run, and for every synthesis stage.
 
     With ``malformed_rate`` > 0, world-model and judge (verifier, label, agreement) requests get unparsable text
     with that probability (seeded, thread-safe), to exercise re-asking; agent requests are never affected.
     ``synth`` scripts the synthesis stages' faults (see :mod:`occubench.testing.synth`). ``twin``, a share in
     [0, 1], turns twin mode on: world-model requests that name an executable world are answered by that world,
-    that share of calls corrupted as drawn under ``seed`` (see :mod:`occubench.testing.twin`).
+    that share of calls corrupted as drawn under ``seed`` (see :mod:`occubench.testing.twin`). ``until_hint``: the
+    agent keeps calling a cheap tool until an observation carries a live hint (``--live-hints``), then finishes
+    its day (see :func:`_until_hint_reply`); give the run a generous ``--max-steps``.
     """
     if twin is not None and not 0 <= twin <= 1:
         raise ValueError(f"the twin share must be in [0, 1], not {twin}")
@@ -272,7 +329,7 @@ def make_scripted_responder(malformed_rate: float = 0.0, seed: int = 0,
             return _MALFORMED_REPLY if _malformed() else _verifier_reply(messages, index)
         if role in _PLAIN_ROLES:
             return _PLAIN_ROLES[role](messages)
-        return _agent_reply(request)
+        return _until_hint_reply(request) if until_hint else _agent_reply(request)
 
     return respond
 

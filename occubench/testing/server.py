@@ -50,6 +50,9 @@ Opt-in modes reproduce what real servers do that a well-behaved mock would hide 
   slot), a ``context_window`` (8,192 unless given) and ``owned_by: "me"`` in ``/v1/models``.
 - ``trickle_s`` (``--trickle SECONDS``): chat responses are sent one byte every that many seconds after their
   headers, as a stalled proxy or an overloaded server does; a client that hangs up ends it.
+- ``until_hint`` (:func:`make_scripted_responder`'s keyword, then ``--until-hint``): the agent calls a cheap tool
+  until an observation carries a live hint (a run with ``--live-hints``, a person in ``occubench view``), then the
+  day's finishing tool (``finish_day``, ``done``), its notes quoting the hint, and answers.
 - ``twin`` (:func:`make_scripted_responder`'s keyword, then ``--twin SHARE``): a world-model request whose system
   prompt names ``the executable world "NAME"`` is answered by built-in world NAME itself (the conversation's actions
   replayed on a fresh instance), a seeded SHARE of calls (``--seed``) wrongly on purpose, so that a twin-world run
@@ -451,6 +454,9 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
                         help="send chat response bodies one byte every SECONDS")
     parser.add_argument("--synth-script", metavar="FILE",
                         help="JSON file scripting the synthesis stages' faults (see occubench.testing.synth)")
+    parser.add_argument("--until-hint", action="store_true",
+                        help="the agent calls a cheap tool until an observation carries a live hint (a run with "
+                             "--live-hints, a person in `occubench view`), then finishes its day")
     parser.add_argument("--twin", metavar="SHARE", type=float, default=None,
                         help="answer world-model requests naming an executable world by that world, this share of "
                              "calls (0 to 1, drawn under --seed) corrupted (see occubench.testing.twin)")
@@ -460,7 +466,8 @@ def _server_from_args(argv: Sequence[str] | None = None) -> MockLLMServer:
     script = options.pop("synth_script")
     synth = json.loads(Path(script).read_text(encoding="utf-8")) if script else None
     try:
-        responder = make_scripted_responder(synth=synth, twin=options.pop("twin"), seed=options["seed"])
+        responder = make_scripted_responder(synth=synth, twin=options.pop("twin"), seed=options["seed"],
+                                            until_hint=options.pop("until_hint"))
     except ValueError as exc:
         parser.error(f"--twin: {exc}")
     return MockLLMServer(responder, keep_requests=False, **options)

@@ -199,8 +199,10 @@ def test_only_fixed_routes_and_no_path_reaches_a_file(results_dir: Path) -> None
 def test_security_headers_and_no_inline_script(results_dir: Path) -> None:
     with serving(output_dir=results_dir) as server:
         pages = {path: request(server, path) for path in ("/", "/viewer.js", "/viewer.css", "/api/state", "/nope")}
+        pages["PUT"] = request(server, "/api/state", method="PUT")
         pages["POST"] = request(server, "/api/state", method="POST")
-    assert pages["POST"][0] == 501  # http.server's own answer: it gets the headers too
+    assert pages["PUT"][0] == 501  # http.server's own answer: it gets the headers too
+    assert pages["POST"][0] == 405  # only hints are posted (to /api/hint)
     for path, (_, headers, _) in pages.items():
         assert headers["Content-Security-Policy"].startswith(
             "default-src 'self'; script-src 'self'; style-src 'self'"), path
