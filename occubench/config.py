@@ -279,7 +279,7 @@ else:
 #: accepted under their flag names like any other setting and kept in ``suite_options`` for the suite to check.
 SUITE_SETTINGS = ("data_dir", "eval_data", "scenario_pool", "config_dir", "download", "worlds_dir",
                   "trust_world_code", "days", "workplace_dir", "learning", "twin_of", "traineebench_config",
-                  "reference_dir", "mentor_feedback", "paper_day_two")
+                  "reference_dir", "mentor_feedback", "paper_day_two", "self_evolution")
 
 _OUTPUT_CAPS = {"world": {"max_tokens": 4096}, "verifier": {"max_tokens": 2048}, "npc": {"max_tokens": 512}}
 

@@ -122,7 +122,7 @@ def test_rescore_refuses_a_suite_judged_by_code_alone_and_a_missing_run(tmp_path
     assert cli(["run", "--suite", "workplace", "--agent", "reference", "--days", "1", "--output-dir", str(out)]) == 0
     (run_dir,) = out.iterdir()
     assert cli(["rescore", str(run_dir), "--verifier-model", "j", "--base-url", "http://127.0.0.1:9/v1"]) == 2
-    assert "nothing to rescore" in capsys.readouterr().err
+    assert "--verifier-model is not an option of --suite workplace" in capsys.readouterr().err
     assert cli(["rescore", str(tmp_path / "nope"), "--verifier-model", "j"]) == 2
     assert "is not a run directory" in capsys.readouterr().err
 

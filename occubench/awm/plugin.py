@@ -164,6 +164,7 @@ def checked_in_worker(world: AwmWorld) -> tuple[str, list[str]]:
 
 
 suite = SuiteDefinition(
+    reads=frozenset({"verifier"}), options=(AwmOptions,),
     name=NAME, plan=plan, validate=check,
     description="AWM-format worlds (AgentWorldModel-1K): FastAPI + SQLite applications run in the sandbox, "
                 "verified by their published code or a judge (needs the awm extra, and --data-dir or "

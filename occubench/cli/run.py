@@ -199,14 +199,18 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     trainee.add_argument("--paper-day-two", action="store_true",
                          help="each scenario as the paper's continual-learning experiment has it: its first day, then "
                          "a second with the same tasks and new arguments (the config's later days are not used)")
+    trainee.add_argument("--self-evolution", type=positive_int, metavar="N",
+                         help="each scenario's first day played N more times, each time told the reflections on every "
+                         "time before (the paper's repeated self-evolution; needs a model to reflect)")
 
     work = parser.add_argument_group("workplace suite")
     work.add_argument("--days", type=positive_int, help="days to generate from --seed (default: 10)")
     work.add_argument("--workplace-dir", help="run the days written by `occubench workplace generate` instead")
     work.add_argument("--learning", action="store_true",
-                      help="after each day, a second day with the same kinds of tasks and new parameters, in three "
-                      "arms: no experience, the agent's own notes (with the mentor's feedback), and notes a "
-                      "reflection on day one wrote; the report compares day one and day two per arm")
+                      help="after each day, a second day with the same kinds of tasks and new parameters "
+                      "(traineebench: the config's next day, or --paper-day-two's), in three arms: no experience, "
+                      "the mentor's feedback (with the agent's own notes), and notes a reflection on the day before "
+                      "wrote; the report compares day one and day two per arm")
     work.add_argument("--reflection-model",
                       help="with --learning: the model that reflects on day one's trajectory and feedback (default: "
                       "the agent's model, on the agent's endpoint)")

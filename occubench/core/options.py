@@ -18,8 +18,8 @@ _O = TypeVar("_O", bound="SuiteOptions")
 class SuiteOptions(BaseModel):
     """Settings only one suite reads (its data, its worlds, its days), declared by the suite's plugin as the fields
     of a subclass and checked when it plans a run. They are given like any other setting — a flag, a TOML key, a
-    :class:`RunConfig` keyword — and kept in ``RunConfig.suite_options``; keys that are not the suite's (another
-    suite's, in a shared config file) are left alone."""
+    :class:`RunConfig` keyword — and kept in ``RunConfig.suite_options``; one that is not the suite's (another
+    suite's) is refused when the run starts (:meth:`occubench.core.suite.SuiteDefinition.refuse_unread`)."""
 
     model_config = ConfigDict(extra="ignore", strict=True, frozen=True, allow_inf_nan=False)
 

@@ -28,11 +28,15 @@ from occubench.util.text import markup
 from occubench.util.untrusted import check_file, read_chunks
 from occubench.util.untrusted import folder_files as folder_files  # the listing a digest is made of
 
+#: The model roles only some suites call.
+SUITE_ROLES = ("world", "verifier", "npc", "reflection")
+
 if TYPE_CHECKING:
     from rich.console import Console  # not at run time: sandbox workers import this module, and rich is heavy
 
     from occubench.config import RunConfig
     from occubench.core.agent import Agent
+    from occubench.core.options import SuiteOptions
     from occubench.core.results import Result
     from occubench.core.tables import Table
     from occubench.llm import Model
@@ -145,6 +149,26 @@ class SuiteDefinition:
     overview_tables: Callable[[list[Result]], list[Table]] | None = None
     #: Whether a result that names no suite (a line of another harness's file) is this suite's.
     claims: Callable[[Result], bool] | None = None
+    #: The model roles of :data:`SUITE_ROLES` it calls (``npc`` for ``--npc-model``...) and whether it shows
+    #: guidance tiers (``guidance``), and the classes of its own options: a run that sets another model, its request
+    #: parameters or option is refused. None: a suite that does not say (an older plugin), whose settings are not
+    #: checked.
+    reads: frozenset[str] | None = None
+    options: tuple[type[SuiteOptions], ...] = ()
+
+    def refuse_unread(self, config: RunConfig) -> None:
+        """A :class:`ConfigError` naming the first setting of ``config`` this suite would record and ignore: a model
+        role it never calls (with its endpoint and parameters), a guidance tier, one of another suite's options."""
+        if self.reads is None:
+            return
+        given = [f"{role}_{part}" for role in SUITE_ROLES if role not in self.reads
+                 for part in ("model", "params") if getattr(config, f"{role}_{part}")]
+        given += ["guidance"] if config.guidance and "guidance" not in self.reads else []
+        given += [key for key, value in config.suite_options.items() if value not in (None, False)
+                  and not any(key in options.model_fields for options in self.options)]
+        if given:
+            raise ConfigError(f"--{given[0].replace('_', '-')} is not an option of --suite {self.name}: it would be "
+                              "recorded and change nothing")
 
 
 def select_tasks(tasks: list[Task], config: RunConfig, console: Console) -> list[Task]:

@@ -64,6 +64,7 @@ class EpisodeFactory:
         :class:`ConfigError`. The suite's roles in ``given`` are played by models the caller brings (Inspect's,
         a trainer's); every other needs its model in the config."""
         definition = load_suite(config.suite)
+        definition.refuse_unread(config)
         config = with_worlds(config)
         plan = plan or definition.plan(config, console or rich_console(quiet=True))
         if not plan.tasks:

@@ -100,6 +100,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
 
 
 suite = SuiteDefinition(
+    reads=frozenset({"verifier"}), options=(WorldsOptions,),
     name=NAME, plan=plan, listing=listing, validate=check,
     description="executable worlds: SQLite environments whose tools are code and whose tasks are checked by code "
                 "(offline with --agent reference)")

@@ -69,6 +69,7 @@ def _claims(result: Result) -> bool:
 
 
 suite = SuiteDefinition(
+    reads=frozenset({"world", "verifier"}), options=(BenchmarkData,),
     name=NAME, plan=plan, claims=_claims,
     description="the OccuBench benchmark: 382 tasks in LLM-simulated worlds from 100 professional scenarios "
                 "(the default of `occubench run`; needs --world-model)")

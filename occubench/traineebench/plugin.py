@@ -137,7 +137,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
     if options.traineebench_config is None:
         raise ConfigError("--suite traineebench needs --traineebench-config FILE: a benchmark config in the "
                           "reference's format (traineebench_config.json)")
-    arms = learning_arms(config, options.learning, console)
+    arms = learning_arms(config, options.learning or bool(options.self_evolution), console)
     chained = [name for name, on in (("--mentor-feedback", options.mentor_feedback), ("--learning", options.learning),
                                      ("--self-evolution", options.self_evolution)) if on]
     if len(chained) > 1:
@@ -199,6 +199,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
 
 
 suite = SuiteDefinition(
+    reads=frozenset({"npc", "verifier", "reflection", "guidance"}), options=(TraineeBenchOptions,),
     name=NAME, plan=plan, report_tables=workplace_tables, overview_tables=workplace_overview_tables, validate=check,
     description="Trainee-Bench as its authors run it: their benchmark configs and task families, scored in their "
                 "points (needs --traineebench-config, and `occubench data download traineebench` or --reference-dir)")

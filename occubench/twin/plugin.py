@@ -108,6 +108,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
 
 
 suite = SuiteDefinition(
+    reads=frozenset({"world", "verifier"}), options=(TwinOptions, AwmOptions),
     name=NAME, plan=plan, report_tables=fidelity_tables,
     description="executable worlds' simulated twins, each call also made on the real world: how often the "
                 "simulator answers differently and how many verdicts that flips (needs --world-model; --twin-of awm "

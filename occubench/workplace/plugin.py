@@ -116,6 +116,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
 
 
 suite = SuiteDefinition(
+    reads=frozenset({"npc", "reflection", "guidance"}), options=(WorkplaceOptions,),
     name=WORKPLACE_SUITE, plan=plan, listing=listing, validate=check, report_tables=workplace_tables,
     overview_tables=workplace_overview_tables,
     description="workplace scenarios: generated working days with deadlines, meetings and colleagues who hold "
