@@ -29,6 +29,7 @@ from occubench.traineebench.families._common import (
     find,
     number,
     one_of,
+    place,
     place_image,
     read_json,
     weighted_score,
@@ -162,13 +163,11 @@ class EventPlanning:
         meals = world.restaurants(params.restaurants, seed + 1, places)
         spots = [world.COMPANY, *places, *meals]
         edges = world.road_map(spots)
-        folder = day.cloud_disk / FOLDER
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "event_planning_guidelines.txt").write_text(world.guidelines(), encoding="utf-8")
-        (folder / "locations_restaurants_info.txt").write_text(world.catalogue(places, meals), encoding="utf-8")
-        (folder / "mst_map.json").write_text(json.dumps(world.map_json(spots, edges, day.start.isoformat()),
-                                                        indent=2, ensure_ascii=False), encoding="utf-8")
-        place_image(day, folder / "mst_map.png", world.map_png(spots, edges), world.map_text(spots, edges))
+        road_map = json.dumps(world.map_json(spots, edges, day.start.isoformat()), indent=2, ensure_ascii=False)
+        for name, text in zip(RESOURCES, (world.guidelines(), world.catalogue(places, meals), road_map)):
+            place(day.cloud_disk / FOLDER / name, text)
+        place_image(day, day.cloud_disk / FOLDER / "mst_map.png", world.map_png(spots, edges),
+                    world.map_text(spots, edges))
         return world.itineraries(places, meals, world.distances(edges), visit)
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
