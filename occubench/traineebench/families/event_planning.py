@@ -120,11 +120,6 @@ def _clock(text: Any) -> datetime | None:
         return None
 
 
-def _next_month(day: Day) -> tuple[int, int]:
-    year, month = day.start.year, day.start.month
-    return (year + 1, 1) if month == 12 else (year, month + 1)
-
-
 class EventPlanning:
     name = NAME
     #: Hard: one of the paper's two named hard tasks (its human-guidance case): every member asked for their dates,
@@ -142,7 +137,8 @@ class EventPlanning:
         if not members or any(c in params.department for c in "/\\\0"):  # it names the output file
             raise ConfigError(f"{NAME}: argument task_params.department names no department of the company: "
                               f"{params.department!r:.80}")
-        year, month = _next_month(day)
+        this = day.start
+        year, month = (this.year + 1, 1) if this.month == 12 else (this.year, this.month + 1)  # next month
         spans, window = world.free_dates(len(members), year, month, seed + 2)
         for member, (first, last) in zip(members, spans):
             day.company.add_rule(member, "If the intern asks about the team-building event, point them to the event "
