@@ -277,21 +277,19 @@ def guidelines() -> str:
 
 def catalogue(places: list[Spot], meals: list[Spot]) -> str:
     """Every location and restaurant with what the metrics need (prices printed as the metrics use them)."""
+    def entry(number: int, spot: Spot, kind: str, price: str) -> list[str]:
+        return [f"{number}. {spot.name}", f"   {kind}: {spot.category}", f"   Address: {spot.address}",
+                f"   Coordinates: ({spot.lat:.6f}, {spot.lon:.6f})", f"   {price}",
+                f"   Interest score: {spot.interest}/5.0", f"   About: {spot.intro}", ""]
+
     lines = ["LOCATIONS AND RESTAURANTS", "", "Locations"]
     for number, spot in enumerate(places, 1):
-        if spot.by_period:
-            ticket = "early month (days 1-10) ¥{}, mid month (11-20) ¥{}, late month (21-31) ¥{}".format(
-                *spot.by_period)
-        else:
-            ticket = f"¥{spot.price}" if spot.price else "free"
-        lines += [f"{number}. {spot.name}", f"   Kind: {spot.category}", f"   Address: {spot.address}",
-                  f"   Coordinates: ({spot.lat:.6f}, {spot.lon:.6f})", f"   Ticket: {ticket}",
-                  f"   Interest score: {spot.interest}/5.0", f"   About: {spot.intro}", ""]
+        ticket = ("early month (days 1-10) ¥{}, mid month (11-20) ¥{}, late month (21-31) ¥{}".format(*spot.by_period)
+                  if spot.by_period else f"¥{spot.price}" if spot.price else "free")
+        lines += entry(number, spot, "Kind", f"Ticket: {ticket}")
     lines += ["Restaurants"]
     for number, spot in enumerate(meals, 1):
-        lines += [f"{number}. {spot.name}", f"   Cuisine: {spot.category}", f"   Address: {spot.address}",
-                  f"   Coordinates: ({spot.lat:.6f}, {spot.lon:.6f})", f"   Average price a person: ¥{spot.price}",
-                  f"   Interest score: {spot.interest}/5.0", f"   About: {spot.intro}", ""]
+        lines += entry(number, spot, "Cuisine", f"Average price a person: ¥{spot.price}")
     return "\n".join([*lines, f"{len(places)} locations, {len(meals)} restaurants", ""])
 
 

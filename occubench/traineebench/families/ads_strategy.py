@@ -243,8 +243,7 @@ class AdsStrategyPlan:
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
         known_arguments(NAME, arguments, ("task_params",))
         params = _params(arguments.get("task_params"))
-        size = params["heatmap_size"]
-        spacing = params["heatmap_min_center_distance"]
+        size, spacing = params["heatmap_size"], params["heatmap_min_center_distance"]
         grids = {group: heatmap(day, size, params["heatmap_centers"],
                                 (params["heatmap_sigma_min"], params["heatmap_sigma_max"]),
                                 0.22 * size if spacing is None else spacing) for group in GROUPS}
@@ -291,20 +290,13 @@ class AdsStrategyPlan:
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check
-        points, notes = 0, []
-        if find(outcome.workspace, check["handbook"]):
-            points += 1
-        else:
-            notes.append(f"Download `{FOLDER}/{check['handbook']}` from the cloud disk and follow it.")
-        path = find(outcome.workspace, check["output_file"])
-        if path:
-            points += 1
-        else:
-            notes.append(f"Save the plan as `{check['output_file']}` in your workspace.")
+        handbook, path = find(outcome.workspace, check["handbook"]), find(outcome.workspace, check["output_file"])
+        notes = [] if handbook else [f"Download `{FOLDER}/{check['handbook']}` from the cloud disk and follow it."]
+        notes += [] if path else [f"Save the plan as `{check['output_file']}` in your workspace."]
         plan = read_json(path)
         if not plan:
             return Score(0, 13, ("The plan must be a valid, non-empty JSON file.",))
-        return _plan_score(check, plan, points, notes)
+        return _plan_score(check, plan, bool(handbook) + bool(path), notes)
 
 
 def _plan_score(check: Any, plan: Any, points: int, notes: list[str]) -> Score:
@@ -314,10 +306,8 @@ def _plan_score(check: Any, plan: Any, points: int, notes: list[str]) -> Score:
     except (TypeError, KeyError, IndexError, ValueError, OverflowError):
         notes.append(form)
         selected, cost, exposure = [], 0.0, 0.0
-    points += 1
-    if not isinstance(selected, list):
-        notes.append(form)
-        points -= 1
+    points += isinstance(selected, list)
+    notes += [] if isinstance(selected, list) else [form]
     try:
         chosen = set(selected)  # as the reference reads it: a string is its letters, an object its keys
     except TypeError:
@@ -326,10 +316,9 @@ def _plan_score(check: Any, plan: Any, points: int, notes: list[str]) -> Score:
         notes.append("Choose only channels listed in `channels.csv`.")
         return Score(points, 13, tuple(notes))
     points += 1
-    true_cost = sum(check["channels"][c][0] for c in chosen)
-    true_exposure = sum(check["channels"][c][1] for c in chosen)
-    if chosen == set(check["optimal"]):
-        points += 5
+    true_cost, true_exposure = (sum(check["channels"][c][i] for c in chosen) for i in (0, 1))
+    optimal = chosen == set(check["optimal"])
+    points += 5 * optimal
     if abs(cost - true_cost) < true_cost * 0.01:
         points += 2
     else:
@@ -339,7 +328,7 @@ def _plan_score(check: Any, plan: Any, points: int, notes: list[str]) -> Score:
     else:
         notes.append("The total exposure is wrong: check each channel's density on the heatmap (a table of them "
                      "helps) and the formula.")
-    if chosen != set(check["optimal"]):
+    if not optimal:
         notes.append("This is not the best plan within the budget: a 0/1 knapsack over the channels finds it.")
     return Score(points, 13, tuple(notes))
 

@@ -82,13 +82,15 @@ def _dated(start: datetime, days_back: int) -> str:
     return (start - timedelta(days=days_back)).strftime("%Y-%m-%d")
 
 
+def _summed(rng: random.Random, *ranges: tuple[float, float]) -> list[float]:
+    """A term drawn from each range, then their sum."""
+    terms = [_r(rng.uniform(low, high)) for low, high in ranges]
+    return [*terms, _r(sum(terms))]
+
+
 def _quarter_from_months(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
-    rows = []
-    for entity in range(1, n + 1):
-        for quarter in (1, 2, 3, 4):
-            months = [_r(rng.uniform(1000, 10000)) for _ in range(3)]
-            rows.append([entity, quarter, *months, _r(sum(months))])
-    return rows
+    return [[entity, quarter, *_summed(rng, *[(1000, 10000)] * 3)] for entity in range(1, n + 1)
+            for quarter in (1, 2, 3, 4)]
 
 
 def _qoq(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
@@ -102,21 +104,18 @@ def _qoq(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
 
 def _tax_fee(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
     rates = tables["rates.csv"]
-    rows = []
-    for entity in range(1, n + 1):
+
+    def row(entity: int) -> list[Any]:
         when, category = _dated(start, rng.randint(0, 365)), rng.choice(sorted(rates))
         amount = _r(rng.uniform(100, 5000))
-        rows.append([entity, when, category, amount, _r(amount * rates[category][0])])
-    return rows
+        return [entity, when, category, amount, _r(amount * rates[category][0])]
+
+    return [row(entity) for entity in range(1, n + 1)]
 
 
 def _total_from_items(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
-    rows = []
-    for entity in range(1, n + 1):
-        when = _dated(start, rng.randint(0, 365))
-        items = [_r(rng.uniform(10, 500)) for _ in range(3)]
-        rows.append([entity, when, *items, _r(sum(items))])
-    return rows
+    return [[entity, _dated(start, rng.randint(0, 365)), *_summed(rng, *[(10, 500)] * 3)]
+            for entity in range(1, n + 1)]
 
 
 def _ending_from_flow(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
@@ -133,11 +132,7 @@ def _daily_levels(rng: random.Random, n: int, start: datetime, tables: Tables) -
 
 
 def _account_balance(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
-    rows = []
-    for entity in range(1, n + 1):
-        details = [_r(rng.uniform(100, 1000)), _r(rng.uniform(-200, 800)), _r(rng.uniform(-100, 500))]
-        rows.append([entity, *details, _r(sum(details))])
-    return rows
+    return [[entity, *_summed(rng, (100, 1000), (-200, 800), (-100, 500))] for entity in range(1, n + 1)]
 
 
 def _depreciation(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
@@ -159,11 +154,7 @@ def _eta(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
 
 
 def _segments(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:
-    rows = []
-    for job in range(1, n + 1):
-        legs = [_r(rng.uniform(0.5, 3.0)) for _ in range(3)]
-        rows.append([job, *legs, _r(sum(legs))])
-    return rows
+    return [[job, *_summed(rng, *[(0.5, 3.0)] * 3)] for job in range(1, n + 1)]
 
 
 def _rolling(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows:

@@ -29,6 +29,7 @@ from occubench.traineebench.families._common import (
     find,
     number,
     one_of,
+    place,
     place_image,
     read_json,
     weighted_score,
@@ -119,11 +120,6 @@ def _clock(text: Any) -> datetime | None:
         return None
 
 
-def _next_month(day: Day) -> tuple[int, int]:
-    year, month = day.start.year, day.start.month
-    return (year + 1, 1) if month == 12 else (year, month + 1)
-
-
 class EventPlanning:
     name = NAME
     #: Hard: one of the paper's two named hard tasks (its human-guidance case): every member asked for their dates,
@@ -141,7 +137,8 @@ class EventPlanning:
         if not members or any(c in params.department for c in "/\\\0"):  # it names the output file
             raise ConfigError(f"{NAME}: argument task_params.department names no department of the company: "
                               f"{params.department!r:.80}")
-        year, month = _next_month(day)
+        this = day.start
+        year, month = (this.year + 1, 1) if this.month == 12 else (this.year, this.month + 1)  # next month
         spans, window = world.free_dates(len(members), year, month, seed + 2)
         for member, (first, last) in zip(members, spans):
             day.company.add_rule(member, "If the intern asks about the team-building event, point them to the event "
@@ -162,13 +159,11 @@ class EventPlanning:
         meals = world.restaurants(params.restaurants, seed + 1, places)
         spots = [world.COMPANY, *places, *meals]
         edges = world.road_map(spots)
-        folder = day.cloud_disk / FOLDER
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "event_planning_guidelines.txt").write_text(world.guidelines(), encoding="utf-8")
-        (folder / "locations_restaurants_info.txt").write_text(world.catalogue(places, meals), encoding="utf-8")
-        (folder / "mst_map.json").write_text(json.dumps(world.map_json(spots, edges, day.start.isoformat()),
-                                                        indent=2, ensure_ascii=False), encoding="utf-8")
-        place_image(day, folder / "mst_map.png", world.map_png(spots, edges), world.map_text(spots, edges))
+        road_map = json.dumps(world.map_json(spots, edges, day.start.isoformat()), indent=2, ensure_ascii=False)
+        for name, text in zip(RESOURCES, (world.guidelines(), world.catalogue(places, meals), road_map)):
+            place(day.cloud_disk / FOLDER / name, text)
+        place_image(day, day.cloud_disk / FOLDER / "mst_map.png", world.map_png(spots, edges),
+                    world.map_text(spots, edges))
         return world.itineraries(places, meals, world.distances(edges), visit)
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:

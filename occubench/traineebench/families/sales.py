@@ -39,6 +39,12 @@ SALES = ("Sales_1", "Sales_2", "Sales_3")
 _ONE = {"department": (str, REQUIRED), "quarter": (int, None)}
 _MANY = {"departments": (list, REQUIRED), "quarter": (int, None)}
 _GROWTH = {"quarter": (int, None), "direction": (str, "up")}
+#: The parameters taken from a few choices, with them.
+CHOICES = {"mode": ("top", "bottom"), "direction": ("up", "down")}
+#: How the reference's sampler draws each parameter a task type takes (the quarter apart).
+DRAWS: dict[str, Callable[[random.Random], Any]] = {
+    "department": lambda rng: rng.choice(SALES), "departments": lambda rng: rng.sample(SALES, rng.randint(2, 3)),
+    "mode": lambda rng: rng.choice(CHOICES["mode"]), "n": lambda rng: rng.randint(1, 3)}
 #: task type → its parameters, how many checkpoints it has, its answer file's name, what is asked, an example
 #: answer.
 TYPES: dict[str, tuple[dict[str, Any], int, str, str, str]] = {
@@ -212,7 +218,7 @@ class SalesAnalysis:
         drawn = day.rng.choice((2, 3, 4) if growth else (1, 2, 3, 4))
         params["quarter"] = drawn if params["quarter"] is None else params["quarter"]
         one_of(self.name, "task_params.quarter", params["quarter"], (2, 3, 4) if growth else (1, 2, 3, 4))
-        for name, choices in (("mode", ("top", "bottom")), ("direction", ("up", "down"))):
+        for name, choices in CHOICES.items():
             if name in spec:
                 one_of(self.name, f"task_params.{name}", params[name], choices)
         if "n" in spec:
@@ -237,17 +243,9 @@ class SalesAnalysis:
         before); for the others the quarter is left to generate, which draws it."""
         kind = rng.choice(list(TYPES))
         spec = TYPES[kind][0]
-        params: dict[str, Any] = {}
-        if "department" in spec:
-            params["department"] = rng.choice(SALES)
-        if "departments" in spec:
-            params["departments"] = rng.sample(SALES, rng.randint(2, 3))
-        if "mode" in spec:
-            params["mode"] = rng.choice(("top", "bottom"))
-        if "n" in spec:
-            params["n"] = rng.randint(1, 3)
+        params = {name: draw(rng) for name, draw in DRAWS.items() if name in spec}
         if "direction" in spec:
-            params["quarter"], params["direction"] = rng.choice((2, 3, 4)), rng.choice(("up", "down"))
+            params["quarter"], params["direction"] = rng.choice((2, 3, 4)), rng.choice(CHOICES["direction"])
         elif kind == "per_dept_avg_sales":
             params["quarter"] = rng.choice((1, 2, 3, 4))
         return {"task_type": kind, "task_params": params}
@@ -341,20 +339,22 @@ def _same(model: Any, expected: People) -> bool:
     return True
 
 
+def _misshapen(shape: str, notes: list[str], checkpoints: int = 2) -> list[bool]:
+    notes.append(f"Give the result as {shape}.")
+    return [False] * checkpoints
+
+
 def _people(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     """top_sales_employee, cross_depts_extreme_employee: the shape (a list of objects; one object, or an object
     of them, is taken as such a list), the employees from the departments asked, the answer."""
     if isinstance(answer, dict):
         answer = [answer] if check["task_type"] == "top_sales_employee" else list(answer.values())
     if not (isinstance(answer, list) and all(isinstance(x, dict) for x in answer)):
-        notes.append("Give the result as a JSON list of employee objects.")
-        return [False, False, False]
+        return _misshapen("a JSON list of employee objects", notes, 3)
     valid = all(x.get("employee_id") in check["valid_ids"] for x in answer)
-    if not valid:
-        notes.append("Name only employees of the departments asked about.")
+    notes += [] if valid else ["Name only employees of the departments asked about."]
     right = _same(answer, check["expected"])
-    if not right:
-        notes.append("Name the right employee(s) with their total sales.")
+    notes += [] if right else ["Name the right employee(s) with their total sales."]
     return [True, valid, right]
 
 
@@ -362,8 +362,7 @@ def _per_team(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     """per_dept_extreme_employee, per_dept_top_n: an object of employee lists by department (for the extreme, one
     object stands for a list of it)."""
     if not isinstance(answer, dict):
-        notes.append("Give the result as a JSON object mapping each department to its list of employees.")
-        return [False, False]
+        return _misshapen("a JSON object mapping each department to its list of employees", notes)
     wrong = []
     for team, expected in check["expected"].items():
         given = answer.get(team, [])
@@ -376,51 +375,41 @@ def _per_team(answer: Any, check: Any, notes: list[str]) -> list[bool]:
 
 def _averages(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     if not isinstance(answer, dict):
-        notes.append("Give the result as a JSON object mapping each department to its average sales.")
-        return [False, False]
-    right = True
-    for team, expected in check["expected"].items():
-        value = number(answer.get(team))
-        if value is None or abs(value - expected) >= TOLERANCE:
-            right = False
-            notes.append(f"Give department {team} with its right average sales.")
-    return [True, right]
+        return _misshapen("a JSON object mapping each department to its average sales", notes)
+    values = {team: number(answer.get(team)) for team in check["expected"]}
+    wrong = [team for team, value in values.items()
+             if value is None or abs(value - check["expected"][team]) >= TOLERANCE]
+    notes += [f"Give department {team} with its right average sales." for team in wrong]
+    return [True, not wrong]
 
 
 def _statistics(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     keys = ("employees", "total_sales", "avg_sales_per_person")
     if not (isinstance(answer, dict) and all(k in answer for k in keys)):
-        notes.append(f"Give the result as a JSON object with the keys {', '.join(keys)}.")
-        return [False, False]
-    right = True
-    for key in keys:
-        value, expected = number(answer[key]), check["expected"][key]
-        if value is None or (abs(value - expected) > TOLERANCE if key != "employees" else value != expected):
-            right = False
-            notes.append(f"Compute '{key}' correctly.")
-    return [True, right]
+        return _misshapen(f"a JSON object with the keys {', '.join(keys)}", notes)
+    values, want = {key: number(answer[key]) for key in keys}, check["expected"]
+    wrong = [key for key, value in values.items() if value is None or (
+        value != want[key] if key == "employees" else abs(value - want[key]) > TOLERANCE)]
+    notes += [f"Compute '{key}' correctly." for key in wrong]
+    return [True, not wrong]
 
 
 def _ranking(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     """cross_depts_top_n: a list (an object's values taken as one)."""
     answer = list(answer.values()) if isinstance(answer, dict) else answer
     if not isinstance(answer, list):
-        notes.append("Give the result as a JSON list of employee objects.")
-        return [False, False]
+        return _misshapen("a JSON list of employee objects", notes)
     right = _same(answer, check["expected"])
-    if not right:
-        notes.append("Give the right overall top employees.")
+    notes += [] if right else ["Give the right overall top employees."]
     return [True, right]
 
 
 def _count(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     count = answer.get("count") if isinstance(answer, dict) else None
     if count is None:
-        notes.append("Give the result as a JSON object with the key 'count'.")
-        return [False, False]
+        return _misshapen("a JSON object with the key 'count'", notes)
     right = not isinstance(count, bool) and count == check["expected"]
-    if not right:
-        notes.append("Give the right count.")
+    notes += [] if right else ["Give the right count."]
     return [True, right]
 
 

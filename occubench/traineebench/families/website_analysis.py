@@ -17,7 +17,7 @@ from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.traineebench.families._common import deadline, known_arguments, read
-from occubench.traineebench.family import Day, Hints, Message, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "Website Monitor"
 OUTPUT = "website_analysis_report.md"
@@ -51,10 +51,6 @@ def _judged(judge: Callable[[str], str] | None, question: str, material: str) ->
 
 def _chat(outcome: Outcome, people: Sequence[str]) -> str:
     return "\n".join(f"{m.sender}: {m.text}" for who in people for m in outcome.chat_with(who))
-
-
-def _relayed(messages: list[Message]) -> bool:
-    return any(CODE in m.text for m in messages)
 
 
 class WebsiteMonitor:
@@ -124,11 +120,11 @@ class WebsiteMonitor:
                      _chat(outcome, check["engineering_managers"])),
              "Ask an Engineering Manager to approve the temporary maintenance mode."),
         ]
-        points = sum(1 for verdict, _ in judged if verdict)
+        points = sum(verdict is True for verdict, _ in judged)
         notes = [note for verdict, note in judged if verdict is False]
         if outcome.judge is None:
             notes.append("No judge in this run: the report and the three chats were not scored.")
-        if _relayed(outcome.chat_with(engineer)):
+        if any(CODE in m.text for m in outcome.chat_with(engineer)):
             points += 1
         else:
             notes.append(f"Pass the Engineering Manager's approval code on to {engineer}.")
