@@ -19,15 +19,7 @@ from typing import Any
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 
-from occubench.traineebench.families._common import (
-    bad_argument,
-    deadline,
-    find,
-    known_arguments,
-    place,
-    place_image,
-    read_json,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "ADs Strategy Plan"
@@ -104,17 +96,18 @@ def _params(task_params: Any) -> dict[str, Any]:
     if task_params is None:
         task_params = {}
     if not isinstance(task_params, dict):
-        raise bad_argument(NAME, "task_params", "an object such as {\"city\": ..., \"difficulty\": ...}", task_params)
-    known_arguments(f"{NAME} task_params", task_params, {"city", "difficulty", "channel_mix", *BOUNDS})
+        raise common.bad_argument(NAME, "task_params", 'an object such as {"city": ..., "difficulty": ...}',
+                                  task_params)
+    common.known_arguments(f"{NAME} task_params", task_params, {"city", "difficulty", "channel_mix", *BOUNDS})
     difficulty = task_params.get("difficulty", "medium")
     if difficulty not in PRESETS:
-        raise bad_argument(NAME, "task_params.difficulty", f"one of {', '.join(sorted(PRESETS))}", difficulty)
+        raise common.bad_argument(NAME, "task_params.difficulty", f"one of {', '.join(sorted(PRESETS))}", difficulty)
     city = task_params.get("city", "Shanghai")
     if not isinstance(city, str) or not _CITY.fullmatch(city):
-        raise bad_argument(NAME, "task_params.city", "a city's name", city)
+        raise common.bad_argument(NAME, "task_params.city", "a city's name", city)
     mix = task_params.get("channel_mix", "balanced")
     if mix not in MIXES:
-        raise bad_argument(NAME, "task_params.channel_mix", f"one of {', '.join(MIXES)}", mix)
+        raise common.bad_argument(NAME, "task_params.channel_mix", f"one of {', '.join(MIXES)}", mix)
     params = {**PRESETS[difficulty], "heatmap_sigma_min": 4.0, "heatmap_sigma_max": 10.0, "budget_tolerance": 0.05,
               "heatmap_min_center_distance": None, "city": city, "channel_mix": mix}
     for key, (low, high) in BOUNDS.items():
@@ -124,12 +117,12 @@ def _params(task_params: Any) -> dict[str, Any]:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not number or not low <= value <= high or (key in WHOLE and not isinstance(value, int)):
             kind = "a whole number" if key in WHOLE else "a number"
-            raise bad_argument(NAME, f"task_params.{key}", f"{kind} from {low:g} to {high:g}", value)
+            raise common.bad_argument(NAME, f"task_params.{key}", f"{kind} from {low:g} to {high:g}", value)
         params[key] = value
     for least, most in (("cost_min", "cost_max"), ("effect_min", "effect_max"),
                         ("heatmap_sigma_min", "heatmap_sigma_max")):
         if params[least] > params[most]:
-            raise bad_argument(NAME, f"task_params.{least}", f"at most {most} ({params[most]})", params[least])
+            raise common.bad_argument(NAME, f"task_params.{least}", f"at most {most} ({params[most]})", params[least])
     return params
 
 
@@ -241,19 +234,19 @@ class AdsStrategyPlan:
     difficulty = "hard"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
-        known_arguments(NAME, arguments, ("task_params",))
+        common.known_arguments(NAME, arguments, ("task_params",))
         params = _params(arguments.get("task_params"))
         size, spacing = params["heatmap_size"], params["heatmap_min_center_distance"]
         grids = {group: heatmap(day, size, params["heatmap_centers"],
                                 (params["heatmap_sigma_min"], params["heatmap_sigma_max"]),
                                 0.22 * size if spacing is None else spacing) for group in GROUPS}
         for group, grid in grids.items():
-            place_image(day, day.cloud_disk / FOLDER / f"target_user_density_{group}.png", png(grid),
-                        heatmap_text(group, grid))
+            common.place_image(day, day.cloud_disk / FOLDER / f"target_user_density_{group}.png", png(grid),
+                               heatmap_text(group, grid))
         channels = _channels(day, params, grids[GROUPS[0]])
         rows = [COLUMNS, *([str(channel[c]) for c in COLUMNS] for channel in channels)]
-        place(day.cloud_disk / FOLDER / "channels.csv", "".join(",".join(row) + "\n" for row in rows))
-        place(day.cloud_disk / FOLDER / HANDBOOK, HANDBOOK_TEXT)
+        common.place(day.cloud_disk / FOLDER / "channels.csv", "".join(",".join(row) + "\n" for row in rows))
+        common.place(day.cloud_disk / FOLDER / HANDBOOK, HANDBOOK_TEXT)
         for employee in day.company.in_department("Marketing"):
             day.company.add_rule(employee, (
                 f"If asked how to plan the ads strategy, point to the handbook, CloudDisk:{FOLDER}/{HANDBOOK}. If "
@@ -261,7 +254,7 @@ class AdsStrategyPlan:
                 f"CloudDisk:{FOLDER}/, named target_user_density_<group>.png, and the channel list is "
                 f"CloudDisk:{FOLDER}/channels.csv. Say nothing beyond these pointers."))
         output = f"ads_strategy_plan_{params['city']}.json"
-        return TaskSpec(NAME, _describe(params["city"], params["budget"], output), deadline(day), {
+        return TaskSpec(NAME, _describe(params["city"], params["budget"], output), common.deadline(day), {
             "output_file": output, "handbook": HANDBOOK, "budget": params["budget"],
             "budget_tolerance": params["budget_tolerance"],
             "channels": {c["id"]: [c["cost"], c["effective_exposure"]] for c in channels},
@@ -290,10 +283,10 @@ class AdsStrategyPlan:
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check
-        handbook, path = find(outcome.workspace, check["handbook"]), find(outcome.workspace, check["output_file"])
+        handbook, path = (common.find(outcome.workspace, check[name]) for name in ("handbook", "output_file"))
         notes = [] if handbook else [f"Download `{FOLDER}/{check['handbook']}` from the cloud disk and follow it."]
         notes += [] if path else [f"Save the plan as `{check['output_file']}` in your workspace."]
-        plan = read_json(path)
+        plan = common.read_json(path)
         if not plan:
             return Score(0, 13, ("The plan must be a valid, non-empty JSON file.",))
         return _plan_score(check, plan, bool(handbook) + bool(path), notes)

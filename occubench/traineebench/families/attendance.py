@@ -17,16 +17,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.families import attendance_records as records
-from occubench.traineebench.families._common import (
-    bad_argument,
-    brief,
-    deadline,
-    find,
-    known_arguments,
-    place,
-    read_json,
-)
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "Attendance Statistics"
@@ -83,44 +75,44 @@ STEPS = {
 
 
 def _arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, Any], str | None, dict[str, float]]:
-    known_arguments(NAME, arguments, ("task_type_name", "task_params", "difficulty"))
+    common.known_arguments(NAME, arguments, ("task_type_name", "task_params", "difficulty"))
     kind = arguments.get("task_type_name", "late_early_employee")
     if kind not in OBJECTIVES:
-        raise bad_argument(NAME, "task_type_name", f"one of {', '.join(OBJECTIVES)}", kind)
+        raise common.bad_argument(NAME, "task_type_name", f"one of {', '.join(OBJECTIVES)}", kind)
     given = arguments.get("task_params") or {}
     if not isinstance(given, dict):
-        raise bad_argument(NAME, "task_params", "an object such as {\"department\": \"Finance\"}", given)
+        raise common.bad_argument(NAME, "task_params", "an object such as {\"department\": \"Finance\"}", given)
     extra = EXTRA.get(kind, {})
-    known_arguments(f"{NAME} task_params ({kind})", given, ("department", *extra))
+    common.known_arguments(f"{NAME} task_params ({kind})", given, ("department", *extra))
     params = {**extra, **given, "department": given.get("department") or "all"}
     if params["department"] not in ("all", *records.DEPARTMENTS):
-        raise bad_argument(NAME, "task_params.department", f"'all' or one of {', '.join(records.DEPARTMENTS)}",
-                           params["department"])
+        raise common.bad_argument(NAME, "task_params.department", f"'all' or one of {', '.join(records.DEPARTMENTS)}",
+                                  params["department"])
     if params.get("mode", "least_late") not in MODES:
-        raise bad_argument(NAME, "task_params.mode", f"one of {', '.join(MODES)}", params["mode"])
+        raise common.bad_argument(NAME, "task_params.mode", f"one of {', '.join(MODES)}", params["mode"])
     if params.get("metric", "late") not in ("late", "early"):
-        raise bad_argument(NAME, "task_params.metric", "'late' or 'early'", params["metric"])
+        raise common.bad_argument(NAME, "task_params.metric", "'late' or 'early'", params["metric"])
     percent = params.get("percent", 10)
     if isinstance(percent, bool) or not isinstance(percent, int) or not 1 <= percent <= 100:
-        raise bad_argument(NAME, "task_params.percent", "a whole number from 1 to 100", percent)
+        raise common.bad_argument(NAME, "task_params.percent", "a whole number from 1 to 100", percent)
     difficulty = arguments.get("difficulty") or {}
     if not isinstance(difficulty, dict):
-        raise bad_argument(NAME, "difficulty", "an object such as {\"level\": \"L2\"}", difficulty)
-    known_arguments(f"{NAME} difficulty", difficulty, ("level", "rng_cfg"))
+        raise common.bad_argument(NAME, "difficulty", "an object such as {\"level\": \"L2\"}", difficulty)
+    common.known_arguments(f"{NAME} difficulty", difficulty, ("level", "rng_cfg"))
     level = difficulty.get("level")
     if level not in records.LEVELS:
-        raise bad_argument(NAME, "difficulty.level", "one of L1, L2, L3, L4, L5", level)
+        raise common.bad_argument(NAME, "difficulty.level", "one of L1, L2, L3, L4, L5", level)
     return kind, params, level, _chances(difficulty.get("rng_cfg") or {})
 
 
 def _chances(given: Any) -> dict[str, float]:
     if not isinstance(given, dict):
-        raise bad_argument(NAME, "difficulty.rng_cfg", "an object of chances", given)
-    known_arguments(f"{NAME} difficulty.rng_cfg", given, records.CHANCES)
+        raise common.bad_argument(NAME, "difficulty.rng_cfg", "an object of chances", given)
+    common.known_arguments(f"{NAME} difficulty.rng_cfg", given, records.CHANCES)
     for key, value in given.items():
         high = 120 if key.startswith("late_") else 1
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-            raise bad_argument(NAME, f"difficulty.rng_cfg.{key}", f"a number from 0 to {high}", value)
+            raise common.bad_argument(NAME, f"difficulty.rng_cfg.{key}", f"a number from 0 to {high}", value)
     return {**records.CHANCES, **given}
 
 
@@ -214,7 +206,7 @@ def _records(output: Any) -> list[Any]:
 
 def _key(value: Any) -> Any:
     """A value usable as a dictionary key (an agent may give a list where a name goes)."""
-    return value if value is None or isinstance(value, (str, int, float)) else brief(value)
+    return value if value is None or isinstance(value, (str, int, float)) else common.brief(value)
 
 
 def _float(value: Any) -> float | None:
@@ -245,7 +237,7 @@ def _figures(check: Mapping[str, Any], output: Any) -> Scored:
             return 0, 2, [NO_OUTPUT]
         value = output.get(kind)
         right = _close(value, want) if kind == "average_overtime_hours" else value == want
-        return int(right), 2, [] if right else [f"{kind} is wrong: {brief(value)}; check the employees you "
+        return int(right), 2, [] if right else [f"{kind} is wrong: {common.brief(value)}; check the employees you "
                                                 "counted, the department and the rules."]
     if output is None:
         return 0, 3, [NO_OUTPUT]
@@ -253,7 +245,7 @@ def _figures(check: Mapping[str, Any], output: Any) -> Scored:
         return 0, 3, ["The answer must be a JSON object with the keys the task names."]
     # a missing figure is taken as 0, as the reference takes it
     wrong = [key for key in want if not _close(output.get(key, 0), want[key])]
-    return 2 - len(wrong), 3, [f"{key} is wrong: {brief(output.get(key))}; average over the right employees and "
+    return 2 - len(wrong), 3, [f"{key} is wrong: {common.brief(output.get(key))}; average over the right employees and "
                                "round to two decimals." for key in wrong]
 
 
@@ -269,7 +261,7 @@ def _statistics_score(check: Mapping[str, Any], output: Any) -> Scored:
         right = (fields[key] == want[key] if key == "employees" else
                  number is not None and abs(number - want[key]) < 0.01)
         passed += right
-        notes += [] if right else [f"{key} is wrong: {brief(fields[key])}."]
+        notes += [] if right else [f"{key} is wrong: {common.brief(fields[key])}."]
     return passed, 1 + len(want), notes
 
 
@@ -287,7 +279,7 @@ def _top_percent(check: Mapping[str, Any], output: Any) -> Scored:
     missing = [pair for pair in want if pair not in given]
     extra = given.difference(want)
     notes = [f"Missing from the list: {who} ({name})." for who, name in missing]
-    notes += [f"Not in the list, but named: {brief(sorted(map(str, extra)))}."] if extra else []
+    notes += [f"Not in the list, but named: {common.brief(sorted(map(str, extra)))}."] if extra else []
     return len(want) - len(missing), 1 + 2 * len(want), notes
 
 
@@ -323,9 +315,9 @@ def _per_employee(want: dict[tuple[Any, Any], tuple[Any, ...]], given: dict[tupl
         passed += 1
         for part, wanted, value in zip(parts, values, given[who, name]):
             passed += value == wanted
-            notes += [] if value == wanted else [f"{part} of {who} ({name}): {brief(value)}, not {wanted}."]
+            notes += [] if value == wanted else [f"{part} of {who} ({name}): {common.brief(value)}, not {wanted}."]
     extra = [pair for pair in given if pair not in want]
-    notes += [f"Named but not expected: {brief(extra)}."] if extra else []
+    notes += [f"Named but not expected: {common.brief(extra)}."] if extra else []
     return passed, total, notes
 
 
@@ -376,17 +368,17 @@ class AttendanceStatistics:
         people = records.roster(rules, day.rng)
         punches, approvals = records.punches(people, rules, chances, day.rng)
         folder = day.cloud_disk / FOLDER
-        place(folder / records.ROSTER, json.dumps(people, ensure_ascii=False, indent=2))
+        common.place(folder / records.ROSTER, json.dumps(people, ensure_ascii=False, indent=2))
         if approvals:
-            place(folder / records.APPROVALS, json.dumps(approvals, ensure_ascii=False, indent=2))
-        place(folder / records.CSV, records.csv_text(punches))
-        place(folder / records.MANUAL, records.manual(rules))
+            common.place(folder / records.APPROVALS, json.dumps(approvals, ensure_ascii=False, indent=2))
+        common.place(folder / records.CSV, records.csv_text(punches))
+        common.place(folder / records.MANUAL, records.manual(rules))
         for employee in day.company.employees:
             if "Manager" in employee.role:
                 day.company.add_rule(employee, f"If asked about the attendance rules, point to "
                                                f"`CloudDisk:{FOLDER}/{records.MANUAL}`.")
         output = output_file(kind, params)
-        return TaskSpec(NAME, _describe(kind, params, output), deadline(day), {
+        return TaskSpec(NAME, _describe(kind, params, output), common.deadline(day), {
             "task_type": kind, **params, "output_file": output, "level": level,
             "resources": [records.CSV, records.MANUAL, records.ROSTER],
             "expected": expected(kind, params, records.totals(people, rules, punches))})
@@ -429,7 +421,7 @@ class AttendanceStatistics:
         missing = [name for name in check["resources"] if not (outcome.workspace / name).exists()]
         notes = [f"Copy the source files from the cloud disk to the top of your workspace first; missing: "
                  f"{', '.join(missing)}."] if missing else []
-        passed, total, more = SCORERS[check["task_type"]](check, read_json(find(outcome.workspace,
+        passed, total, more = SCORERS[check["task_type"]](check, common.read_json(common.find(outcome.workspace,
                                                                                    check["output_file"])))
         return Score(weighted(passed, total, not missing), float(total), tuple(notes + more))
 

@@ -18,17 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from occubench.errors import AgentOutputError, ConfigError
-from occubench.traineebench.families._common import (
-    REQUIRED,
-    arguments,
-    at_least,
-    deadline,
-    one_of,
-    place,
-    read_rows,
-    reference_bytes,
-    weighted_score,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 MANUAL = "manuals_for_data_completion.md"
@@ -243,7 +233,7 @@ def _blanks(count: int, share: float, run: int, rng: random.Random) -> list[int]
 def _table(day: Day, template: str, columns: tuple[str, ...]) -> tuple[bytes, dict[str, list[float]]]:
     """A reference table (a key column, then numbers, all positive) as its bytes and by its key; a ConfigError
     naming the file and line for anything else."""
-    content = reference_bytes(day, TEMPLATES + template)
+    content = common.reference_bytes(day, TEMPLATES + template)
     where = day.reference / TEMPLATES / template
     try:
         lines = list(csv.reader(io.StringIO(content.decode("utf-8"))))
@@ -271,26 +261,27 @@ class DataCompletion:
     difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
-        args = arguments(self.name, given, {"domain": (str, REQUIRED), "task_type": (str, REQUIRED),
-                                            "difficulty": (str, "medium"), "rows": ((int, type(None)), None)})
+        args = common.arguments(self.name, given, {
+            "domain": (str, common.REQUIRED), "task_type": (str, common.REQUIRED), "difficulty": (str, "medium"),
+            "rows": ((int, type(None)), None)})
         domain, kind = args["domain"], args["task_type"]
-        one_of(self.name, "domain", domain, sorted({d for d, _ in KINDS}))
-        one_of(self.name, "task_type", kind, [t for d, t in KINDS if d == domain])
-        one_of(self.name, "difficulty", args["difficulty"], list(DIFFICULTIES))
+        common.one_of(self.name, "domain", domain, sorted({d for d, _ in KINDS}))
+        common.one_of(self.name, "task_type", kind, [t for d, t in KINDS if d == domain])
+        common.one_of(self.name, "difficulty", args["difficulty"], list(DIFFICULTIES))
         share, run, rows = DIFFICULTIES[args["difficulty"]]
         if args["rows"] is not None:
-            at_least(self.name, "rows", args["rows"], 1)
+            common.at_least(self.name, "rows", args["rows"], 1)
             if args["rows"] > MAX_ROWS:
                 raise ConfigError(f"{self.name}: argument rows may be {MAX_ROWS} at most, not {args['rows']}")
             rows = args["rows"]
         folder = day.cloud_disk / "data_completion"
-        place(folder / MANUAL, _HANDBOOK)
+        common.place(folder / MANUAL, _HANDBOOK)
         tables: Tables = {}
         ask = None
         if (domain, kind) in TABLES:
             template, name, columns, department = TABLES[domain, kind]
             content, tables[name] = _table(day, template, columns)
-            place(folder / domain / name, content)
+            common.place(folder / domain / name, content)
             ask = self._add_table_rules(day, department, f"`{name}`", f"`CloudDisk://data_completion/{domain}/`")
         for colleague in day.company.employees:
             day.company.add_rule(colleague, "If asked how to complete missing data, reply only: 'Please refer to the "
@@ -309,9 +300,10 @@ class DataCompletion:
         original = [list(header), *cells]
         text = io.StringIO()
         csv.writer(text).writerows(original)
-        place(folder / domain / f"{stem}.csv", text.getvalue())
+        common.place(folder / domain / f"{stem}.csv", text.getvalue())
         output = f"data_completion_{stem}.csv"
-        return TaskSpec(self.name, _description(domain, output, ask["department"] if ask else None), deadline(day),
+        return TaskSpec(self.name, _description(domain, output, ask["department"] if ask else None),
+                        common.deadline(day),
                         {"target_column": target, "output_file": output, "original": original,
                          "expected": expected, "ask": ask})
 
@@ -360,14 +352,14 @@ class DataCompletion:
             return Score(float(manual), 5.0, tuple(notes))  # the reference's score without an output: out of 5
         asked = _asked(check["ask"], outcome, notes)
         try:  # one row more than the original's is still read, to be told apart from a file that is not CSV
-            submitted = read_rows(output, len(check["original"]) + 1) or []
+            submitted = common.read_rows(output, len(check["original"]) + 1) or []
         except AgentOutputError as exc:  # the agent's failure: 0 for the checks that read the file
             notes.append(f"The completed file cannot be scored as it stands ({exc}).")
             submitted = []
         intact, checkable = _intact(check["original"], submitted, check["target_column"], notes)
         correct = checkable and _correct(check, submitted, notes)
         passed = manual + asked + intact + correct
-        return Score(weighted_score(passed, 4, manual), 4.0, tuple(notes))
+        return Score(common.weighted_score(passed, 4, manual), 4.0, tuple(notes))
 
 
 def _description(domain: str, output: str, department: str | None) -> str:

@@ -21,19 +21,8 @@ from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.traineebench.company import DEPARTMENTS
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.families import _event_map as world
-from occubench.traineebench.families._common import (
-    REQUIRED,
-    arguments,
-    deadline,
-    find,
-    number,
-    one_of,
-    place,
-    place_image,
-    read_json,
-    weighted_score,
-)
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "Event Planning"
@@ -82,14 +71,14 @@ class Params:
 
 #: The task parameters each type takes: (type, default).
 SHARED_PARAMS: dict[str, tuple[type | tuple[type, ...], Any]] = {
-    "department": (str, REQUIRED), "n_loc": (int, REQUIRED), "n_res": (int, REQUIRED)}
+    "department": (str, common.REQUIRED), "n_loc": (int, common.REQUIRED), "n_res": (int, common.REQUIRED)}
 PARAMS = {GENERAL: {**SHARED_PARAMS, "plan": ((dict, type(None)), None), "metrics": (list, list(METRICS)),
                     "end_time": ((str, type(None)), None)},
           OPTIMAL: {**SHARED_PARAMS, "mode": (str, "highest_score")}}
 
 
 def _params(task_type: str, given: Any) -> Params:
-    raw = arguments(NAME, given, PARAMS[task_type], "task_params.")
+    raw = common.arguments(NAME, given, PARAMS[task_type], "task_params.")
     _count("n_loc", raw["n_loc"], 2, MOST_LOCATIONS)  # two: the morning and afternoon places differ
     _count("n_res", raw["n_res"], 1, MOST_RESTAURANTS)
     plan = raw.get("plan")
@@ -98,12 +87,12 @@ def _params(task_type: str, given: Any) -> Params:
         raise ConfigError(f"{NAME}: argument task_params.plan must name a 'morning', 'lunch' and 'afternoon' "
                           f"place, not {plan!r:.120}")
     for metric in raw.get("metrics", []):
-        one_of(NAME, "task_params.metrics", metric, tuple(METRICS))
+        common.one_of(NAME, "task_params.metrics", metric, tuple(METRICS))
     end_time = raw.get("end_time")
     if end_time is not None and _clock(end_time) is None:
         raise ConfigError(f"{NAME}: argument task_params.end_time must be a time as HH:MM, not {end_time!r:.80}")
     if "mode" in raw:
-        one_of(NAME, "task_params.mode", raw["mode"], tuple(MODES))
+        common.one_of(NAME, "task_params.mode", raw["mode"], tuple(MODES))
     return Params(raw["department"], raw["n_loc"], raw["n_res"], plan, raw.get("metrics", []), end_time,
                   raw.get("mode"))
 
@@ -128,10 +117,10 @@ class EventPlanning:
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
         # The seed is the reference's (its default): its configs' itinerary is on the map it draws.
-        args = arguments(NAME, given, {"seed": (int, 42), "task_type_name": (str, GENERAL),
-                                       "task_params": (dict, REQUIRED)})
+        args = common.arguments(NAME, given, {"seed": (int, 42), "task_type_name": (str, GENERAL),
+                                              "task_params": (dict, common.REQUIRED)})
         seed, task_type = args["seed"], args["task_type_name"]
-        one_of(NAME, "task_type_name", task_type, (GENERAL, OPTIMAL))
+        common.one_of(NAME, "task_type_name", task_type, (GENERAL, OPTIMAL))
         params = _params(task_type, args["task_params"])
         members = day.company.in_department(params.department)
         if not members or any(c in params.department for c in "/\\\0"):  # it names the output file
@@ -147,7 +136,7 @@ class EventPlanning:
         plans = self._write_world(day, params, seed, window[0])
         output = f"dept_{params.department}_" + ("plan_metrics.json" if task_type == GENERAL else "optimal_plan.json")
         description = _description(params, f"{year:04d}-{month:02d}", output, task_type)
-        return TaskSpec(NAME, description, deadline(day), {
+        return TaskSpec(NAME, description, common.deadline(day), {
             "task_type": task_type, "output": output, "common_period": [d.isoformat() for d in window],
             "plan": params.plan, "metrics": params.metrics, "end_time": params.end_time, "mode": params.mode,
             "plans": plans if params.mode is None else world.optimal(plans, params.mode)})
@@ -161,9 +150,9 @@ class EventPlanning:
         edges = world.road_map(spots)
         road_map = json.dumps(world.map_json(spots, edges, day.start.isoformat()), indent=2, ensure_ascii=False)
         for name, text in zip(RESOURCES, (world.guidelines(), world.catalogue(places, meals), road_map)):
-            place(day.cloud_disk / FOLDER / name, text)
-        place_image(day, day.cloud_disk / FOLDER / "mst_map.png", world.map_png(spots, edges),
-                    world.map_text(spots, edges))
+            common.place(day.cloud_disk / FOLDER / name, text)
+        common.place_image(day, day.cloud_disk / FOLDER / "mst_map.png", world.map_png(spots, edges),
+                           world.map_text(spots, edges))
         return world.itineraries(places, meals, world.distances(edges), visit)
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
@@ -225,7 +214,7 @@ class EventPlanning:
         tally.first = not missing
         tally.add(not missing, f"These resource files are not in your workspace: {', '.join(missing)}. Copy them "
                                "from the cloud disk before you work on the task.")
-        answer = read_json(find(outcome.workspace, check["output"]))
+        answer = common.read_json(common.find(outcome.workspace, check["output"]))
         if not isinstance(answer, dict):
             return tally.weighted(f"No readable `{check['output']}` holding a JSON object in your workspace: write "
                                   "your result there.")
@@ -260,7 +249,7 @@ class Tally:
 
     def weighted(self, note: str | None = None) -> Score:
         """The first checkpoint carries 30% of the full score, the others share the rest equally."""
-        return Score(weighted_score(self.correct, int(self.full), self.first), self.full,
+        return Score(common.weighted_score(self.correct, int(self.full), self.first), self.full,
                      (*self.notes, *([note] if note else [])))
 
 
@@ -277,7 +266,7 @@ def _matching(plan: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | N
 
 
 def _close(given: Any, wanted: float, metric: str) -> bool:
-    value = None if isinstance(given, str) else number(given)  # the reference subtracts: text fails
+    value = None if isinstance(given, str) else common.number(given)  # the reference subtracts: text fails
     if value is None:
         return False
     absolute, relative = TOLERANCES[metric]

@@ -15,15 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import (
-    arguments,
-    at_least,
-    deadline,
-    one_of,
-    place,
-    read_text,
-    weighted_score,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Day, Employee, Hints, Outcome, Score, TaskSpec
 from occubench.util.untrusted import folder_files, read_file
 
@@ -72,21 +64,22 @@ class KbLinkFix:
     difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
-        task_params = arguments(self.name, given, {"task_params": ((dict, type(None)), None)})["task_params"] or {}
-        params = arguments(self.name, task_params, {"difficulty": (str, "medium"),
-                                                    **dict.fromkeys(KNOBS, (int, None))}, "task_params.")
+        task_params = common.arguments(self.name, given,
+                                       {"task_params": ((dict, type(None)), None)})["task_params"] or {}
+        params = common.arguments(self.name, task_params, {"difficulty": (str, "medium"),
+                                                           **dict.fromkeys(KNOBS, (int, None))}, "task_params.")
         difficulty = params["difficulty"].lower()
-        one_of(self.name, "task_params.difficulty", difficulty, list(DIFFICULTIES))
+        common.one_of(self.name, "task_params.difficulty", difficulty, list(DIFFICULTIES))
         count, fewest, most, owners = (preset if params[knob] is None else params[knob]
                                        for knob, preset in zip(KNOBS, DIFFICULTIES[difficulty]))
         for knob, value, least in zip(KNOBS, (count, fewest, most, owners), (1, 0, 0, 1)):
-            at_least(self.name, f"task_params.{knob}", value, least)
+            common.at_least(self.name, f"task_params.{knob}", value, least)
             if knob != "num_articles" and value > MAX_KNOB:
                 raise ConfigError(f"{self.name}: argument task_params.{knob} may be {MAX_KNOB} at most, not {value}")
         fewest, most = min(fewest, most), max(fewest, most)  # given the wrong way round, as the reference allows
         templates = _templates(day)
         kb = day.cloud_disk / "kb"
-        place(kb / MANUAL, _MANUAL_TEXT)
+        common.place(kb / MANUAL, _MANUAL_TEXT)
         candidates = [e for e in day.company.employees if e.department != "Executive"] or day.company.employees
         articles = []
         for name, text in day.rng.sample(templates, min(count, len(templates))):
@@ -97,15 +90,15 @@ class KbLinkFix:
                      for i in range(day.rng.randint(fewest, most))]
             broken = self._broken(day, text, links)
             stem = Path(name).stem
-            place(kb / "articles" / name, broken)
+            common.place(kb / "articles" / name, broken)
             # As the reference, each article's old and new IDs are also left on the cloud disk, for the agent to find.
-            place(kb / "articles_meta" / f"{stem}.json", json.dumps(
+            common.place(kb / "articles_meta" / f"{stem}.json", json.dumps(
                 {"subject": stem.replace("_", " ").title(), "owner_count": owners,
                  "broken_links": [{"old_id": x["old_id"], "new_id": x["new_id"]} for x in links]}, indent=2))
             articles.append({"subject": stem.replace("_", " ").title(), "article_filename": name,
                              "fixed_filename": f"{stem}_fixed.md", "broken_links": links, "original": _digest(broken)})
             self._tell_owners(day, team, links)
-        return TaskSpec(self.name, _description(articles), deadline(day), {"articles": articles})
+        return TaskSpec(self.name, _description(articles), common.deadline(day), {"articles": articles})
 
     def _broken(self, day: Day, text: str, links: list[dict[str, str]]) -> str:
         """``text`` with a line holding each broken link put in at a random line."""
@@ -159,13 +152,13 @@ class KbLinkFix:
                              "your workspace.")
                 continue
             written += 1
-            text = read_text(path) or ""
+            text = common.read_text(path) or ""
             intact += _intact(text, article, notes)
             fixed += _fixed(text, article, notes)
         links = sum(len(a["broken_links"]) for a in articles)
         basics = manual and written == len(articles)
         passed = basics + asked + (fixed == links) + (intact == len(articles))
-        return Score(weighted_score(passed, 4, basics), 4.0, tuple(notes))
+        return Score(common.weighted_score(passed, 4, basics), 4.0, tuple(notes))
 
 
 def _description(articles: list[dict[str, Any]]) -> str:

@@ -13,17 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import (
-    REQUIRED,
-    arguments,
-    deadline,
-    drawn,
-    number,
-    one_of,
-    parse_json,
-    place,
-    reference_bytes,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.families.meeting_book import add_rooms, hours_of, moment, slot
 from occubench.traineebench.family import Day, Hints, Meeting, Outcome, Score, TaskSpec
 from occubench.workplace.calendar import on_time
@@ -87,15 +77,16 @@ class MeetingAttend:
     difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
-        args = arguments(NAME, given, {"meeting_start_time": (str, REQUIRED), "meeting_last_time": ((int, float), 1.0),
-                                       "task_type": (str, "write"), "task_level": (int, 3)})
+        args = common.arguments(NAME, given, {
+            "meeting_start_time": (str, common.REQUIRED), "meeting_last_time": ((int, float), 1.0),
+            "task_type": (str, "write"), "task_level": (int, 3)})
         start = moment(NAME, "meeting_start_time", args["meeting_start_time"])
         hours = hours_of(NAME, "meeting_last_time", args["meeting_last_time"])
         task_type: str = args["task_type"].lower()
         level: int = args["task_level"]
-        one_of(NAME, "task_type", task_type, TASK_TYPES)
-        one_of(NAME, "task_level", level, (1, 2, 3))
-        place(day.cloud_disk / RULES, reference_bytes(day, TEMPLATE))
+        common.one_of(NAME, "task_type", task_type, TASK_TYPES)
+        common.one_of(NAME, "task_level", level, (1, 2, 3))
+        common.place(day.cloud_disk / RULES, common.reference_bytes(day, TEMPLATE))
         department = day.rng.choice(["Marketing", "Product"])
         if not day.company.in_department(department):
             raise ConfigError(f"{NAME}: the company has no {department} department to hold the meeting")
@@ -109,7 +100,7 @@ class MeetingAttend:
         end = start + timedelta(hours=hours)
         description = (f"Attend the meeting in `{ROOM}` from {slot(start, end)}. If the meeting gives you a new "
                        "task, complete it.")
-        return TaskSpec(NAME, description, deadline(day), {
+        return TaskSpec(NAME, description, common.deadline(day), {
             "title": title, "start": start.isoformat(), "task_type": task_type, "requests": requests})
 
     @staticmethod
@@ -125,7 +116,7 @@ class MeetingAttend:
         return requests
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
-        return drawn(rng, SAMPLED)
+        return common.drawn(rng, SAMPLED)
 
     def hints(self, task: TaskSpec) -> Hints:
         task_type = task.check["task_type"]
@@ -161,7 +152,7 @@ class MeetingAttend:
         if task.check["task_type"] == "none":
             return Score(float(attended), 1.0, () if attended else (NOTES["on time"],))
         path = outcome.workspace / OUTPUT
-        readable, summary = parse_json(path)
+        readable, summary = common.parse_json(path)
         checks = {"on time": attended, "file": path.exists(), "format": readable,
                   "answer": readable and matches(summary, expected(task))}
         return Score(float(sum(checks.values())), 4.0, tuple(NOTES[name] for name, ok in checks.items() if not ok))
@@ -196,7 +187,7 @@ def matches(summary: Any, wanted: list[dict[str, Any]]) -> bool:
 def _same(given: Any, wanted: str | int) -> bool:
     if isinstance(wanted, str):
         return isinstance(given, str) and given.lower() == wanted.lower()
-    value = None if isinstance(given, str) else number(given)  # the reference compares no text with a number
+    value = None if isinstance(given, str) else common.number(given)  # the reference compares no text with a number
     return value is not None and abs(value - wanted) <= TOLERANCE
 
 

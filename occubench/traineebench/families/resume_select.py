@@ -18,14 +18,7 @@ import re
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import (
-    LINE_SEPARATORS,
-    bad_argument,
-    deadline,
-    known_arguments,
-    place,
-    read_answer,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 from occubench.util import untrusted
 
@@ -54,7 +47,7 @@ def _one(name: str, value: Any, expected: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise bad_argument(NAME, name, expected, value)
+        raise common.bad_argument(NAME, name, expected, value)
     return value
 
 
@@ -62,19 +55,19 @@ def _many(name: str, value: Any) -> list[str]:
     if value is None or isinstance(value, str):
         return [value] if value else []
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        raise bad_argument(NAME, name, "a list of names", value)
+        raise common.bad_argument(NAME, name, "a list of names", value)
     return list(value)
 
 
 def _requirement(value: Any) -> dict[str, Any]:
     if not isinstance(value, list) or len(value) != 4:
-        raise bad_argument(NAME, "requirement", "a list of four: [degree], [majors], [years], [skills]", value)
+        raise common.bad_argument(NAME, "requirement", "a list of four: [degree], [majors], [years], [skills]", value)
     degree = _one("requirement", value[0], "one degree")
     if degree is not None and degree not in DEGREES:
-        raise bad_argument(NAME, "requirement", f"a degree among {', '.join(DEGREES)}", degree)
+        raise common.bad_argument(NAME, "requirement", f"a degree among {', '.join(DEGREES)}", degree)
     years = _one("requirement", value[2], "one number of years such as '3 years'")
     if years is not None and not (_YEARS.fullmatch(years) or years.startswith("Not")):
-        raise bad_argument(NAME, "requirement", "years such as '3 years' (or 'Not required')", years)
+        raise common.bad_argument(NAME, "requirement", "years such as '3 years' (or 'Not required')", years)
     return {"degree": degree, "majors": _many("requirement", value[1]), "years": years,
             "skills": _many("requirement", value[3])}
 
@@ -138,17 +131,17 @@ class ResumeSelect:
     difficulty = "easy"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
-        known_arguments(NAME, arguments, ("requirement", "position", "number_of_resumes"))
+        common.known_arguments(NAME, arguments, ("requirement", "position", "number_of_resumes"))
         for required in ("requirement", "position"):
             if required not in arguments:
                 raise ConfigError(f"{NAME}: argument {required!r} is missing")
         need = _requirement(arguments["requirement"])
         position = _one("position", arguments["position"], "one position")
         if position is None:
-            raise bad_argument(NAME, "position", "a position", arguments["position"])
+            raise common.bad_argument(NAME, "position", "a position", arguments["position"])
         count = arguments.get("number_of_resumes")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-            raise bad_argument(NAME, "number_of_resumes", "a whole number of at least 1", count)
+            raise common.bad_argument(NAME, "number_of_resumes", "a whole number of at least 1", count)
 
         folder = day.reference / RESUMES
         names = sorted(untrusted.folder_files(folder)) if folder.is_dir() else []
@@ -158,13 +151,13 @@ class ResumeSelect:
         facts = _facts(day)
         answer = []
         for file in chosen:
-            place(day.cloud_disk / FOLDER / file, untrusted.read_file(folder / file))
+            common.place(day.cloud_disk / FOLDER / file, untrusted.read_file(folder / file))
             applicant = file.split("_")[0]
             if not isinstance(facts.get(applicant), dict):
                 raise ConfigError(f"{day.reference / FACTS}: no entry for {applicant!r} (résumé {file})")
             if _suitable(facts[applicant], position, need):
                 answer.append(applicant)
-        return TaskSpec(NAME, _describe(position, need), deadline(day),
+        return TaskSpec(NAME, _describe(position, need), common.deadline(day),
                         {"output_file": OUTPUT, "answer": answer, "resumes": chosen})
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
@@ -189,7 +182,7 @@ class ResumeSelect:
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         output = task.check["output_file"]
-        data = read_answer(outcome.workspace / output, LINE_SEPARATORS)
+        data = common.read_answer(outcome.workspace / output, common.LINE_SEPARATORS)
         if data is None:
             return Score(0, 2, (f"Save the suitable applicants in `{output}`; create it empty when nobody "
                                 "qualifies.",))

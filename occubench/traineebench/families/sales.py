@@ -16,28 +16,15 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
-from occubench.traineebench.families._common import (
-    REQUIRED,
-    arguments,
-    at_least,
-    deadline,
-    departments,
-    find,
-    number,
-    one_of,
-    place,
-    read_json,
-    reference_bytes,
-    weighted_score,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 MANUAL = "manuals_for_sales_data_analysis.md"
 TOLERANCE = 0.05
 #: The departments the reference's sampler draws from: its company's sales teams.
 SALES = ("Sales_1", "Sales_2", "Sales_3")
-_ONE = {"department": (str, REQUIRED), "quarter": (int, None)}
-_MANY = {"departments": (list, REQUIRED), "quarter": (int, None)}
+_ONE = {"department": (str, common.REQUIRED), "quarter": (int, None)}
+_MANY = {"departments": (list, common.REQUIRED), "quarter": (int, None)}
 _GROWTH = {"quarter": (int, None), "direction": (str, "up")}
 #: The parameters taken from a few choices, with them.
 CHOICES = {"mode": ("top", "bottom"), "direction": ("up", "down")}
@@ -173,21 +160,23 @@ class SalesAnalysis:
     difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
-        args = arguments(self.name, given, {"task_type": (str, "top_sales_employee"),
-                                            "task_params": ((dict, type(None)), None)})
+        args = common.arguments(self.name, given, {"task_type": (str, "top_sales_employee"),
+                                                   "task_params": ((dict, type(None)), None)})
         kind = args["task_type"]
-        one_of(self.name, "task_type", kind, list(TYPES))
+        common.one_of(self.name, "task_type", kind, list(TYPES))
         spec, checkpoints, output, objective, example = TYPES[kind]
-        teams = [d for d in departments(day.company) if d.lower().startswith("sales")]
+        teams = [d for d in common.departments(day.company) if d.lower().startswith("sales")]
         params = self._params(kind, args["task_params"] or {"department": "Sales_1"}, teams, day)
         year = day.start.year - 1
-        place(day.cloud_disk / "sales" / MANUAL, reference_bytes(day, f"schemas/tasks/sales/templates/{MANUAL}"))
+        common.place(day.cloud_disk / "sales" / MANUAL,
+                     common.reference_bytes(day, f"schemas/tasks/sales/templates/{MANUAL}"))
         people, totals = {}, {}
         for quarter in (1, 2, 3, 4):
             rows = []
             for team in teams:
                 drawn = self._orders(day, team, year, quarter)
-                place(day.cloud_disk / "sales" / f"sales_{team.replace(' ', '_')}_Q{quarter}_{year}.csv", _csv(drawn))
+                common.place(day.cloud_disk / "sales" / f"sales_{team.replace(' ', '_')}_Q{quarter}_{year}.csv",
+                             _csv(drawn))
                 rows += drawn
             people[quarter], totals[quarter] = _aggregate(rows)
         for colleague in (e for team in teams for e in day.company.in_department(team)):
@@ -203,26 +192,26 @@ class SalesAnalysis:
                                       if x["department"] in (params.get("departments") or [params.get("department")])})}
         sample = f"sales_{teams[0].replace(' ', '_')}_Q{params['quarter']}_{year}.csv" if teams else ""
         return TaskSpec(self.name, _description(params, sample, check["output_file"], objective.format(**words),
-                                                example), deadline(day), check)
+                                                example), common.deadline(day), check)
 
     def _params(self, kind: str, given: Any, teams: list[str], day: Day) -> dict[str, Any]:
         """The task's parameters checked; a quarter not given is drawn (one with a quarter before, for a growth)."""
         spec, growth = TYPES[kind][0], kind.endswith("qoq_count")
-        params = arguments(self.name, given, spec, "task_params.")
+        params = common.arguments(self.name, given, spec, "task_params.")
         if "department" in spec:
-            one_of(self.name, "task_params.department", params["department"], teams)
+            common.one_of(self.name, "task_params.department", params["department"], teams)
         if "departments" in spec:
-            at_least(self.name, "task_params.departments (its length)", len(params["departments"]), 1)
+            common.at_least(self.name, "task_params.departments (its length)", len(params["departments"]), 1)
             for i, team in enumerate(params["departments"]):
-                one_of(self.name, f"task_params.departments[{i}]", team, teams)
+                common.one_of(self.name, f"task_params.departments[{i}]", team, teams)
         drawn = day.rng.choice((2, 3, 4) if growth else (1, 2, 3, 4))
         params["quarter"] = drawn if params["quarter"] is None else params["quarter"]
-        one_of(self.name, "task_params.quarter", params["quarter"], (2, 3, 4) if growth else (1, 2, 3, 4))
+        common.one_of(self.name, "task_params.quarter", params["quarter"], (2, 3, 4) if growth else (1, 2, 3, 4))
         for name, choices in CHOICES.items():
             if name in spec:
-                one_of(self.name, f"task_params.{name}", params[name], choices)
+                common.one_of(self.name, f"task_params.{name}", params[name], choices)
         if "n" in spec:
-            at_least(self.name, "task_params.n", params["n"], 1)
+            common.at_least(self.name, "task_params.n", params["n"], 1)
         return params
 
     def _orders(self, day: Day, team: str, year: int, quarter: int) -> list[dict[str, Any]]:
@@ -268,18 +257,18 @@ class SalesAnalysis:
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check, notes = task.check, []
-        manual = find(outcome.workspace, MANUAL)
+        manual = common.find(outcome.workspace, MANUAL)
         if not manual:
             notes.append(f"Download `{MANUAL}` from the cloud disk.")
-        output = find(outcome.workspace, check["output_file"])
+        output = common.find(outcome.workspace, check["output_file"])
         if not output:
             notes.append(f"Write the result to `{check['output_file']}` in your workspace.")
         # Without an answer file every later checkpoint fails, with no note of its own (as the reference).
-        answer = read_json(output) if output else None
+        answer = common.read_json(output) if output else None
         later = CHECKS[check["task_type"]](answer, check, notes if output else [])
         basics = manual is not None and output is not None
-        return Score(weighted_score(basics + sum(later), check["checkpoints"], basics), float(check["checkpoints"]),
-                     tuple(notes))
+        return Score(common.weighted_score(basics + sum(later), check["checkpoints"], basics),
+                     float(check["checkpoints"]), tuple(notes))
 
 
 def _aggregate(rows: list[dict[str, Any]]) -> tuple[People, dict[str, Any]]:
@@ -332,7 +321,7 @@ def _same(model: Any, expected: People) -> bool:
     if len(mine) != len(expected):
         return False
     for got, want in zip(mine, sorted(expected, key=lambda x: str(x["employee_id"]))):
-        total = number(got.get("total_sales"))
+        total = common.number(got.get("total_sales"))
         if got.get("employee_id") != want["employee_id"] or total is None or abs(total - want["total_sales"]) \
                 > TOLERANCE:
             return False
@@ -376,7 +365,7 @@ def _per_team(answer: Any, check: Any, notes: list[str]) -> list[bool]:
 def _averages(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     if not isinstance(answer, dict):
         return _misshapen("a JSON object mapping each department to its average sales", notes)
-    values = {team: number(answer.get(team)) for team in check["expected"]}
+    values = {team: common.number(answer.get(team)) for team in check["expected"]}
     wrong = [team for team, value in values.items()
              if value is None or abs(value - check["expected"][team]) >= TOLERANCE]
     notes += [f"Give department {team} with its right average sales." for team in wrong]
@@ -387,7 +376,7 @@ def _statistics(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     keys = ("employees", "total_sales", "avg_sales_per_person")
     if not (isinstance(answer, dict) and all(k in answer for k in keys)):
         return _misshapen(f"a JSON object with the keys {', '.join(keys)}", notes)
-    values, want = {key: number(answer[key]) for key in keys}, check["expected"]
+    values, want = {key: common.number(answer[key]) for key in keys}, check["expected"]
     wrong = [key for key, value in values.items() if value is None or (
         value != want[key] if key == "employees" else abs(value - want[key]) > TOLERANCE)]
     notes += [f"Compute '{key}' correctly." for key in wrong]

@@ -17,19 +17,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import (
-    REQUIRED,
-    arguments,
-    at_least,
-    deadline,
-    departments,
-    drawn,
-    fill,
-    place,
-    read_json,
-    reference_bytes,
-    reference_text,
-)
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Company, Day, Employee, Hints, Outcome, Score, TaskSpec
 
 TEMPLATES = "schemas/tasks/transactions/templates/"
@@ -134,16 +122,17 @@ class TransactionDataReview:
     difficulty = "easy"
 
     def generate(self, day: Day, **given: Any) -> TaskSpec:
-        args = arguments(self.name, given, {"num_normal_transactions": (int, REQUIRED),
-                                            "num_abnormal_transactions": (int, REQUIRED)})
+        args = common.arguments(self.name, given, {"num_normal_transactions": (int, common.REQUIRED),
+                                                   "num_abnormal_transactions": (int, common.REQUIRED)})
         for key, value in args.items():
-            at_least(self.name, key, value, 0)
+            common.at_least(self.name, key, value, 0)
         if sum(args.values()) > MAX_SUPPLIERS:
             raise ConfigError(f"{self.name}: arguments num_normal_transactions and num_abnormal_transactions may "
                               f"add up to {MAX_SUPPLIERS} suppliers at most, not {sum(args.values())}")
-        templates = {kind: reference_text(day, f"{TEMPLATES}{kind}_template.txt") for kind in ("invoice", "approval")}
+        templates = {kind: common.reference_text(day, f"{TEMPLATES}{kind}_template.txt")
+                     for kind in ("invoice", "approval")}
         finance = day.cloud_disk / "financial"
-        place(finance / MANUAL, reference_bytes(day, TEMPLATES + MANUAL))
+        common.place(finance / MANUAL, common.reference_bytes(day, TEMPLATES + MANUAL))
         rng, start, taken = day.rng, day.start.date(), set[str]()
         rows: list[tuple[Any, ...]] = []
         for _ in range(args["num_normal_transactions"]):
@@ -164,7 +153,7 @@ class TransactionDataReview:
                                             f"`CloudDisk://financial/{MANUAL}`.")
             day.company.add_rule(colleague, "If the intern asks about the invoices of transactions, point them to "
                                             "`CloudDisk://financial/approvals/` and `CloudDisk://financial/invoices/`.")
-        return TaskSpec(self.name, _DESCRIPTION.format(report=REPORT), deadline(day),
+        return TaskSpec(self.name, _DESCRIPTION.format(report=REPORT), common.deadline(day),
                         {"checkpoint_files": ["manuals_for_intern.md", MANUAL], "output_file": REPORT,
                          "abnormal_suppliers": [s["name"] for s in abnormal]})
 
@@ -173,7 +162,7 @@ class TransactionDataReview:
         """The supplier's rows for the table, each with its invoice and its approval written to the cloud disk:
         requested by someone of a drawn department and approved by that department's manager."""
         rng = day.rng
-        department = rng.choice(departments(day.company))
+        department = rng.choice(common.departments(day.company))
         approver = day.company.manager_of(department)
         requester = _requester(day.company, department, approver, rng)
         rows = []
@@ -190,13 +179,13 @@ class TransactionDataReview:
                       "supplier_rating": rating, "estimated_cost": int(amount - amount % 10 + 10),
                       "approvor_name": approver.name,
                       "approval_date": (requested + timedelta(days=rng.randint(1, 2))).isoformat()}
-            place(day.cloud_disk / "financial/invoices" / f"{ids[1]}.txt", fill(templates["invoice"], fields))
-            place(day.cloud_disk / "financial/approvals" / f"{ids[2]}.txt", fill(templates["approval"], fields))
+            for folder, number, kind in (("invoices", ids[1], "invoice"), ("approvals", ids[2], "approval")):
+                common.place(day.cloud_disk / f"financial/{folder}/{number}.txt", common.fill(templates[kind], fields))
             rows.append((*ids, supplier["name"], rating, requester.name, approver.name, paid.isoformat(), amount))
         return rows
 
     def sample_arguments(self, rng: random.Random) -> dict[str, Any]:
-        return drawn(rng, SAMPLED)
+        return common.drawn(rng, SAMPLED)
 
     def hints(self, task: TaskSpec) -> Hints:
         intern, manual = task.check["checkpoint_files"]
@@ -222,7 +211,7 @@ class TransactionDataReview:
             else:
                 notes.append(f"Ask a colleague in Finance where {name} is kept, and download it to the root of "
                              "your workspace.")
-        report = read_json(outcome.workspace / check["output_file"])
+        report = common.read_json(outcome.workspace / check["output_file"])
         named = report.get("abnormal_suppliers") if isinstance(report, dict) else None
         truth = check["abnormal_suppliers"]
         # As the reference: every abnormal supplier must be named (naming others too costs nothing); a string
