@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from occubench.core.agent import Agent
     from occubench.core.options import SuiteOptions
     from occubench.core.results import Result
-    from occubench.core.tables import Table
+    from occubench.core.tables import Chart, Table
     from occubench.llm import Model
 
 
@@ -147,6 +147,8 @@ class SuiteDefinition:
     #: Tables over all of the suite's results across the runs of a report or a matrix run (the workplace's scores
     #: per guidance tier, say).
     overview_tables: Callable[[list[Result]], list[Table]] | None = None
+    #: Charts over the same results, drawn in the HTML report beside those tables (Trainee-Bench's Figure 4, say).
+    overview_charts: Callable[[list[Result]], list[Chart]] | None = None
     #: Whether a result that names no suite (a line of another harness's file) is this suite's.
     claims: Callable[[Result], bool] | None = None
     #: The model roles of :data:`SUITE_ROLES` it calls (``npc`` for ``--npc-model``...) and whether it shows

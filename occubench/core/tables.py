@@ -1,4 +1,5 @@
-"""Tables as plain rows of text: built once, rendered to a terminal, Markdown, CSV, JSON or HTML."""
+"""Tables as plain rows of text: built once, rendered to a terminal, Markdown, CSV, JSON or HTML; charts as plain
+series of numbers, drawn by the report."""
 
 from __future__ import annotations
 
@@ -65,6 +66,17 @@ class Table:
         for row in cells[1:]:
             table.add_row(*(Text(row[i]) for i in shown))
         yield table
+
+
+@dataclass
+class Chart:
+    """Grouped bars: for each series (by label), a value per group (None: no bar), on a 0-1 axis."""
+
+    title: str
+    groups: list[str]
+    series: dict[str, list[float | None]]
+    legend_title: str
+    y_label: str
 
 
 def _fitted(natural: list[int], least: list[int], room: int) -> list[int] | None:

@@ -9,9 +9,9 @@ from occubench.util.lazy import lazy_exports
 
 #: Names load on first use: matplotlib, which only charts need, costs seconds to import.
 _EXPORTS = {
-    "difficulty_chart": "occubench.report.charts", "modes_chart": "occubench.report.charts",
-    "radar_chart": "occubench.report.charts", "series_labels": "occubench.report.charts",
-    "world_label": "occubench.report.charts",
+    "bar_chart": "occubench.report.charts", "difficulty_chart": "occubench.report.charts",
+    "modes_chart": "occubench.report.charts", "radar_chart": "occubench.report.charts",
+    "series_labels": "occubench.report.charts", "world_label": "occubench.report.charts",
     "PairAgreement": "occubench.report.compare", "compare_groups": "occubench.report.compare",
     "group_rates": "occubench.report.compare",
     "PairedComparison": "occubench.report.paired", "PairedSetting": "occubench.report.paired",
@@ -29,7 +29,8 @@ _EXPORTS = {
     "Table": "occubench.report.tables", "compare_json": "occubench.report.tables",
     "compare_tables": "occubench.report.tables", "leaderboard": "occubench.report.tables",
     "leaderboard_table": "occubench.report.tables", "markdown_report": "occubench.report.tables",
-    "modes_table": "occubench.report.tables", "overview_tables": "occubench.report.tables",
+    "modes_table": "occubench.report.tables", "overview_charts": "occubench.report.tables",
+    "overview_tables": "occubench.report.tables",
     "paired_json": "occubench.report.tables",
     "paired_table": "occubench.report.tables", "report_csv": "occubench.report.tables",
     "report_json": "occubench.report.tables", "report_warnings": "occubench.report.tables",
@@ -39,9 +40,9 @@ _EXPORTS = {
 
 __all__ = [
     "Count", "Interval", "PairAgreement", "PairedComparison", "PairedSetting", "PassK", "Run", "RunStats", "Table",
-    "TrialsNeeded", "Unanimity", "apart", "breakdown", "compare_groups", "compare_json", "compare_tables",
+    "TrialsNeeded", "Unanimity", "apart", "bar_chart", "breakdown", "compare_groups", "compare_json", "compare_tables",
     "completion_ci", "difficulty_chart", "group_rates", "html_report", "leaderboard", "leaderboard_table", "load_run",
-    "load_run_dirs", "markdown_report", "mcnemar_p", "modes_chart", "modes_table", "overview_tables",
+    "load_run_dirs", "markdown_report", "mcnemar_p", "modes_chart", "modes_table", "overview_charts", "overview_tables",
     "paired_comparisons", "paired_json", "paired_table", "pass_at_k", "pass_hat_k", "pass_k", "radar_chart",
     "report_csv", "report_json", "report_warnings", "run_stats", "run_tables", "series_labels", "suite_tables",
     "to_markdown", "trial_counts", "trials_needed", "unanimity", "world_label", "write_html"
@@ -50,7 +51,14 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from occubench.report.charts import difficulty_chart, modes_chart, radar_chart, series_labels, world_label
+    from occubench.report.charts import (
+        bar_chart,
+        difficulty_chart,
+        modes_chart,
+        radar_chart,
+        series_labels,
+        world_label,
+    )
     from occubench.report.compare import PairAgreement, compare_groups, group_rates
     from occubench.report.html import html_report, write_html
     from occubench.report.paired import (
@@ -85,6 +93,7 @@ if TYPE_CHECKING:
         leaderboard_table,
         markdown_report,
         modes_table,
+        overview_charts,
         overview_tables,
         paired_json,
         paired_table,

@@ -18,6 +18,7 @@ from matplotlib.ticker import PercentFormatter
 
 from occubench.config import CLEAN_LEVEL, FAULT_LEVELS
 from occubench.core.results import Result
+from occubench.core.tables import Chart
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.report.robustness import UNKNOWN_SUITE, robustness_table, suite_of, with_guidance
 from occubench.report.stats import breakdown
@@ -129,7 +130,8 @@ def radar_chart(records: Iterable[Result]) -> bytes:
 
 
 @_LITERAL
-def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | None]], legend_title: str) -> bytes:
+def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | None]], legend_title: str,
+                  y_label: str = "Completion") -> bytes:
     figure = Figure(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(bars)) / 2), 4.5))
     axes = figure.add_subplot()
     width = 0.8 / max(1, len(bars))
@@ -139,7 +141,7 @@ def _grouped_bars(title: str, groups: list[str], bars: dict[str, list[float | No
     axes.set_xticks(range(len(groups)), groups, rotation=20 if max(map(len, groups), default=0) > 12 else 0)
     axes.set_ylim(0, 1)
     _percent_axis(axes.yaxis)
-    axes.set_ylabel("Completion")
+    axes.set_ylabel(y_label)
     axes.set_title(title)
     axes.grid(axis="y", alpha=0.3)
     axes.legend(title=legend_title, fontsize="small")
@@ -167,3 +169,8 @@ def difficulty_chart(records: Iterable[Result]) -> bytes:
     return _grouped_bars("Completion by difficulty" + scope, [f"Level {level}" for level in levels],
                          {label: [counts[lv].rate if lv in counts else None for lv in levels]
                           for label, counts in series.items()}, "Agent")
+
+
+def bar_chart(chart: Chart) -> bytes:
+    """A suite's chart (:class:`occubench.core.tables.Chart`) as grouped bars."""
+    return _grouped_bars(chart.title, chart.groups, chart.series, chart.legend_title, chart.y_label)

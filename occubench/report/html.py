@@ -16,7 +16,7 @@ from occubench.core.results import Result
 from occubench.engine.summary import Price
 from occubench.errors import ConfigError
 from occubench.hub.worlds import cited
-from occubench.report.charts import difficulty_chart, modes_chart, radar_chart
+from occubench.report.charts import bar_chart, difficulty_chart, modes_chart, radar_chart
 from occubench.report.paired import PairedComparison, paired_comparisons
 from occubench.report.robustness import robustness_table
 from occubench.report.runs import Run
@@ -26,6 +26,8 @@ from occubench.report.tables import (
     domain_table,
     leaderboard_table,
     modes_table,
+    overview_charts,
+    overview_tables,
     paired_table,
     report_warnings,
     run_tables,
@@ -151,6 +153,9 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
     charts = [_image(radar_chart(records), "Completion by industry category per agent model"),
               _image(modes_chart(records), "Completion by fault level per agent"),
               _image(difficulty_chart(records), "Completion by difficulty per agent model")]
+    # The suites' tables over all runs, with their charts beside them.
+    overview = "".join(_table_html(t) for t in overview_tables(runs)) + "".join(
+        _image(bar_chart(chart), chart.title) for chart in overview_charts(runs))
     entries = [entry(i, run.name, s.trials, result)
                for i, (run, s) in enumerate(zip(runs, stats)) for result in run.results]
     data = {"tasks": entries, "contexts": [_contexts(run) for run in runs]}
@@ -169,7 +174,8 @@ def html_report(runs: list[Run], stats: list[RunStats] | None = None, *,
 scored. Completion intervals: Wilson score (on the effective sample size when tasks are repeated).</p>
 <nav>{'<a href="#warnings">Warnings</a>' if warnings else ""}<a href="#leaderboard">Leaderboard</a>
 <a href="#modes">Fault levels</a>{'<a href="#paired">Paired</a>' if paired else ""}
-<a href="#charts">Charts</a><a href="#runs">Runs</a>{'<a href="#fidelity">Fidelity</a>' if fidelity else ""}
+<a href="#charts">Charts</a>{'<a href="#overview">Across runs</a>' if overview else ""}
+<a href="#runs">Runs</a>{'<a href="#fidelity">Fidelity</a>' if fidelity else ""}
 <a href="#trajectories">Trajectories</a></nav>
 </header>
 <main>
@@ -178,6 +184,7 @@ scored. Completion intervals: Wilson score (on the effective sample size when ta
 <section id="modes"><h2>Fault levels and robustness</h2>{_table_html(modes_table(modes))}</section>
 {f'<section id="paired"><h2>Paired comparison</h2>{_table_html(paired_table(paired))}</section>' if paired else ""}
 <section id="charts" class="charts"><h2>Charts</h2>{"".join(charts)}</section>
+{f'<section id="overview" class="charts"><h2>Across runs</h2>{overview}</section>' if overview else ""}
 <section id="runs"><h2>Runs</h2>{"".join(run_sections)}</section>
 {fidelity}
 {VIEWER_HTML}

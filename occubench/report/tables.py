@@ -12,7 +12,7 @@ from typing import Any
 from occubench.config import FAULT_LEVELS
 from occubench.core.results import Result
 from occubench.core.suite import SuiteDefinition
-from occubench.core.tables import Table, percent
+from occubench.core.tables import Chart, Table, percent
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.engine.registry import load_suite
 from occubench.engine.summary import USAGE_COLUMNS, ordered_roles, usage_row
@@ -272,6 +272,12 @@ def overview_tables(runs: list[Run]) -> list[Table]:
     tier, say)."""
     return [table for definition, results in _suites(r for run in runs for r in run.results)
             if definition.overview_tables for table in definition.overview_tables(results)]
+
+
+def overview_charts(runs: list[Run]) -> list[Chart]:
+    """The charts each installed suite adds over its results of all ``runs`` (Trainee-Bench's Figure 4, say)."""
+    return [chart for definition, results in _suites(r for run in runs for r in run.results)
+            if definition.overview_charts for chart in definition.overview_charts(results)]
 
 
 def report_warnings(modes: list[RobustnessRow], notes: Iterable[str] = ()) -> list[str]:
