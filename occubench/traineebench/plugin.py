@@ -31,7 +31,7 @@ from occubench.util.untrusted import read_file
 from occubench.workplace.environment import TOOLS, guidance
 from occubench.workplace.people import AGENT
 from occubench.workplace.plan import day_plan, learning_arms, reflection_model
-from occubench.workplace.report import workplace_overview_tables, workplace_tables
+from occubench.workplace.report import workplace_overview_charts, workplace_overview_tables, workplace_tables
 from occubench.workplace.suite import Library, PlannedDay, copied
 from occubench.workplace.world import Toolset
 
@@ -200,6 +200,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
 
 suite = SuiteDefinition(
     reads=frozenset({"npc", "verifier", "reflection", "guidance"}), options=(TraineeBenchOptions,),
-    name=NAME, plan=plan, report_tables=workplace_tables, overview_tables=workplace_overview_tables, validate=check,
+    name=NAME, plan=plan, report_tables=workplace_tables, overview_tables=workplace_overview_tables,
+    overview_charts=workplace_overview_charts, validate=check,
     description="Trainee-Bench as its authors run it: their benchmark configs and task families, scored in their "
                 "points (needs --traineebench-config, and `occubench data download traineebench` or --reference-dir)")

@@ -22,7 +22,7 @@ from occubench.util.jsonl import json_digest
 from occubench.workplace.generate import generate_day, generate_days, read_days
 from occubench.workplace.model import Day, at, build, day_tasks
 from occubench.workplace.plan import day_plan, learning_arms
-from occubench.workplace.report import workplace_overview_tables, workplace_tables
+from occubench.workplace.report import workplace_overview_charts, workplace_overview_tables, workplace_tables
 from occubench.workplace.schedule import TOOLSET, reference_schedule
 from occubench.workplace.suite import Library, PlannedDay, reference_agent
 from occubench.workplace.templates import FAMILIES, family
@@ -118,7 +118,7 @@ def check(options: ValidateOptions, console: Console) -> bool:
 suite = SuiteDefinition(
     reads=frozenset({"npc", "reflection", "guidance"}), options=(WorkplaceOptions,),
     name=WORKPLACE_SUITE, plan=plan, listing=listing, validate=check, report_tables=workplace_tables,
-    overview_tables=workplace_overview_tables,
+    overview_tables=workplace_overview_tables, overview_charts=workplace_overview_charts,
     description="workplace scenarios: generated working days with deadlines, meetings and colleagues who hold "
                 "clues (offline with --agent reference)")
 

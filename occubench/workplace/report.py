@@ -1,21 +1,27 @@
-"""Workplace figures in the shape of Trainee-Bench's tables: per task the success rate and checkpoint score, per day
-the steps and tool calls — overall, by tasks per day, by easy and hard task and by category; for runs with a day
-two, each arm's day-one → day-two change; over several runs, the scores per guidance tier."""
+"""Trainee-Bench's tables in the paper's layout, computed from working days of either task library: per run its
+Tables 2-4 (overall, by tasks per day, easy and hard), the scores by category and Table 5 (day one → day two per
+arm); over runs Tables 2-4 with a row per agent, and Figure 4 (guidance tiers and self-evolution) with its chart."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from occubench.core.results import Result
-from occubench.core.tables import Table, percent
+from occubench.core.tables import Chart, Table, percent
 from occubench.workplace.record import LEGACY_ARM, DayRecord, TaskScore
 
 #: What each day-two arm started with, in display order, the arm of files written before arms last.
 ARM_LABELS = {"none": "no experience", "notes": "own notes", "reflection": "reflected notes",
               LEGACY_ARM: "mentor's feedback"}
 LEVELS = ("easy", "hard")
+#: The id of a first day played again by ``--self-evolution``, and which time it is.
+EVOLUTION = re.compile(r"/evolution_(\d+)$")
+#: What SR and CS stand for, as the paper defines them.
+TERMS = ("SR: the share of tasks with every checkpoint passed. CS: the mean over days of each day's mean task score "
+         "(a task's score: its passed checkpoint weight over its total)")
 
 
 def _mean(values: list[float]) -> float | None:
@@ -33,6 +39,11 @@ def _scored(results: Iterable[Result]) -> list[_Scored]:
 
 def _firsts(days: Iterable[_Scored]) -> list[_Scored]:
     return [(result, record) for result, record in days if record.phase == 1]
+
+
+def _iteration(result: Result) -> int:
+    """The self-evolution iteration of a first day played again (``<scenario>/<day>/evolution_<n>``); 0 else."""
+    return int(found[1]) if (found := EVOLUTION.search(str(result.task_id))) else 0
 
 
 def _tasks(days: Iterable[_Scored]) -> list[TaskScore]:
@@ -54,57 +65,58 @@ def _day_figures(days: list[_Scored]) -> dict[str, Any]:
             "steps": _mean([r.step_count for r, _ in days]), "tool_calls": _mean([len(r.tool_calls) for r, _ in days])}
 
 
-def _by(tasks: list[TaskScore], key: Callable[[TaskScore], str]) -> dict[str, list[TaskScore]]:
-    groups: dict[str, list[TaskScore]] = defaultdict(list)
-    for task in tasks:
-        groups[key(task)].append(task)
+def _by(items: Iterable[Any], key: Callable[[Any], Any]) -> dict[Any, list[Any]]:
+    groups: dict[Any, list[Any]] = defaultdict(list)
+    for item in items:
+        groups[key(item)].append(item)
     return groups
 
 
-def _change(pairs: list[tuple[TaskScore, TaskScore]]) -> dict[str, Any]:
-    day1 = sum(first.score for first, _ in pairs) / len(pairs)
-    day2 = sum(second.score for _, second in pairs) / len(pairs)
-    return {"tasks": len(pairs), "day1": day1, "day2": day2, "gain": day2 - day1}
+def _change(days: list[list[tuple[TaskScore, TaskScore]]], level: str | None) -> dict[str, Any] | None:
+    """The mean day-one and day-two scores of paired days (each a list of task pairs) and their gain: overall
+    (``level`` None) as CS, the mean over days of each day's mean task score; for a level, the mean over its tasks.
+    None without a task of the level."""
+    groups = [day for day in days if day] if level is None else [
+        [pair for day in days for pair in day if pair[0].difficulty == level]]
+    groups = [group for group in groups if group]
+    if not groups:
+        return None
+    day1, day2 = (sum(sum(pair[i].score for pair in group) / len(group) for group in groups) / len(groups)
+                  for i in (0, 1))
+    return {"tasks": sum(map(len, groups)), "day1": day1, "day2": day2, "gain": day2 - day1}
 
 
 def _learning(days: list[_Scored]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per arm and task group (overall, easy, hard): the tasks and the mean day-one and day-two scores, over the
-    days whose day one and that arm's day two were both scored. Task i of a day two is of the same family as task
-    i of its day one, so the two lists pair up in order."""
+    """Per arm and task group (overall, easy, hard): the tasks and the mean day-one and day-two scores (see
+    :func:`_change`), over the days whose day one and that arm's day two were both scored (a first day played again
+    for self-evolution is no day two). Task i of a day two is of the family of task i of its day one: they pair."""
     firsts = {(str(result.task_id), result.trial): record for result, record in _firsts(days)}
-    pairs: dict[str, list[tuple[TaskScore, TaskScore]]] = defaultdict(list)
+    pairs: dict[str, list[list[tuple[TaskScore, TaskScore]]]] = defaultdict(list)
     for result, record in days:
-        if record.phase != 1 and (first := firsts.get((record.day_one, result.trial))) is not None:
-            pairs[record.arm] += zip(first.task_scores, record.task_scores)
-    learning = {}
+        if record.phase != 1 and not _iteration(result) and (
+                first := firsts.get((record.day_one, result.trial))) is not None:
+            pairs[record.arm].append(list(zip(first.task_scores, record.task_scores)))
     order = list(ARM_LABELS)
-    for arm in sorted(pairs, key=lambda arm: (order.index(arm) if arm in order else len(order), arm)):
-        groups = {"overall": pairs[arm], **{level: [p for p in pairs[arm] if p[0].difficulty == level]
-                                            for level in LEVELS}}
-        learning[arm] = {name: _change(group) for name, group in groups.items() if group}
-    return learning
+    return {arm: {name: change for name, level in (("overall", None), *((level, level) for level in LEVELS))
+                  if (change := _change(pairs[arm], level))}
+            for arm in sorted(pairs, key=lambda arm: (order.index(arm) if arm in order else len(order), arm))}
 
 
 def workplace_figures(results: Iterable[Result]) -> dict[str, Any]:
-    """The figures of :func:`workplace_tables`, JSON-able. Over the scored day-one results: ``overall`` and
-    ``by_tasks_per_day`` (days, tasks, success_rate, checkpoint_score — the mean over days of each day's mean task
-    score —, steps and tool_calls per day), and ``by_difficulty`` and ``by_category`` (tasks, success_rate, and
-    checkpoint_score over their tasks); ``learning``, per day-two arm
-    and task group (overall, easy, hard), the tasks and the mean day1 and day2 scores with their gain;
-    ``day_two`` whether there are day-two results, and ``guidance`` the tier every result was run with (0 when
-    none, or when they differ)."""
+    """The figures of :func:`workplace_tables`, JSON-able. Over the scored day ones: ``overall`` and
+    ``by_tasks_per_day`` (days, tasks, success_rate, checkpoint_score, steps and tool_calls per day), and
+    ``by_difficulty`` and ``by_category`` (tasks, success_rate, checkpoint_score over their tasks); ``learning``
+    (see :func:`_learning`); ``day_two``, whether there are day twos; ``guidance``, every result's tier (else 0)."""
     scored = _scored(results)
     firsts = _firsts(scored)
     tasks = _tasks(firsts)
-    by_size: dict[int, list[_Scored]] = defaultdict(list)
-    for result, record in firsts:
-        by_size[record.n_tasks].append((result, record))
-    levels = _by(tasks, lambda task: task.difficulty)
+    by_size = _by(firsts, lambda day: day[1].n_tasks)
     tiers = {result.guidance for result, _ in scored}
     return {"day_two": len(firsts) < len(scored), "guidance": tiers.pop() if len(tiers) == 1 else 0,
             "overall": _day_figures(firsts),
             "by_tasks_per_day": {n: _day_figures(days) for n, days in sorted(by_size.items())},
-            "by_difficulty": {level: _task_figures(group) for level, group in sorted(levels.items())},
+            "by_difficulty": {level: _task_figures(group)
+                              for level, group in sorted(_by(tasks, lambda task: task.difficulty).items())},
             "by_category": {category: _task_figures(group)
                             for category, group in sorted(_by(tasks, lambda task: task.category).items())},
             "learning": _learning(scored)}
@@ -119,58 +131,106 @@ def _gain(delta: float) -> str:
     return f"{round(100 * delta, 1) + 0.0:+.1f} pts"
 
 
+def _per_agent(groups: dict[str, list[_Scored]], scope: str) -> list[Table]:
+    """Tables 2, 3 and 4 with a row (in Table 3, rows) per group of day ones, by label: an agent, or its setting."""
+    groups = dict(sorted(groups.items()))
+    sizes = sorted({record.n_tasks for days in groups.values() for _, record in days})
+    overall = {label: _day_figures(days) for label, days in groups.items()}
+    by_size = {label: _by(days, lambda day: day[1].n_tasks) for label, days in groups.items()}
+    levels = {label: _by(_tasks(days), lambda task: task.difficulty) for label, days in groups.items()}
+    cells = {label: [_day_figures(by_size[label].get(n, [])) for n in sizes] for label in groups}
+    size_rows = [[label, name, *(str(row["days"]) if key == "days" else percent(row[key]) for row in cells[label])]
+                 for label in groups for name, key in (("days", "days"), ("SR", "success_rate"),
+                                                       ("CS", "checkpoint_score"))]
+    return [
+        Table(f"Table 2{scope}: overall scores, steps and tool calls",
+              ["Agent", "Days", "Tasks", "SR", "CS", "Steps / day", "Tool calls / day"],
+              [[label, str(row["days"]), *_rates(row), f"{row['steps']:.1f}", f"{row['tool_calls']:.1f}"]
+               for label, row in overall.items()], note=TERMS + "."),
+        Table(f"Table 3{scope}: by tasks per day", ["Agent", "", *(f"{n} task{'s' * (n != 1)}" for n in sizes)],
+              size_rows, text_columns=2, note="Each column: the days of that many tasks."),
+        Table(f"Table 4{scope}: easy and hard tasks",
+              ["Agent", *(f"{level.capitalize()} {column}" for level in LEVELS for column in ("tasks", "SR", "CS"))],
+              [[label, *(cell for level in LEVELS for cell in _rates(_task_figures(levels[label].get(level, []))))]
+               for label in groups], note="CS here: the mean score of those tasks."),
+    ]
+
+
 def workplace_tables(results: Iterable[Result]) -> list[Table]:
-    """Trainee-Bench's tables for one run: overall and by tasks per day, easy and hard tasks, by category, and,
-    with day-two results, the change from day one to day two in each arm."""
-    figures = workplace_figures(results)
+    """Trainee-Bench's tables for one run: Tables 2-4 of its day ones, the scores by category when there are
+    several, and with day-two results Table 5, each arm's change from day one to day two."""
+    scored = _scored(results)
+    figures = workplace_figures(result for result, _ in scored)
     if not figures["overall"]["days"]:
         return []
-    scope = [*(["day one"] if figures["day_two"] else []),
-             *([f"guidance tier {figures['guidance']}"] if figures["guidance"] else [])]
-    prefix = f"Workplace ({', '.join(scope)})" if scope else "Workplace"
-    sizes = [("Overall", figures["overall"])] + [(f"{n} tasks per day", row)
-                                                 for n, row in figures["by_tasks_per_day"].items()]
-    tables = [
-        Table(f"{prefix}: overall and by tasks per day",
-              ["", "Days", "Tasks", "Success rate", "Checkpoint score", "Steps / day", "Tool calls / day"],
-              [[name, str(row["days"]), *_rates(row), f"{row['steps']:.1f}", f"{row['tool_calls']:.1f}"]
-               for name, row in sizes],
-              note="Success rate: tasks with every checkpoint passed; checkpoint score: a task's passed checkpoint "
-                   "weight over its total, averaged over tasks."),
-        Table(f"{prefix}: easy and hard tasks", ["Difficulty", "Tasks", "Success rate", "Checkpoint score"],
-              [[level, *_rates(row)] for level, row in figures["by_difficulty"].items()]),
-        Table(f"{prefix}: by category", ["Category", "Tasks", "Success rate", "Checkpoint score"],
-              [[category, *_rates(row)] for category, row in figures["by_category"].items()]),
-    ]
-    rows = [[ARM_LABELS.get(arm, arm), f"{group} ({row['tasks']})", percent(row["day1"]), percent(row["day2"]),
-             _gain(row["gain"])]
+    tier = [f"guidance tier {figures['guidance']}"] if figures["guidance"] else []
+    scope = ["day one"] * figures["day_two"] + tier
+    scope_text = f" ({', '.join(scope)})" if scope else ""
+    tables = _per_agent(_by(_firsts(scored), lambda day: day[0].agent_model or "-"), scope_text)
+    if len(figures["by_category"]) > 1:
+        tables.append(Table(f"Scores by category{scope_text}", ["Category", "Tasks", "SR", "CS"],
+                            [[category, *_rates(row)] for category, row in figures["by_category"].items()],
+                            note="CS here: the mean score of those tasks."))
+    rows = [[ARM_LABELS.get(arm, arm), group.capitalize(), str(row["tasks"]), percent(row["day1"]),
+             percent(row["day2"]), _gain(row["gain"])]
             for arm, groups in figures["learning"].items() for group, row in groups.items()]
     if rows:
-        tier = f" (guidance tier {figures['guidance']})" if figures["guidance"] else ""
-        tables.append(Table(f"Workplace learning{tier}: Day one → day two by arm (mean checkpoint score)",
-                            ["Arm", "Tasks", "Day 1", "Day 2", "Gain"], rows, text_columns=2,
-                            note="Over the days whose day one and that arm's day two both ended without an error; "
-                                 "Tasks: the group and, in brackets, its tasks."))
+        tables.append(Table(f"Table 5{''.join(f' ({t})' for t in tier)}: Day 1 → Day 2 per arm",
+                            ["Arm", "Task type", "Tasks", "Day 1", "Day 2", "Gain"], rows, text_columns=2,
+                            note="Overall: the CS of the days whose day one and that arm's day two both ended without "
+                                 "an error; Easy, Hard: the mean score of those tasks."))
     return tables
 
 
+def _settings(scored: list[_Scored]) -> dict[tuple[str, int, int], list[_Scored]]:
+    """Figure 4's settings, in order: (agent, 0, tier) the day ones of each guidance tier, (agent, 1, n) the days of
+    self-evolution iteration n; empty without a tier above 0 or self-evolution, nothing to set side by side. The
+    agent names its fault level when the results have several."""
+    faults = len({result.env_mode for result, _ in scored}) > 1
+    groups = _by([day for day in scored if day[1].phase == 1 or _iteration(day[0])], lambda day: (
+        (day[0].agent_model or "-") + (f" ({day[0].env_mode})" if faults else ""), int(day[1].phase != 1),
+        _iteration(day[0]) if day[1].phase != 1 else day[0].guidance))
+    return dict(sorted(groups.items())) if any(kind or number for _, kind, number in groups) else {}
+
+
+def _setting(kind: int, number: int) -> str:
+    return f"self-evolution {number}" if kind else f"guidance {number}"
+
+
 def workplace_overview_tables(results: Iterable[Result]) -> list[Table]:
-    """Scores per (agent, guidance tier) over the day-one results of several runs (a ``--guidance 0 1 2 3``
-    matrix, say); none when every result is of tier 0. Runs at several fault levels get a Fault level column: a
-    faulted run's scores are not pooled with a clean one's."""
-    groups: dict[tuple[str, str, int], list[_Scored]] = defaultdict(list)
-    for result, record in _firsts(_scored(results)):
-        groups[(str(result.agent_model), result.env_mode, result.guidance)].append((result, record))
-    if {tier for _, _, tier in groups} <= {0}:
+    """Over the results of several runs: Tables 2-4 with a row per agent (and guidance tier, and fault level where
+    there are several) when there are several agents, and Figure 4's figures (see :func:`_settings`)."""
+    scored = _scored(results)
+    firsts = _firsts(scored)
+    tables = []
+    if len({result.agent_model for result, _ in firsts}) > 1:
+        faults = len({result.env_mode for result, _ in scored}) > 1
+        tables += _per_agent(_by(firsts, lambda day: (day[0].agent_model or "-") + "".join(
+            [f" ({day[0].env_mode})"] * faults + [f", guidance {day[0].guidance}"] * bool(day[0].guidance))),
+            " (agents compared)")
+    rows = [[agent, _setting(kind, number), str(row["days"]), *_rates(row),
+             *(percent(_task_figures([t for t in _tasks(days) if t.difficulty == level])["checkpoint_score"])
+               for level in LEVELS)]
+            for (agent, kind, number), days in _settings(scored).items() if (row := _day_figures(days))]
+    if rows:
+        tables.append(Table("Figure 4: scores per guidance tier and self-evolution iteration",
+                            ["Agent", "Setting", "Days", "Tasks", "SR", "CS", "Easy CS", "Hard CS"], rows,
+                            text_columns=2, optional=("Tasks", "Easy CS"),
+                            note=f"{TERMS}; easy and hard CS: the mean score of those tasks. Guidance n: the day ones "
+                                 "of tier n (0 no hints, 1 where to look, 2 also whom to ask, 3 also the plan); "
+                                 "self-evolution n: the first days played the n-th time again, after reflecting on "
+                                 "every time before. The chart draws Hard CS."))
+    return tables
+
+
+def workplace_overview_charts(results: Iterable[Result]) -> list[Chart]:
+    """Figure 4 as a chart: the mean score of hard tasks per guidance tier and self-evolution iteration, a bar per
+    agent; none without such results, or without a hard task among them."""
+    hard = {key: [task.score for task in _tasks(days) if task.difficulty == "hard"]
+            for key, days in _settings(_scored(results)).items()}
+    if not any(hard.values()):
         return []
-    several = len({fault_level for _, fault_level, _ in groups}) > 1
-    rows = []
-    for (agent, fault_level, tier), days in sorted(groups.items()):
-        figures, levels = _day_figures(days), _by(_tasks(days), lambda task: task.difficulty)
-        rows.append([agent, *([fault_level] if several else []), str(tier), str(figures["days"]), *_rates(figures),
-                     *(percent(_task_figures(levels[level])["checkpoint_score"]) for level in LEVELS)])
-    return [Table("Workplace scores per guidance tier",
-                  ["Agent", *(["Fault level"] if several else []), "Guidance tier", "Days", "Tasks", "Success rate",
-                   "Checkpoint score", "Easy CS", "Hard CS"], rows, text_columns=2 if several else 1,
-                  note="Day-one results only. Tiers: 0 no hints, 1 where to look, 2 also whom to ask and what for, "
-                       "3 also the plan step by step.")]
+    settings = sorted({(kind, number) for _, kind, number in hard})
+    return [Chart("Figure 4: mean score on hard tasks", [_setting(*setting) for setting in settings],
+                  {agent: [_mean(hard.get((agent, *setting), [])) for setting in settings]
+                   for agent in dict.fromkeys(agent for agent, _, _ in hard)}, "Agent", "Mean hard-task score")]

@@ -69,10 +69,11 @@ def test_a_config_day_runs_end_to_end_and_earns_the_reference_s_points(tmp_path:
     record = DayRecord.from_result(result)
     assert record is not None and (record.day_score, record.n_tasks, record.phase) == (1.0, 1, 1)
     assert result.is_correct is True
-    overall, levels, _ = workplace_tables([result])
+    overall, _, levels = workplace_tables([result])  # Tables 2, 3 and 4
     # Days, tasks, SR and CS of the one day, and its task among the easy ones.
-    assert overall.rows[0][:5] == ["Overall", "1", "1", "100.0%", "100.0%"]
-    assert overall.rows[0][6] == f"{len(CALLS):.1f}" and levels.rows == [["easy", "1", "100.0%", "100.0%"]]
+    assert overall.rows[0][:5] == ["intern", "1", "1", "100.0%", "100.0%"]
+    assert overall.rows[0][6] == f"{len(CALLS):.1f}" and levels.rows == [["intern", "1", "100.0%", "100.0%", "0",
+                                                                          "-", "-"]]
 
 
 def reference_folder(tmp_path: Path) -> Path:

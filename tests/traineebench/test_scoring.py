@@ -42,7 +42,7 @@ def test_completion_score_is_a_mean_of_day_means_and_success_a_share_of_tasks() 
     assert figures["by_difficulty"]["hard"] == {"tasks": 2, "success_rate": 0.0, "checkpoint_score": 0.25}
     assert {size: row["days"] for size, row in figures["by_tasks_per_day"].items()} == {1: 1, 3: 1}
     overall_table = workplace_tables([scored(task_id, tasks) for task_id, tasks in DAYS.items()])[0]
-    assert overall_table.rows[0][:5] == ["Overall", "2", "4", "25.0%", "58.3%"]
+    assert overall_table.rows[0][:5] == ["-", "2", "4", "25.0%", "58.3%"]  # the one agent, unnamed here
     assert workplace_figures([failed])["overall"]["checkpoint_score"] is None and workplace_tables([failed]) == []
 
 
