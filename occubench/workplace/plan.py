@@ -77,7 +77,7 @@ def day_plan(config: RunConfig, console: Console, library: Library, phases: Sequ
             chosen = [planned for planned in phases[number + 1] if planned.task_id in after]
             return phase(number + 1, chosen, after)
 
-        tasks = DaySuite(library, days, told=told_now).tasks()
+        tasks = DaySuite(library, days, guidance=config.guidance, told=told_now).tasks()
         return SuitePlan(select_tasks(tasks, config, console) if number == 0 else tasks, roles, make,
                          world_label=None, simulated=False, settings=settings, reference=reference,
                          follow_up=follow_up if number + 1 < len(phases) else None, task_set=task_set)

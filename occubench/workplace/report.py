@@ -72,30 +72,35 @@ def _by(items: Iterable[Any], key: Callable[[Any], Any]) -> dict[Any, list[Any]]
     return groups
 
 
-def _change(days: list[list[tuple[TaskScore, TaskScore]]], level: str | None) -> dict[str, Any] | None:
-    """The mean day-one and day-two scores of paired days (each a list of task pairs) and their gain: overall
-    (``level`` None) as CS, the mean over days of each day's mean task score; for a level, the mean over its tasks.
-    None without a task of the level."""
-    groups = [day for day in days if day] if level is None else [
-        [pair for day in days for pair in day if pair[0].difficulty == level]]
-    groups = [group for group in groups if group]
-    if not groups:
+Days = tuple[tuple[TaskScore, ...], tuple[TaskScore, ...]]
+
+
+def _change(days: list[Days], level: str | None) -> dict[str, Any] | None:
+    """The mean day-one and day-two scores of days before and after (each its two days' task scores) and their gain:
+    overall (``level`` None) as CS, the mean over days of each day's mean task score; for a level, the mean over
+    each side's tasks of the level (a day after may hold other tasks than its day before, as the shipped
+    continual-learning config's do). None without a task of the level on both sides."""
+    sides = [[[task for task in day[side] if level in (None, task.difficulty)] for day in days] for side in (0, 1)]
+    if level is None:
+        means = [[sum(t.score for t in day) / len(day) for day in side if day] for side in sides]
+    else:
+        means = [[t.score for day in side for t in day] for side in sides]
+    if not all(means):
         return None
-    day1, day2 = (sum(sum(pair[i].score for pair in group) / len(group) for group in groups) / len(groups)
-                  for i in (0, 1))
-    return {"tasks": sum(map(len, groups)), "day1": day1, "day2": day2, "gain": day2 - day1}
+    day1, day2 = (sum(side) / len(side) for side in means)
+    return {"tasks": sum(map(len, sides[1])), "day1": day1, "day2": day2, "gain": day2 - day1}
 
 
 def _learning(days: list[_Scored]) -> dict[str, dict[str, dict[str, Any]]]:
     """Per arm and task group (overall, easy, hard): the tasks and the mean day-one and day-two scores (see
     :func:`_change`), over the days whose day one and that arm's day two were both scored (a first day played again
-    for self-evolution is no day two). Task i of a day two is of the family of task i of its day one: they pair."""
+    for self-evolution is no day two)."""
     firsts = {(str(result.task_id), result.trial): record for result, record in _firsts(days)}
-    pairs: dict[str, list[list[tuple[TaskScore, TaskScore]]]] = defaultdict(list)
+    pairs: dict[str, list[Days]] = defaultdict(list)
     for result, record in days:
         if record.phase != 1 and not _iteration(result) and (
                 first := firsts.get((record.day_one, result.trial))) is not None:
-            pairs[record.arm].append(list(zip(first.task_scores, record.task_scores)))
+            pairs[record.arm].append((first.task_scores, record.task_scores))
     order = list(ARM_LABELS)
     return {arm: {name: change for name, level in (("overall", None), *((level, level) for level in LEVELS))
                   if (change := _change(pairs[arm], level))}

@@ -53,12 +53,6 @@ def opening(request: dict) -> str:
     return str(request["messages"][1]["content"])
 
 
-#: What keeps the hints from the agent on this branch, where the file is not ours to change.
-PLAN_BUG = ("occubench/workplace/plan.py builds the episodes' tasks with DaySuite(library, days, told=told_now), "
-            "without guidance=config.guidance: Trainee-Bench instructions never carry the tier's hints")
-
-
-@pytest.mark.xfail(strict=True, reason=PLAN_BUG)
 def test_each_guidance_tier_tells_the_agent_the_first_hints_of_every_task(tmp_path: Path, sandbox: Provider) -> None:
     reference = reference_folder(tmp_path)
     config = write_config(tmp_path, [[[TRANSACTIONS, ADS, MONITOR]]])
@@ -178,7 +172,7 @@ def test_tables_2_to_4_and_figure_4_from_guidance_tiers_and_self_evolution(
         ["guidance 0", "4", hard(runs[tier0] + firsts)], ["guidance 2", "2", hard(runs[tier2])],
         ["self-evolution 1", "2", hard(iterations[1])], ["self-evolution 2", "2", hard(iterations[2])]]
     # Told nothing, the agent earns nothing of the hard task; with its notes, it asks HR for help (as it would with
-    # the hints, once they reach it: see PLAN_BUG).
+    # the hints).
     assert figure[0][-1] == "0.0%" and all(row[-1] != "0.0%" for row in figure[2:])
     # The self-evolution days are no day two: there is no Table 5.
     assert "Table 5" not in report
