@@ -51,14 +51,18 @@ def _draw(seed: int, index: int, phase: int, families: list[str], attempt: int) 
     pieces = [FAMILIES[name].build(rng, names, f"t{number}") for number, name in enumerate(families, start=1)]
     tasks = [task for piece in pieces for task in piece.tasks]
     starters = [task for task in tasks if task.appears == "start"]
-    if len(starters) >= 3:  # a dependency: the last starter waits until the first one's work is delivered
-        starters[-1].appears = f"task:{starters[0].id}"
+    # A dependency: the last starter waits until the first one's work is delivered; the first that attends no
+    # meeting, whose work is delivered when its reference steps are done, as the schedule has it.
+    gate = next((t for t in starters if all(s["tool"] != "attend_meeting" for s in t.reference)), None)
+    if len(starters) >= 3 and gate is not None and gate is not starters[-1]:
+        starters[-1].appears = f"task:{gate.id}"
     day = Day(day_id(seed, index, phase), seed, START, END, tasks,
               colleagues=[c for piece in pieces for c in piece.colleagues],
               groups={k: v for piece in pieces for k, v in piece.groups.items()},
               drive={k: v for piece in pieces for k, v in piece.drive.items()}, rooms=dict(ROOMS),
               meetings=[m for piece in pieces for m in piece.meetings],
-              busy=[b for piece in pieces for b in piece.busy])
+              busy=[b for piece in pieces for b in piece.busy],
+              images={k: v for piece in pieces for k, v in piece.images.items()})
     _set_deadlines(day, rng)
     return day
 
@@ -67,7 +71,9 @@ def _set_deadlines(day: Day, rng: random.Random) -> None:
     _, done = reference_schedule(day)
     for task in day.tasks:
         attends = [s["arguments"]["end"] for s in task.reference if s["tool"] == "attend_meeting"]
-        if attends:
+        if task.deadline:  # its family's own
+            deadline = minutes(task.deadline)
+        elif attends:
             deadline = minutes(attends[0])
         else:  # some slack, rounded up to a quarter hour: binding for an agent that dawdles, met by the reference
             deadline = min(minutes(day.end), 15 * math.ceil((done[task.id] + rng.choice((20, 30, 45))) / 15))

@@ -4,6 +4,7 @@ built into the day engine's world (:func:`build`) to be played."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
@@ -11,6 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from occubench.workplace.drawing import draw
 from occubench.workplace.people import AGENT, Clue, Colleague, Company
 from occubench.workplace.world import DayTask, World
 from occubench.workplace.world import Meeting as Entry
@@ -20,7 +22,7 @@ DEFAULT_CATEGORY = "Business & Enterprise"
 #: The date our days are played on (the clock needs one; the work does not depend on it).
 DATE = datetime(2025, 10, 1)
 
-__all__ = ["Checkpoint", "Clue", "Colleague", "Day", "Meeting", "WorkTask", "build"]
+__all__ = ["Checkpoint", "Clue", "Colleague", "Day", "Drawing", "Meeting", "WorkTask", "build"]
 
 
 def minutes(clock: str) -> int:
@@ -77,6 +79,15 @@ class WorkTask:
 
 
 @dataclass
+class Drawing:
+    """An image on the drive, drawn when the day is built (:func:`occubench.workplace.drawing.draw` of ``spec``),
+    and what it shows in words and numbers (``text``): what an agent that takes no images reads instead."""
+
+    spec: dict[str, Any]
+    text: str
+
+
+@dataclass
 class Day:
     id: str
     seed: int
@@ -90,6 +101,8 @@ class Day:
     meetings: list[Meeting]
     #: Room bookings that already exist: {"room", "start", "end"}.
     busy: list[dict[str, str]] = field(default_factory=list)
+    #: Images on the drive by path (days written before images had none).
+    images: dict[str, Drawing] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,21 +123,28 @@ def at(day_time: str) -> datetime:
 
 def build(day: Day, root: Path) -> tuple[World, list[DayTask]]:
     """``day`` as the engine plays it, its files under ``root`` (which must not exist yet): the drive as the cloud
-    disk, an empty workspace, the meetings (the agent expected at each) and the rooms already booked on the
-    calendar, and each task with its checkpoints as the data :func:`occubench.workplace.scoring.evaluate` reads."""
+    disk (its images drawn, and what each shows recorded), an empty workspace, the meetings (the agent expected at
+    each) and the rooms already booked on the calendar, and each task with its checkpoints as the data
+    :func:`occubench.workplace.scoring.evaluate` reads."""
     workspace, disk = root / "workspace", root / "cloud_disk"
     workspace.mkdir(parents=True)
     disk.mkdir()
     for path, text in day.drive.items():
         (disk / path).parent.mkdir(parents=True, exist_ok=True)
         (disk / path).write_text(text, encoding="utf-8")
+    shown: dict[str, str] = {}
+    for path, drawing in day.images.items():
+        png = draw(drawing.spec)
+        (disk / path).parent.mkdir(parents=True, exist_ok=True)
+        (disk / path).write_bytes(png)
+        shown[hashlib.sha256(png).hexdigest()] = drawing.text
     hours = (at(day.end) - at(day.start)) / timedelta(hours=1)
     meetings = [Entry(m.title, at(m.start), (at(m.end) - at(m.start)) / timedelta(hours=1), m.room, (AGENT,), m.notes)
                 for m in day.meetings]
     meetings += [Entry("Reserved", at(b["start"]), (at(b["end"]) - at(b["start"])) / timedelta(hours=1), b["room"], ())
                  for b in day.busy]
     world = World(workspace, disk, Company(day.colleagues, day.groups), at(day.start), random.Random(day.seed),
-                  meetings=meetings, rooms=dict(day.rooms), end=at(day.end),
+                  meetings=meetings, rooms=dict(day.rooms), image_text=shown, end=at(day.end),
                   office_hours=(at(day.start).hour, at(day.start).hour + int(hours)))
     return world, day_tasks(day)
 

@@ -17,7 +17,7 @@ from occubench.core.suite import SuiteDefinition, SuitePlan, TaskSet, ValidateOp
 from occubench.core.tables import Table
 from occubench.core.task import Task
 from occubench.errors import ConfigError
-from occubench.sandbox.provider import provider_for
+from occubench.sandbox.provider import Provider, provider_for
 from occubench.util.jsonl import json_digest
 from occubench.workplace.generate import generate_day, generate_days, read_days
 from occubench.workplace.model import Day, at, build, day_tasks
@@ -26,7 +26,7 @@ from occubench.workplace.report import workplace_overview_charts, workplace_over
 from occubench.workplace.schedule import TOOLSET, reference_schedule
 from occubench.workplace.suite import Library, PlannedDay, reference_agent
 from occubench.workplace.templates import FAMILIES, family
-from occubench.workplace.validate import validate_day
+from occubench.workplace.validate import tools_of, validate_day
 
 WORKPLACE_SUITE = "workplace"
 
@@ -64,8 +64,7 @@ def day_category(day: Day) -> str:
 def planned(day: Day, after: str = "") -> PlannedDay:
     return PlannedDay(day.id, "Workplace day", tuple(day_tasks(day)), lambda root: build(day, root)[0], at(day.start),
                       day_category(day), 1 + min(2, sum(t.difficulty == "hard" for t in day.tasks)), at(day.end),
-                      frozenset().union(*(FAMILIES[t.family].tools for t in day.tasks if t.family in FAMILIES)),
-                      after)
+                      tools_of(day), after)
 
 
 def plan(config: RunConfig, console: Console) -> SuitePlan:
@@ -78,10 +77,7 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
         raise ConfigError(f"--workplace-dir: no day files in {options.workplace_dir}")
     seconds = [generate_day(config.seed, _index(first.id), phase=2) for first in days] if arms else []
     every = {day.id: day for day in days + seconds}
-    needs_shell = any("execute_command" in FAMILIES[t.family].tools for day in every.values() for t in day.tasks
-                      if t.family in FAMILIES)
-    provider = provider_for(options.trust_world_code, "--suite workplace (the agent's shell commands)") \
-        if needs_shell else None
+    provider = shell(list(every.values()), options.trust_world_code, "--suite workplace (the agent's shell commands)")
     # The run's identity: the days' content, and the seed and count they were generated from.
     identity = {"task_content": json_digest([day.to_json() for day in days]), "learning": options.learning,
                 **({} if options.workplace_dir else {"workplace_seed": config.seed, "workplace_days": options.days})}
@@ -93,6 +89,12 @@ def plan(config: RunConfig, console: Console) -> SuitePlan:
     return day_plan(config, console, LIBRARY, phases, arms, provider=provider,
                     settings={"sandbox": provider.describe()} if provider else {}, reference=reference_agent(calls),
                     task_set=TaskSet(identity, frozenset([day.id for day in days] + second_ids)))
+
+
+def shell(days: list[Day], trusted: bool, what: str) -> Provider | None:
+    """The sandbox that runs the shell commands of ``days``, when one needs the shell (else None); without a sandbox,
+    a plain process where ``trusted``, else a :class:`ConfigError` (exit 2) saying so."""
+    return provider_for(trusted, what) if any("execute_command" in tools_of(day) for day in days) else None
 
 
 def _index(day: str) -> int:
@@ -112,7 +114,7 @@ def listing() -> tuple[list[Table], Any]:
 def check(options: ValidateOptions, console: Console) -> bool:
     if options.days < 1:  # no day at all would be "0/0 valid"
         raise ConfigError(f"--days: expected at least 1 day to validate, got {options.days}")
-    return validate_days(options.days, options.seed, console)
+    return validate_days(options.days, options.seed, console, options.trust_world_code)
 
 
 suite = SuiteDefinition(
@@ -123,9 +125,13 @@ suite = SuiteDefinition(
                 "clues (offline with --agent reference)")
 
 
-def validate_days(days: int, seed: int, console: Console) -> bool:
-    """Reference schedules meet every checkpoint; doing nothing meets none. False when any day does not."""
-    results = [validate_day(day) for day in generate_days(seed, days) + generate_days(seed, days, phase=2)]
+def validate_days(days: int, seed: int, console: Console, trust_world_code: bool = False) -> bool:
+    """Reference schedules meet every checkpoint, their shell commands run in the sandbox (or, with
+    ``trust_world_code`` where there is none, as plain processes); doing nothing meets none. False when any day does
+    not."""
+    every = generate_days(seed, days) + generate_days(seed, days, phase=2)
+    provider = shell(every, trust_world_code, "validate --suite workplace (shell commands in its days)")
+    results = [validate_day(day, provider) for day in every]
     rows = []
     for result in results:
         reference = sum(s.fraction for s in result.reference) / len(result.reference)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from occubench.workplace.model import Day, minutes
+from occubench.workplace.model import Day, Meeting, minutes
 from occubench.workplace.world import Toolset
 
 #: The tools of every day of ours (a task that needs the shell or images brings those), and their minutes.
@@ -24,8 +24,8 @@ def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The reference calls for the whole day in a feasible order, and when each task's work is done.
 
     Tasks run in order as they become visible; a meeting is attended as soon as the next call would make the
-    reference late for it; tasks handed out in a meeting, or gated on another task, join the queue when they
-    appear.
+    reference late for it (a meeting the reference books, once it is booked); tasks handed out in a meeting, or
+    gated on another task, join the queue when they appear.
     """
     now = minutes(day.start) + minutes_of("list_tasks")
     calls: list[dict[str, Any]] = [{"tool": "list_tasks", "arguments": {}}]
@@ -35,11 +35,14 @@ def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
     queue = [task for task in day.tasks if task.appears == "start"]
     waiting = [task for task in day.tasks if task.appears != "start"]
 
+    booked: dict[str, dict[str, Any]] = {}  # the reference's own attend steps of the meetings it books, by id
+
     def attend(meeting_id: str) -> None:
         nonlocal now
         meeting = next(m for m in meetings if m.id == meeting_id)
-        calls.append({"tool": "attend_meeting",
-                      "arguments": {"room_name": meeting.room, "start": meeting.start, "end": meeting.end}})
+        calls.append(booked.get(meeting_id) or {
+            "tool": "attend_meeting", "arguments": {"room_name": meeting.room, "start": meeting.start,
+                                                    "end": meeting.end}})
         now = max(now, minutes(meeting.end))
         attended.add(meeting_id)
         release(f"meeting:{meeting_id}", f"meeting:{meeting.title}")
@@ -55,8 +58,14 @@ def reference_schedule(day: Day) -> tuple[list[dict[str, Any]], dict[str, int]]:
             continue
         task = queue.pop(0)
         for step in task.reference:
-            if step["tool"] == "attend_meeting":
-                continue  # meetings are attended by the clock, below
+            if step["tool"] == "attend_meeting":  # meetings are attended by the clock, below
+                where = step["arguments"]
+                if not any((m.room, m.start, m.end) == (where["room_name"], where["start"], where["end"])
+                           for m in meetings):  # one the task has just booked
+                    booked[f"{task.id}:booked"] = step
+                    meetings.append(Meeting(f"{task.id}:booked", "", where["start"], where["end"], where["room_name"]))
+                    meetings.sort(key=lambda m: minutes(m.start))
+                continue
             upcoming = next((m for m in meetings if m.id not in attended), None)
             if upcoming and now + minutes_of(step["tool"]) > minutes(upcoming.start):
                 attend(upcoming.id)

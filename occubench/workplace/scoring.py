@@ -74,10 +74,12 @@ def checkpoint_met(check: dict[str, Any], outcome: Outcome, deadline: datetime) 
     if kind == "message":
         return any(m.recipient == check["to"] and m.at <= deadline and _has(m.text, check.get("values", []))
                    for m in outcome.messages + outcome.group_messages)
-    if kind == "booking":
+    if kind in ("booking", "hosted"):  # hosted: booked, and the agent there on time (by the deadline)
         return any(m.booked_at is not None and m.booked_at <= deadline and f"{m.start:%H:%M}" == check["start"] and
                    f"{end_of(m):%H:%M}" == check["end"] and set(check["attendees"]) <= set(m.attendees) and
-                   outcome.rooms.get(m.room, 0) >= check["min_capacity"] for m in outcome.booked)
+                   outcome.rooms.get(m.room, 0) >= check["min_capacity"] and
+                   (kind == "booking" or on_time(outcome.attended, m.title, m.start, by=deadline))
+                   for m in outcome.booked)
     if kind == "attended":
         start = datetime.combine(deadline.date(), datetime.strptime(check["start"], "%H:%M").time())
         return on_time(outcome.attended, check["meeting"], start, by=deadline)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from occubench.workplace.model import Day, build
 from occubench.workplace.schedule import TOOLSET
 from occubench.workplace.templates import FAMILIES, family
 from occubench.workplace.templates.base import ROOMS, Names
+from occubench.workplace.validate import tools_of
 from occubench.workplace.world import Score
 
 
@@ -23,7 +25,7 @@ def alone(family: str, draw: int, salt: str) -> Day:
     rng = random.Random(f"{salt}:{family}:{draw}")
     piece = FAMILIES[family].build(rng, Names(rng), "t1")
     day = Day(f"{family}-{draw}", draw, START, END, piece.tasks, piece.colleagues, piece.groups, piece.drive,
-              dict(ROOMS), piece.meetings, piece.busy)
+              dict(ROOMS), piece.meetings, piece.busy, piece.images)
     _set_deadlines(day, rng)
     return day
 
@@ -40,8 +42,10 @@ def values(day: Day, name: str) -> list[str]:
 
 
 def played(day: Day, root: Path, **options: Any) -> WorkplaceEnvironment:
-    """``day`` built under ``root`` (a new folder) as the engine plays it, with ``options`` (guidance, responder)."""
-    return WorkplaceEnvironment(*build(day, root), TOOLSET, family, **options)
+    """``day`` built under ``root`` (a new folder) as the engine plays it, with the tools its tasks need and
+    ``options`` (guidance, responder, the shell's provider)."""
+    return WorkplaceEnvironment(*build(day, root), replace(TOOLSET, tools=TOOLSET.tools | tools_of(day)), family,
+                                **options)
 
 
 def scores(env: WorkplaceEnvironment) -> list[Score]:

@@ -4,9 +4,10 @@ decides by itself whom to ask or where to look, fails tasks at tier 0 and passes
 The weak agent plays the reference solution of each task, in the reference schedule's order, but only as far as it
 has been told: a message goes only to a colleague or group named in what it can see of the task (objective and
 guidance, as the task list showed them) or in what its own earlier steps of that task returned (a colleague's reply,
-a file it read); a file is read only once its path is in that text, a folder listed only once the folder is; the
-colleague list is consulted only when the task's text mentions it. Calendar, workspace and calculator steps it can
-always take: once it knows where things are, it can do the job. At the first step of a task it has not been told to
+a file it read); a file is read, downloaded or looked at (an image) only once its path is in that text, a folder
+listed only once the folder is; the colleague list is consulted only when the task's text mentions it. Calendar,
+workspace (shell commands too) and calculator steps it can always take: once it knows where things are, it can do
+the job. At the first step of a task it has not been told to
 take, it gives that task up. It runs over the real CLI and the real openai SDK against the loopback mock server.
 """
 
@@ -39,7 +40,7 @@ MAX_INDEX = 1000
 
 #: Steps that need no knowing whom to ask or where to look.
 ALWAYS = {"list_meetings", "get_available_rooms", "book_meeting", "cancel_meeting", "attend_meeting", "write_file",
-          "calculator"}
+          "calculator", "execute_command"}
 
 
 def plain_days() -> list[Day]:
@@ -77,7 +78,7 @@ def told(step: dict[str, Any], known: str) -> bool:
         return bool(arguments["to"] in known)
     if tool == "open_folder":
         return named(posixpath.normpath(arguments["folder_path"]) + "/", known)
-    if tool in ("read_file", "download_file"):
+    if tool in ("read_file", "download_file", "read_image"):
         return named(arguments["file_path"], known)
     if tool == "list_users":
         return "list_users" in known

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from occubench.workplace import scoring
-from occubench.workplace.model import Checkpoint, Clue, Colleague, Meeting, WorkTask
+from occubench.workplace.model import Checkpoint, Clue, Colleague, Drawing, Meeting, WorkTask
 from occubench.workplace.world import DayTask, Outcome, Score
 
 _FIRST = ("Ada", "Bruno", "Chiara", "Dmitri", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Keiko", "Lars",
@@ -59,6 +59,7 @@ class Piece:
     meetings: list[Meeting] = field(default_factory=list)
     groups: dict[str, list[str]] = field(default_factory=dict)
     busy: list[dict[str, str]] = field(default_factory=list)
+    images: dict[str, Drawing] = field(default_factory=dict)
 
 
 #: A template: (rng, names, task id) → piece. Objectives may contain ``{deadline}``, filled in by the composer.
