@@ -8,9 +8,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-
 
 def draw(spec: Mapping[str, Any]) -> bytes:
     """The PNG of ``spec``: ``{"kind": "form", "title": ..., "fields": [[label, value], ...]}``, a filled-in paper
@@ -22,6 +19,9 @@ def draw(spec: Mapping[str, Any]) -> bytes:
 
 @functools.lru_cache(maxsize=64)  # a day is built twice when it is validated, and once per episode
 def _form(key: str) -> bytes:
+    from matplotlib.figure import Figure  # only for a day with an image: matplotlib takes a second to import
+    from matplotlib.lines import Line2D
+
     spec = json.loads(key)
     fields = spec["fields"]
     height = 1.3 + 0.55 * len(fields)

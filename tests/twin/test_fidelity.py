@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -143,10 +142,7 @@ def test_no_twin_results_no_tables(results: list[Result]) -> None:
     assert fidelity_tables([r for r in results if r.suite != "twin" or not r.ok]) == []
 
 
-def test_html_lists_disagreements_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The twin suite's plugin registers these tables; a stand-in for its definition here.
-    monkeypatch.setattr("occubench.report.tables.load_suite",
-                        lambda name: SimpleNamespace(report_tables=fidelity_tables))
+def test_html_lists_disagreements_as_text(tmp_path: Path) -> None:
     calls = [call(0, "get_claim", True),
              call(1, "get_claim", False, "judge", "invented_records", simulated={"note": EVIL})]
     run = write_run(tmp_path, "twin-run", [

@@ -21,9 +21,9 @@ from occubench.core.tables import percent
 from occubench.report.robustness import load_run_results
 from occubench.testing import MockLLMServer, scripted_responder
 from occubench.workplace import workplace_figures
-from occubench.workplace.generate import generate_day, write_days
+from occubench.workplace.generate import write_days
 from occubench.workplace.report import workplace_overview_tables, workplace_tables
-from tests.workplace.test_guidance import SEED, weak_agent
+from tests.workplace.test_guidance import plain_days, weak_agent
 
 
 def _run(root: Path, name: str, *args: str) -> list[Result]:
@@ -282,14 +282,14 @@ def test_the_checkpoint_score_is_the_mean_over_days_of_each_day_s_mean() -> None
     assert (overall["checkpoint_score"], overall["success_rate"], overall["tasks"]) == (0.5, 0.25, 4)
 
 
-#: Days of seed ``SEED`` whose tasks are all listed at the start and that have no meeting: days the weak agent of
-#: the guidance test plays (it fails some tasks without guidance and passes every one at tier 3).
-PLAIN_DAYS = (3, 4, 15, 28)
+#: How many of the guidance test's days (all tasks listed at the start, no meeting: the weak agent fails some tasks
+#: without guidance and passes every one at tier 3) the matrix plays.
+PLAIN_DAYS = 4
 
 
 def test_the_paper_s_tables_and_figure_4_over_a_matrix_of_agents_and_tiers(tmp_path: Path,
                                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    days = [generate_day(SEED, index) for index in PLAIN_DAYS]
+    days = plain_days()[:PLAIN_DAYS]
     write_days(days, tmp_path / "days")
     weak = weak_agent(days)
     with MockLLMServer(lambda request, index: (weak if request["model"] == "weak" else scripted_responder)(
@@ -325,7 +325,7 @@ def test_the_paper_s_tables_and_figure_4_over_a_matrix_of_agents_and_tiers(tmp_p
         scores = [t["score"] for t in _tasks(results) if t["difficulty"] == "hard"]
         return sum(scores) / len(scores)
     figure = table_rows(out, "## Figure 4: ")
-    assert [row[:3] for row in figure] == [[agent, f"guidance {tier}", str(len(PLAIN_DAYS))]
+    assert [row[:3] for row in figure] == [[agent, f"guidance {tier}", str(PLAIN_DAYS)]
                                            for agent, tier in sorted(runs)]
     assert [row[-1] for row in figure] == [percent(hard(runs[key])) for key in sorted(runs)]
     assert hard(runs[("weak", 0)]) < hard(runs[("weak", 3)]) == 1.0
@@ -337,3 +337,19 @@ def test_the_paper_s_tables_and_figure_4_over_a_matrix_of_agents_and_tiers(tmp_p
     [png] = re.findall(r'<img alt="Figure 4: mean score on hard tasks[^"]*" src="data:image/png;base64,([^"]+)"',
                        overview)
     assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_day_after_with_other_tasks_compares_each_side_s_own_tasks() -> None:
+    """The shipped continual-learning config's day two holds other tasks than its day one: each side's own tasks
+    are averaged, never task i of one day against task i of the other."""
+    def task(family: str, difficulty: str, score: float) -> dict[str, Any]:
+        return {"task_id": family, "family": family, "category": "c", "difficulty": difficulty, "score": score,
+                "success": score == 1, "points": score, "full": 1.0, "notes": []}
+    first = Result(task_id="s/day_1", verdict_details={"task_scores": [task("a", "easy", 1.0), task("b", "hard", 0.0),
+                                                                        task("c", "hard", 0.5)]})
+    second = Result(task_id="s/day_2-notes", verdict_details={
+        "task_scores": [task("d", "hard", 0.5)], "phase": 2, "arm": "notes", "day_one": "s/day_1"})
+    learning = workplace_figures([first, second])["learning"]["notes"]
+    assert learning["overall"] == {"tasks": 1, "day1": 0.5, "day2": 0.5, "gain": 0.0}
+    assert learning["hard"] == {"tasks": 1, "day1": 0.25, "day2": 0.5, "gain": 0.25}
+    assert "easy" not in learning  # no easy task after: nothing to compare
