@@ -244,16 +244,20 @@ class WorkplaceEnvironment(Environment):
         Args:
             file_path: The file, relative to your workspace or to the cloud disk's root.
         """
+        data = self._read(file_path, READ_BYTES, " (work on a large file with shell commands where you have them)")
+        return {"file": file_path, "content": data.decode("utf-8", "replace")}
+
+    def _read(self, file_path: str, limit: int, advice: str = "") -> bytes:
+        """The bytes of ``file_path`` in the workspace, else on the cloud disk, of at most ``limit``."""
         found = [path for path in (_inside(self.world.workspace, file_path), _inside(self.world.cloud_disk, file_path))
                  if path.is_file()]
         if not found:
             raise ToolError(f"no file {file_path!r:.200} in your workspace or on the cloud disk")
         try:  # the agent's own file may be anything: a link, a FIFO, a huge file
-            data = b"".join(read_chunks(found[0], limit=READ_BYTES))
+            return b"".join(read_chunks(found[0], limit=limit))
         except ConfigError:
-            raise ToolError(f"{file_path!r:.200} cannot be shown: not a regular file, or over {READ_BYTES:,} bytes "
-                            "(work on a large file with shell commands where you have them)") from None
-        return {"file": file_path, "content": data.decode("utf-8", "replace")}
+            raise ToolError(f"{file_path!r:.200} cannot be shown: not a regular file, or over {limit:,} bytes"
+                            f"{advice}") from None
 
     def write_file(self, file_path: str, content: str) -> JSONObject:
         """Create or overwrite a file in your workspace.
@@ -291,18 +295,10 @@ class WorkplaceEnvironment(Environment):
             file_path: The image, relative to your workspace or to the cloud disk's root (such as
                 "ads_strategy/target_user_density_youth.png").
         """
-        found = [path for path in (_inside(self.world.workspace, file_path), _inside(self.world.cloud_disk, file_path))
-                 if path.is_file()]
-        if not found:
-            raise ToolError(f"no file {file_path!r:.200} in your workspace or on the cloud disk")
-        media_type = IMAGE_TYPES.get(found[0].suffix.lower())
+        media_type = IMAGE_TYPES.get(Path(file_path.strip()).suffix.lower())
         if media_type is None:
             raise ToolError(f"{file_path!r:.200} is not an image file ({', '.join(IMAGE_TYPES)})")
-        try:  # the agent's own file may be anything: a link, a FIFO, a huge file
-            data = b"".join(read_chunks(found[0], limit=MAX_IMAGE_BYTES))
-        except ConfigError:
-            raise ToolError(f"{file_path!r:.200} cannot be shown: not a regular file, or over {MAX_IMAGE_BYTES:,} "
-                            "bytes") from None
+        data = self._read(file_path, MAX_IMAGE_BYTES)
         # An agent that takes no images reads instead what the family that drew it says it shows.
         text = self.world.image_text.get(hashlib.sha256(data).hexdigest(),
                                        f"An image file of {len(data):,} bytes; what it shows is not available as "
