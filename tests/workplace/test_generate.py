@@ -7,6 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from occubench.core.task import CATEGORY_ABBREVIATIONS
 from occubench.workplace.generate import generate_day, generate_days, read_days, write_days
 from occubench.workplace.model import Day
@@ -44,6 +46,7 @@ def test_day_two_keeps_the_families_with_new_parameters() -> None:
     assert first.drive != second.drive or first.colleagues != second.colleagues
 
 
+@pytest.mark.slow  # the default run validates a hundred days already (tests/workplace/test_clues.py)
 def test_fifty_days_validate() -> None:
     results = [validate_day(day) for day in generate_days(13, 50)]
     bad = [(r.day.id, r.errors) for r in results if not r.ok]
