@@ -13,7 +13,7 @@ from occubench.workplace.environment import WorkplaceEnvironment
 from occubench.workplace.model import Day, build
 from occubench.workplace.schedule import TOOLSET, minutes_of, reference_schedule
 from occubench.workplace.templates import FAMILIES, family
-from occubench.workplace.world import Score
+from occubench.workplace.world import Outcome, Score
 
 
 @dataclass
@@ -40,8 +40,10 @@ def validate_day(day: Day, provider: Provider | None = None) -> DayValidation:
     is enough to show the day can be done in time (the reference's answers do not depend on their output)."""
     toolset = replace(TOOLSET, tools=TOOLSET.tools | tools_of(day))
     with tempfile.TemporaryDirectory(prefix="occubench-day-") as folder:
-        played, untouched = (WorkplaceEnvironment(*build(day, Path(folder) / name), toolset, family, provider=provider)
-                             for name in ("reference", "noop"))
+        played = WorkplaceEnvironment(*build(day, Path(folder) / "day"), toolset, family, provider=provider)
+        # What doing nothing leaves: no file written, message sent, room booked or meeting attended (our checkpoints
+        # read only those, never the folders).
+        untouched = Outcome(Path(folder) / "day" / "workspace", rooms=dict(day.rooms))
         errors = []
         for step in reference_schedule(day)[0]:
             if step["tool"] == "execute_command" and provider is None:
@@ -52,6 +54,6 @@ def validate_day(day: Day, provider: Provider | None = None) -> DayValidation:
                 errors.append(f"{step['tool']}: {observation['error']}: {observation.get('message', '')}")
             elif observation.get("exit_code", 0) != 0:
                 errors.append(f"{step['tool']}: exit code {observation['exit_code']}: {observation['output'][-300:]}")
-        reference, noop = ([FAMILIES[task.family].evaluate(task, env.outcome()) for task in env.tasks]
-                           for env in (played, untouched))
+        reference, noop = ([FAMILIES[task.family].evaluate(task, outcome) for task in played.tasks]
+                           for outcome in (played.outcome(), untouched))
         return DayValidation(day, reference, noop, errors)

@@ -287,6 +287,7 @@ def test_the_checkpoint_score_is_the_mean_over_days_of_each_day_s_mean() -> None
 PLAIN_DAYS = 4
 
 
+@pytest.mark.slow  # eight runs; the default run checks the tables on traineebench (tests/traineebench/test_tables.py)
 def test_the_paper_s_tables_and_figure_4_over_a_matrix_of_agents_and_tiers(tmp_path: Path,
                                                                            capsys: pytest.CaptureFixture[str]) -> None:
     days = plain_days()[:PLAIN_DAYS]
