@@ -124,8 +124,10 @@ class WorkplaceEnvironment(Environment):
         """The tasks that have reached the agent: at the start, once their meeting was attended, once the task
         they wait on is done."""
         attended = {attendance.meeting for attendance in self.calendar.attended}
-        done = {task.id for task in self.tasks if any(t.appears == f"task:{task.id}" for t in self.tasks)
-                and (score := self.families(task.family).evaluate(task, self.outcome())).points >= score.full}
+        awaited = [task for task in self.tasks if any(t.appears == f"task:{task.id}" for t in self.tasks)]
+        outcome = self.outcome()  # once per call, not once per awaited task
+        done = {task.id for task in awaited
+                if (score := self.families(task.family).evaluate(task, outcome)).points >= score.full}
         return [task for task in self.tasks if task.appears == "start"
                 or task.appears.partition(":")[2] in (attended if task.appears.startswith("meeting:") else done)]
 
