@@ -34,8 +34,8 @@ SEED = 3
 #: start shows everything the agent will get (and its guidance); the families that need a meeting are left out.
 MEETING_FAMILIES = {"meeting_followup"}
 #: Days are taken in order, each one that brings a family seen fewer times than this, until every family but those
-#: has been seen this often: several draws of each family in few days.
-PER_FAMILY = 2
+#: has been seen this often: a draw of each family in few days.
+PER_FAMILY = 1
 MAX_INDEX = 1000
 
 #: Steps that need no knowing whom to ask or where to look.
