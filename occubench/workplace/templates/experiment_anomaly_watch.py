@@ -7,7 +7,7 @@ import random
 from datetime import date, timedelta
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates._shared import csv, in_file, not_in_file, read_file, send_message, told, write_file
 from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _ASSAYS = ("ELISA cytokine panel", "qPCR viral load assay", "LC-MS metabolite screen", "BCA protein assay",
@@ -34,12 +34,9 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     near = rng.choice([i for i in range(count) if i != breach and i not in calibrations])
     readings[near] = limit - rng.randint(1, 3)  # within the limit, just
     started = date(2024, rng.randint(1, 12), rng.randint(1, 14))
-    rows = []
-    for i, run in enumerate(runs):
-        kind = "calibration" if i in calibrations else "sample"
-        rows.append(f"{run},{started + timedelta(days=i // 3):%Y-%m-%d},{kind},"
-                    f"{rng.choice(_INSTRUMENTS)},{rng.choice(_INITIALS)},{readings[i] / 1000:.3f},"
-                    f"{rng.randint(88, 112)}")
+    rows = [(run, f"{started + timedelta(days=i // 3):%Y-%m-%d}", "calibration" if i in calibrations else "sample",
+             rng.choice(_INSTRUMENTS), rng.choice(_INITIALS), f"{readings[i] / 1000:.3f}", rng.randint(88, 112))
+            for i, run in enumerate(runs)]
     qc = colleague(names, "QC scientist", "Quality Control",
                    Clue(f"{task_id}-limit",
                         f"For the {assay} a sample run is out of specification when its blank reads above "
@@ -75,8 +72,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "(skip calibration rows) and find the one whose blank is above the limit; write_file "
                            f"{note} with that run id and its reading only; send_message {pi.name} the run id."))],
         colleagues=[qc, pi],
-        drive={source: "run_id,date,run_type,instrument,operator,blank_au,control_recovery_pct\n" +
-               "\n".join(rows) + "\n"},
+        drive={source: csv("run_id,date,run_type,instrument,operator,blank_au,control_recovery_pct", rows)},
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates._shared import in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates._shared import csv, in_file, read_file, send_message, told, write_file
 from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: Core facility → what it does to a sample.
@@ -92,7 +92,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"take the line about {sample} from their batch update (not the other samples'), write "
                            f"its status and run to {note}, and message both to {pi.name}."))],
         colleagues=[pi, tech_intake, tech_holder, tech_third],
-        drive={registry: "sample_id,study,material,core,status\n" + "".join(f"{','.join(r)}\n" for r in rows)},
+        drive={registry: csv("sample_id,study,material,core,status", rows)},
     )
 
 

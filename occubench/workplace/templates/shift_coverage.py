@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates._shared import in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates._shared import csv, in_file, read_file, send_message, told, write_file
 from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _WARDS = ("Rowan", "Willow", "Hawthorn", "Linden", "Aspen", "Juniper", "Maple", "Alder", "Hazel", "Sorrel")
@@ -87,8 +87,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"added), message the one left asking them to cover the late shift on {ward} ward, write "
                            f"who covers to {note}, then message {charge.name} that nurse's name."))],
         colleagues=[*nurses, coordinator, charge],
-        drive={roster: "name,grade,competencies,today,hours_this_week\n" +
-               "".join(f"{n},{g},{c},{t},{h}\n" for n, g, c, t, h in rows)},
+        drive={roster: csv("name,grade,competencies,today,hours_this_week", rows)},
     )
 
 

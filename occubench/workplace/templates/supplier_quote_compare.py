@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates._shared import csv, in_file, not_in_file, read_file, send_message, told, write_file
 from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: Supplier names; no name occurs inside another.
@@ -64,8 +64,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     group = f"procurement-{task_id}"
     source = f"purchasing/quotes_{product.split()[0].lower()}_{task_id}.csv"
     note = f"quote_choice_{task_id}.txt"
-    table = "supplier,unit_price_eur,min_order_qty,delivery_days,shipping_eur\n" + "".join(
-        f"{s},{c / 100:.2f},{m},{d},{sh}\n" for s, c, m, d, sh in quotes)
+    table = csv("supplier,unit_price_eur,min_order_qty,delivery_days,shipping_eur",
+                ((s, f"{c / 100:.2f}", m, d, sh) for s, c, m, d, sh in quotes))
     return Piece(
         tasks=[task(task_id, FAMILY,
                     f"The {store} store needs {quantity} {unit} of {product.lower()}. Quotes from our suppliers are "
