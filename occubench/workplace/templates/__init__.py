@@ -1,4 +1,4 @@
-"""The meta-task families: every module in this package that defines ``FAMILY``."""
+"""The meta-task families: every module in this package but the helpers (``base``, ``_shared``) defines ``FAMILY``."""
 
 import importlib
 import pkgutil
@@ -7,7 +7,7 @@ from occubench.workplace import world
 from occubench.workplace.templates.base import Family
 
 FAMILIES: dict[str, Family] = {}
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "base"):
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in ("base", "_shared")):
     _family = importlib.import_module(f"{__name__}.{_module}").FAMILY
     FAMILIES[_family.name] = _family
 

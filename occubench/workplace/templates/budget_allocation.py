@@ -7,7 +7,8 @@ import random
 from itertools import combinations
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _PROJECTS = (("Warehouse scanner refresh", "Supply Chain"), ("CRM migration", "Sales"),
              ("Customer portal redesign", "Customer Service"), ("Solar panels on depot roof", "Facilities"),
@@ -82,21 +83,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{cfo.name} there can tell you. Write the chosen project codes, one per line, to {report} in "
                     f"your workspace and send {requester.name} the total expected value of your choice by "
                     "{deadline}.",
-                    [checkpoint("best portfolio chosen", 2,
-                                "The file must list exactly the projects of the best-valued combination whose total "
-                                "cost fits the CFO's cap; ranking by value per euro is not enough, compare the "
-                                "combinations that fit.", kind="file", path=report, values=chosen),
-                     checkpoint("no project funded wrongly", 1,
-                                "Projects outside the best combination do not belong in the file.",
-                                kind="file", path=report, values=[], absent=rest),
-                     checkpoint("requester told the total value", 1,
-                                "Send the requester the total expected value of the chosen projects.",
-                                kind="message", to=requester.name, values=[str(total)])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=cfo.name, text="What is the budget cap for next year's projects?"),
-                     call("write_file", file_path=report, content="\n".join(chosen) + "\n"),
-                     call("send_message", to=requester.name,
-                          text=f"Proposed portfolio: {', '.join(chosen)}; total expected value {total}k EUR.")],
+                    [in_file("best portfolio chosen", 2, "The file must list exactly the projects of the best-valued "
+                             "combination whose total cost fits the CFO's cap; ranking by value per euro is not "
+                             "enough, compare the combinations that fit.", report, chosen),
+                     not_in_file("no project funded wrongly", 1,
+                                 "Projects outside the best combination do not belong in the file.", report, rest),
+                     told("requester told the total value", 1,
+                          "Send the requester the total expected value of the chosen projects.",
+                          requester.name, [str(total)])],
+                    [read_file(source),
+                     send_message(cfo.name, "What is the budget cap for next year's projects?"),
+                     write_file(report, "\n".join(chosen) + "\n"),
+                     send_message(requester.name,
+                                  f"Proposed portfolio: {', '.join(chosen)}; total expected value {total}k EUR.")],
                     hints=(f"The proposals, with cost and expected value, are in {source} on the drive; the "
                            f"envelope in {memo} is superseded, and the final cap is not on the drive.",
                            f"Ask {cfo.name} in the Office of the CFO for next year's project budget cap; the total "

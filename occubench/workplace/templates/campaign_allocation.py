@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _CHANNELS = ("Paid Search", "Paid Social", "Display", "Online Video", "Affiliate", "Email", "Podcast", "Out-of-home",
              "Connected TV", "Retail Media", "Radio", "Print")
@@ -81,21 +82,18 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"governance) knows the rule. Write the allocation to {report} in your workspace, one line per "
                     f"funded channel as channel,amount (whole euros), and send {requester.name} the total expected "
                     "return by {deadline}.",
-                    [checkpoint("best allocation written", 2,
-                                "Every channel's amount must follow from meeting the policy minimum first and then "
-                                "filling the active channels with the best return per euro up to their caps; paused "
-                                "channels get nothing, and the policy had to be asked for, not ignored.",
-                                kind="file", path=report, values=lines, absent=tempting),
-                     checkpoint("requester told the total return", 1,
-                                "Send the requester the total expected return of the allocation (amount times "
-                                "return per euro, summed over the channels).",
-                                kind="message", to=requester.name, values=[str(total)])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=policy.name,
-                          text="Is there a marketing policy on the minimum share a channel must get?"),
-                     call("write_file", file_path=report, content=content),
-                     call("send_message", to=requester.name,
-                          text=f"Allocation written to {report}; total expected return {total} EUR.")],
+                    [in_file("best allocation written", 2, "Every channel's amount must follow from meeting the policy "
+                             "minimum first and then filling the active channels with the best return per euro up to "
+                             "their caps; paused channels get nothing, and the policy had to be asked for, not "
+                             "ignored.", report, lines, absent=tempting),
+                     told("requester told the total return", 1, "Send the requester the total expected return of the "
+                          "allocation (amount times return per euro, summed over the channels).",
+                          requester.name, [str(total)])],
+                    [read_file(source),
+                     send_message(policy.name, "Is there a marketing policy on the minimum share a channel must get?"),
+                     write_file(report, content),
+                     send_message(requester.name,
+                                  f"Allocation written to {report}; total expected return {total} EUR.")],
                     hints=(f"Each channel's return per euro, spending cap and status are in {source} on the drive; "
                            "the policy minimum is not in the file.",
                            f"Ask {policy.name} (brand governance) about the marketing policy's minimum share for a "

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, clock, minutes
-from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import book, free_room, read_file, send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
 
 _SPECIALTIES = ("cardiology", "nephrology", "geriatrics", "neurology", "respiratory medicine", "endocrinology")
 #: Half-hour starts this afternoon.
@@ -27,8 +28,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     patient = names.code("MRN")
     attendees = [consultant.name, *(n.name for n in nurses)]
     seats = len(attendees) + 1  # and you, who chair it
-    fitting = sorted((capacity, room) for room, capacity in ROOMS.items() if capacity >= seats)
-    taken, room = fitting[0][1], fitting[1][1]
+    room, busy = free_room(seats, slot, end)
     request = f"ward/case_conference_{patient}.txt"
     booking = {"start": slot, "end": end, "attendees": attendees, "min_capacity": seats}
     piece = Piece(
@@ -44,15 +44,13 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                      checkpoint("conference chaired on time", 2,
                                 "Be in the meeting you booked when it starts (no more than five minutes late), and "
                                 "keep the booking: whoever chairs it cannot be late for it.", kind="hosted", **booking),
-                     checkpoint("ward manager told the time", 1, "Tell the ward manager when the conference is.",
-                                kind="message", to=manager.name, values=[slot])],
-                    [call("read_file", file_path=request),
-                     call("send_message", to=consultant.name,
-                          text=f"When are you free this afternoon for a 30-minute case conference on {patient}?"),
-                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
-                     call("book_meeting", room_name=room, start=slot, end=end, attendees=attendees),
-                     call("send_message", to=manager.name, text=f"The case conference on {patient} is at {slot} "
-                          f"in {room}."),
+                     told("ward manager told the time", 1, "Tell the ward manager when the conference is.",
+                          manager.name, [slot])],
+                    [read_file(request),
+                     send_message(consultant.name,
+                                  f"When are you free this afternoon for a 30-minute case conference on {patient}?"),
+                     *book(room, slot, end, seats, attendees),
+                     send_message(manager.name, f"The case conference on {patient} is at {slot} in {room}."),
                      call("attend_meeting", room_name=room, start=slot, end=end)],
                     hints=(f"{request} says whom to invite; when the consultant is free today is not on the drive, "
                            "and get_available_rooms shows the free rooms at a given time.",
@@ -66,7 +64,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
         drive={request: f"Case conference request, patient {patient}\nChair: you\nInvite: "
                         f"{', '.join(attendees)}\nLength: 30 minutes, this afternoon\nNote: {consultant.name} "
                         f"mentioned last week they could perhaps do {guess}; please confirm with them before booking."},
-        busy=[{"room": taken, "start": slot, "end": end}],
+        busy=busy,
     )
     piece.tasks[0].deadline = clock(minutes(_SLOTS[-1]) + 30)  # the same for every slot: it tells nothing of it
     return piece

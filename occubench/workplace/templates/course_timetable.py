@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, clock, minutes
-from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import book, booked, csv, fitting_rooms, later, read_file, send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _COURSES = (("HIST", "Early Modern Europe"), ("PHIL", "Ethics and Public Life"), ("ECON", "Behavioural Economics"),
             ("LING", "Sociolinguistics"), ("ARTH", "Renaissance Art"), ("MUSC", "Music and Society"),
@@ -28,12 +29,12 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     section, other_section = rng.sample(("A", "B", "C"), 2)
     start = rng.choice(_STARTS)
     length = rng.choice((60, 90))
-    end = clock(minutes(start) + length)
+    end = later(start, length)
     # Seats: the students still enrolled in the section and the instructor, one more than a room has (Aurora's
     # four, Birch's six), which is free: one seat short for whoever forgets a seat. The rooms that fit are all
     # taken then but one.
     seats = rng.choice((5, 7))
-    fitting = sorted(r for r, c in ROOMS.items() if c >= seats)
+    fitting = fitting_rooms(seats)
     room = rng.choice(fitting)
     busy = []
     for taken in (r for r in fitting if r != room):
@@ -42,15 +43,12 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
         busy.append({"room": taken, "start": clock(begin), "end": clock(begin + span)})
     if rng.random() < 0.5:  # the free room is booked up to the very start, which does not clash
         busy.append({"room": room, "start": clock(minutes(start) - 60), "end": start})
-    students = seats - 1
-    roster = []  # (student id, name, section, status)
-    for _ in range(students):
-        roster.append((names.code("STU"), names.person(), section, "enrolled"))
-    for status in rng.sample(("withdrawn", "withdrawn", "waitlisted"), rng.randint(2, 3)):
-        roster.append((names.code("STU"), names.person(), section, status))
-    for _ in range(rng.randint(5, 9)):
-        roster.append((names.code("STU"), names.person(), other_section,
-                       rng.choice(("enrolled", "enrolled", "enrolled", "withdrawn"))))
+    # (student id, name, section, status): the section's students still enrolled, those who left it, the other's
+    roster = [(names.code("STU"), names.person(), section, "enrolled") for _ in range(seats - 1)]
+    roster += [(names.code("STU"), names.person(), section, status)
+               for status in rng.sample(("withdrawn", "withdrawn", "waitlisted"), rng.randint(2, 3))]
+    roster += [(names.code("STU"), names.person(), other_section,
+                rng.choice(("enrolled", "enrolled", "enrolled", "withdrawn"))) for _ in range(rng.randint(5, 9))]
     roster.sort()
 
     instructor = colleague(names, "Lecturer", f"{title} ({course})")
@@ -76,22 +74,18 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{section} (see {enrolment} on the drive) and one for {instructor.name}, invite "
                     f"{instructor.name}, and tell them the room and the time by {{deadline}}. The weekly timetable "
                     f"is in {timetable}.",
-                    [checkpoint("make-up room booked", 3,
-                                "Book the make-up session at the time the timetabling officer gives (not the weekly "
-                                "slot), in a free room with a seat for each student still enrolled in the section "
-                                "and for the instructor, inviting the instructor.",
-                                kind="booking", start=start, end=end, attendees=[instructor.name],
-                                min_capacity=seats),
-                     checkpoint("instructor told room and time", 1,
-                                "Tell the instructor which room you booked and when the session starts.",
-                                kind="message", to=instructor.name, values=[room, start])],
-                    [call("send_message", to=officer.name,
-                          text=f"When is the make-up session for {course} section {section} today?"),
-                     call("read_file", file_path=enrolment),
-                     call("get_available_rooms", start=start, end=end, min_capacity=seats),
-                     call("book_meeting", room_name=room, start=start, end=end, attendees=[instructor.name]),
-                     call("send_message", to=instructor.name,
-                          text=f"Your {course} make-up session is booked in {room}, {start}-{end}.")],
+                    [booked("make-up room booked", 3, "Book the make-up session at the time the timetabling officer "
+                            "gives (not the weekly slot), in a free room with a seat for each student still enrolled "
+                            "in the section and for the instructor, inviting the instructor.",
+                            start, end, [instructor.name], seats),
+                     told("instructor told room and time", 1,
+                          "Tell the instructor which room you booked and when the session starts.",
+                          instructor.name, [room, start])],
+                    [send_message(officer.name, f"When is the make-up session for {course} section {section} today?"),
+                     read_file(enrolment),
+                     *book(room, start, end, seats, [instructor.name]),
+                     send_message(instructor.name,
+                                  f"Your {course} make-up session is booked in {room}, {start}-{end}.")],
                     hints=(f"The make-up time is not in {timetable}, which has the regular weekly slots only; the "
                            f"students are listed in {enrolment} on the drive; get_available_rooms shows the rooms "
                            "free for a span with enough seats.",
@@ -103,10 +97,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "span with that many seats; book_meeting the free room inviting the instructor; "
                            f"send_message {instructor.name} the room and the start time."))],
         colleagues=[instructor, officer],
-        drive={timetable: "course,section,weekday,start,instructor\n" + "".join(
-                   f"{c},{s},{d},{h},{who}\n" for c, s, d, h, who in sorted(weekly)),
-               enrolment: "student_id,name,section,status\n" + "".join(
-                   f"{i},{n},{s},{st}\n" for i, n, s, st in roster)},
+        drive={timetable: csv("course,section,weekday,start,instructor", sorted(weekly)),
+               enrolment: csv("student_id,name,section,status", roster)},
         busy=busy,
     )
 

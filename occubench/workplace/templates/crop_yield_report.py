@@ -8,7 +8,8 @@ import datetime as dt
 import random
 from fractions import Fraction
 
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 #: No field name is another's first words, so a name found in a text is that field.
 _FIELDS = ("North Meadow", "Mill Field", "Long Acre", "Church Close", "Brook Piece", "Top Ground", "Kiln Field",
@@ -74,25 +75,21 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"hectare with one decimal, e.g. Far Field,54320,7.6), and send {manager.name} the average "
                     f"{crop} yield in t/ha — all harvested weight over all harvested area, one decimal — by "
                     "{deadline}.",
-                    [checkpoint("field totals right", 2,
-                                "Each line needs the field's harvested weight summed over every day in the "
-                                "weighbridge log and that weight over the field's area from the register.",
-                                kind="file", path=report, values=lines),
-                     checkpoint("only harvested fields of the crop", 1,
-                                "Fields of other crops, and fields of the crop not harvested yet, do not belong in "
-                                "the report.", kind="file", path=report, values=[], absent=[pending, *rest]),
-                     checkpoint("manager told the average", 1,
-                                "The average is the total harvested weight over the total harvested area — not the "
-                                "mean of the fields' yields, and not counting fields still to harvest.",
-                                kind="message", to=manager.name, values=[answer])],
-                    [call("read_file", file_path=register),
-                     call("read_file", file_path=weighbridge),
+                    [in_file("field totals right", 2, "Each line needs the field's harvested weight summed over every "
+                             "day in the weighbridge log and that weight over the field's area from the register.",
+                             report, lines),
+                     not_in_file("only harvested fields of the crop", 1, "Fields of other crops, and fields of the "
+                                 "crop not harvested yet, do not belong in the report.", report, [pending, *rest]),
+                     told("manager told the average", 1, "The average is the total harvested weight over the total "
+                          "harvested area — not the mean of the fields' yields, and not counting fields still to "
+                          "harvest.", manager.name, [answer])],
+                    [read_file(register),
+                     read_file(weighbridge),
                      call("calculator", expression=" + ".join(str(row[3]) for row in log if row[1] == harvested[0])),
                      call("calculator", expression=f"({' + '.join(str(total[f]) for f in harvested)}) / "
                                                    f"({' + '.join(str(area[f] / 10) for f in harvested)}) / 1000"),
-                     call("write_file", file_path=report, content="\n".join(lines) + "\n"),
-                     call("send_message", to=manager.name,
-                          text=f"The {crop} report is in {report}; average yield {answer} t/ha.")],
+                     write_file(report, "\n".join(lines) + "\n"),
+                     send_message(manager.name, f"The {crop} report is in {report}; average yield {answer} t/ha.")],
                     hints=(f"The field register {register} gives each field's crop, area and harvest status; the "
                            f"weighbridge log {weighbridge} has the weight harvested per field and day.",
                            f"Nobody needs to be asked: both files are on the drive, and {manager.name}, the farm "

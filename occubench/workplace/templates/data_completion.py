@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, write_file
 from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
 
 #: (product, category, packed weight range in tens of grams); no digits or commas, so a row matches as written.
@@ -89,25 +90,21 @@ def _weights(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"some products have no shipping weight. The missing weights are on {supplier}'s current spec "
                     f"sheet, which is somewhere on the shared drive. Write the completed catalogue, same columns "
                     f"and rows, weights in kg, to {output} in your workspace by {{deadline}}.",
-                    [checkpoint("missing weights filled", 2,
-                                "Every product without a shipping weight needed its weight from the supplier's "
-                                "current spec sheet: the packed (shipping) weight, converted from grams to kg. "
-                                "Find the sheet with open_folder instead of estimating.",
-                                kind="file", path=output, values=right),
+                    [in_file("missing weights filled", 2, "Every product without a shipping weight needed its weight "
+                             "from the supplier's current spec sheet: the packed (shipping) weight, converted from "
+                             "grams to kg. Find the sheet with open_folder instead of estimating.", output, right),
                      checkpoint("existing rows kept", 1,
                                 "The completed file must keep every original row and value in the same columns.",
                                 kind="file", path=output, values=[complete[sku] for sku in skus
                                                                   if sku not in missing]),
-                     checkpoint("no wrong weights", 1,
-                                "The shipping weight is the packed weight from the current sheet in kg — not the "
-                                "net weight, not grams, and not last year's archived sheet. The rows already filled "
-                                "show which column matches.",
-                                kind="file", path=output, values=[], absent=wrong)],
-                    [call("read_file", file_path=source),
+                     not_in_file("no wrong weights", 1, "The shipping weight is the packed weight from the current "
+                                 "sheet in kg — not the net weight, not grams, and not last year's archived sheet. The "
+                                 "rows already filled show which column matches.", output, wrong)],
+                    [read_file(source),
                      call("open_folder", folder_path="suppliers"),
                      call("open_folder", folder_path=sheet.rpartition("/")[0]),
-                     call("read_file", file_path=sheet),
-                     call("write_file", file_path=output, content=final)],
+                     read_file(sheet),
+                     write_file(output, final)],
                     hints=(f"The gaps are in {source}; {supplier}'s current spec sheet is somewhere under "
                            "suppliers/ on the drive, next to an archived one from last year.",
                            "Nobody needs to be asked: the weights are on the supplier's current sheet, and "
@@ -159,21 +156,17 @@ def _cost_centres(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{manager.name} needs the new-starter list {source} complete for payroll: some people have no "
                     "cost centre yet. Finance keeps the cost-centre list. Write the completed list, same columns "
                     f"and rows, to {output} in your workspace by {{deadline}}.",
-                    [checkpoint("missing cost centres filled", 2,
-                                "Every new starter without a cost centre needed the one Finance assigns to their "
-                                "department at their site; ask Finance rather than copying a colleague's code.",
-                                kind="file", path=output, values=right),
-                     checkpoint("existing rows kept", 1,
-                                "The completed file must keep every original row and value in the same columns.",
-                                kind="file", path=output, values=[c for c, r in zip(complete, rows) if c == r]),
-                     checkpoint("no wrong cost centres", 1,
-                                "Cost centres depend on both the department and the site: the code of the same "
-                                "department at another site is wrong.",
-                                kind="file", path=output, values=[], absent=wrong)],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=finance.name,
-                          text="Could you send me the cost centres for each department and site?"),
-                     call("write_file", file_path=output, content=header + "\n" + "\n".join(complete) + "\n")],
+                    [in_file("missing cost centres filled", 2, "Every new starter without a cost centre needed the one "
+                             "Finance assigns to their department at their site; ask Finance rather than copying a "
+                             "colleague's code.", output, right),
+                     in_file("existing rows kept", 1,
+                             "The completed file must keep every original row and value in the same columns.",
+                             output, [c for c, r in zip(complete, rows) if c == r]),
+                     not_in_file("no wrong cost centres", 1, "Cost centres depend on both the department and the site: "
+                                 "the code of the same department at another site is wrong.", output, wrong)],
+                    [read_file(source),
+                     send_message(finance.name, "Could you send me the cost centres for each department and site?"),
+                     write_file(output, header + "\n" + "\n".join(complete) + "\n")],
                     hints=(f"The gaps are in {source}; the cost-centre list is not on the drive, Finance keeps it.",
                            f"Ask {finance.name} (Finance) for the cost centre of each department at each site.",
                            f"Read {source}, ask Finance for the cost centres by department and site, fill each "

@@ -9,7 +9,8 @@ import random
 from datetime import date, timedelta
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 #: Medicines and the doses (mg) they come in; no name occurs inside another.
 _DRUGS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -154,26 +155,21 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "summary needs: one line per medicine the patient goes home on, as '<medicine> <dose> mg' with "
                     "the current dose (leave out every medicine that has been stopped); the latest creatinine result "
                     "in umol/L; and the follow-up clinic and in how many weeks, as '<n> weeks'.",
-                    [checkpoint("home medicines at their current doses", 2,
-                                "List every medicine the patient goes home on at the dose the medication log ends "
-                                "with, as '<medicine> <dose> mg'; a dose change replaces the earlier dose.",
-                                kind="file", path=summary, values=lines),
-                     checkpoint("latest creatinine", 1,
-                                "Give the most recent creatinine reading by date and time; the lab table is "
-                                "grouped by test, not sorted by time.", kind="file", path=summary,
-                                values=[str(latest)]),
-                     checkpoint("consultant's follow-up", 2,
-                                "The follow-up comes from the consultant's discharge plan, which replaces the "
-                                "provisional one in the admission note: name the clinic and the weeks.",
-                                kind="file", path=summary, values=[clinic, f"{weeks} weeks"]),
-                     checkpoint("nothing stopped or out of date", 1,
-                                "Medicines stopped on the ward or by the consultant at discharge, superseded doses "
-                                "and older creatinine readings do not belong in the summary.",
-                                kind="file", path=summary, values=[], absent=stale + earlier)],
+                    [in_file("home medicines at their current doses", 2, "List every medicine the patient goes home on "
+                             "at the dose the medication log ends with, as '<medicine> <dose> mg'; a dose change "
+                             "replaces the earlier dose.", summary, lines),
+                     in_file("latest creatinine", 1, "Give the most recent creatinine reading by date and time; the "
+                             "lab table is grouped by test, not sorted by time.", summary, [str(latest)]),
+                     in_file("consultant's follow-up", 2, "The follow-up comes from the consultant's discharge plan, "
+                             "which replaces the provisional one in the admission note: name the clinic and the weeks.",
+                             summary, [clinic, f"{weeks} weeks"]),
+                     not_in_file("nothing stopped or out of date", 1, "Medicines stopped on the ward or by the "
+                                 "consultant at discharge, superseded doses and older creatinine readings do not "
+                                 "belong in the summary.", summary, stale + earlier)],
                     [call("open_folder", folder_path=folder),
-                     call("read_file", file_path=chart),
-                     call("send_message", to=consultant.name,
-                          text=f"What is the discharge plan for {patient} ({mrn}), medicines and follow-up?"),
+                     read_file(chart),
+                     send_message(consultant.name,
+                                  f"What is the discharge plan for {patient} ({mrn}), medicines and follow-up?"),
                      call("write_file", file_path=summary,
                           content=(f"Discharge summary — {patient} ({mrn})\nMedicines on discharge:\n" +
                                    "".join(f"- {line}\n" for line in lines) +

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 _VENDORS = ("Orbit Telecom", "Helix Software", "Vega Catering", "Atlas Print", "Summit Travel", "Pine Office",
             "Metro Cleaning", "Northwind Supplies", "Quill Facilities", "Harbour Logistics", "Cirrus Hosting",
@@ -116,24 +117,21 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"budget. All contract versions are in {folder}/ on the drive; Legal knows which version of a "
                     f"contract binds us. Write the fee to {note} in your workspace and message it to "
                     f"{manager.name} by {{deadline}}.",
-                    [checkpoint("binding renewal fee found", 2,
-                                "The fee must come from the document that binds us under Legal's rule for "
-                                "versions, including any amendment that rule says replaces it; ask Legal rather "
-                                "than taking the newest or most final-looking file.",
-                                kind="file", path=note, values=[str(answer)]),
-                     checkpoint("no figure from other versions", 1,
-                                "The note should give only the binding renewal fee — not a figure from a draft, a "
-                                "superseded version, an amendment that does not apply, or the annual fee.",
-                                kind="file", path=note, values=[], absent=[str(w) for w in wrong]),
-                     checkpoint("manager told", 2, "Send the binding renewal fee to the manager who asked.",
-                                kind="message", to=manager.name, values=[str(answer)])],
+                    [in_file("binding renewal fee found", 2, "The fee must come from the document that binds us under "
+                             "Legal's rule for versions, including any amendment that rule says replaces it; ask Legal "
+                             "rather than taking the newest or most final-looking file.", note, [str(answer)]),
+                     not_in_file("no figure from other versions", 1, "The note should give only the binding renewal "
+                                 "fee — not a figure from a draft, a superseded version, an amendment that does not "
+                                 "apply, or the annual fee.", note, [str(w) for w in wrong]),
+                     told("manager told", 2, "Send the binding renewal fee to the manager who asked.",
+                          manager.name, [str(answer)])],
                     [call("open_folder", folder_path=folder),
-                     call("send_message", to=legal.name,
-                          text=f"Which version of the {vendor} agreement is binding, and do amendments apply?"),
-                     *(call("read_file", file_path=path) for path in reads),
-                     call("write_file", file_path=note, content=f"{vendor} renewal fee: EUR {answer:,}\n"),
-                     call("send_message", to=manager.name,
-                          text=f"The renewal fee in our binding agreement with {vendor} is EUR {answer:,}.")],
+                     send_message(legal.name,
+                                  f"Which version of the {vendor} agreement is binding, and do amendments apply?"),
+                     *(read_file(path) for path in reads),
+                     write_file(note, f"{vendor} renewal fee: EUR {answer:,}\n"),
+                     send_message(manager.name,
+                                  f"The renewal fee in our binding agreement with {vendor} is EUR {answer:,}.")],
                     hints=(f"Every version of the {vendor} agreement, and any amendment, is in {folder}/ on the "
                            "drive; the tag at the end of a file name gives the document's status.",
                            f"Ask {legal.name} (Legal) which version of a contract binds us and whether amendments "

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, clock
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: Unit kinds: (code prefix, what it is).
 _UNITS = (("PMP", "pump"), ("CNV", "conveyor"), ("CMP", "compressor"), ("MIX", "mixer"), ("FAN", "extraction fan"),
@@ -88,24 +89,21 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "from the maintenance technician who looks after that kind of fault (mechanical or electrical). "
                     f"Write the unit, its fault code and the part number to {note} in your workspace, and report "
                     f"the unit and the part number to {supervisor.name}, the shift supervisor, by {{deadline}}.",
-                    [checkpoint("faulty unit and part found", 2,
-                                "Name the one unit whose fault was raised and never cleared, its fault code and the "
-                                "part number the right technician gives for that code.",
-                                kind="file", path=note, values=[faulty, code, answer]),
-                     checkpoint("no other unit or part", 1,
-                                "Units whose faults were cleared, or that only raised warnings, and part numbers "
-                                "for other fault codes do not belong in the report.",
-                                kind="file", path=note, values=[], absent=wrong),
-                     checkpoint("supervisor told", 2,
-                                "Report the faulty unit and its replacement part number to the shift supervisor.",
-                                kind="message", to=supervisor.name, values=[faulty, answer])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=holder.name,
-                          text=f"Which replacement part do we need for a {code} fault on {faulty}? Part number?"),
-                     call("write_file", file_path=note,
-                          content=f"Active fault: {faulty}\nCode: {code}\nReplacement part: {answer}\n"),
-                     call("send_message", to=supervisor.name,
-                          text=f"{faulty} has an active {code} fault; the replacement part is {answer}.")],
+                    [in_file("faulty unit and part found", 2, "Name the one unit whose fault was raised and never "
+                             "cleared, its fault code and the part number the right technician gives for that code.",
+                             note, [faulty, code, answer]),
+                     not_in_file("no other unit or part", 1, "Units whose faults were cleared, or that only raised "
+                                 "warnings, and part numbers for other fault codes do not belong in the report.",
+                                 note, wrong),
+                     told("supervisor told", 2,
+                          "Report the faulty unit and its replacement part number to the shift supervisor.",
+                          supervisor.name, [faulty, answer])],
+                    [read_file(source),
+                     send_message(holder.name,
+                                  f"Which replacement part do we need for a {code} fault on {faulty}? Part number?"),
+                     write_file(note, f"Active fault: {faulty}\nCode: {code}\nReplacement part: {answer}\n"),
+                     send_message(supervisor.name,
+                                  f"{faulty} has an active {code} fault; the replacement part is {answer}.")],
                     hints=(f"The alarm log {source} on the drive shows which unit's fault is still active and what "
                            "kind of fault it is; part numbers are not on the drive.",
                            f"Ask the maintenance technician for that kind of fault — {mechanic.name} for mechanical, "

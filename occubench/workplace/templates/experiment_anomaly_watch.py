@@ -7,7 +7,8 @@ import random
 from datetime import date, timedelta
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import csv, in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _ASSAYS = ("ELISA cytokine panel", "qPCR viral load assay", "LC-MS metabolite screen", "BCA protein assay",
            "Luciferase reporter assay", "Endotoxin LAL assay", "Fluorescence binding assay")
@@ -33,12 +34,9 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     near = rng.choice([i for i in range(count) if i != breach and i not in calibrations])
     readings[near] = limit - rng.randint(1, 3)  # within the limit, just
     started = date(2024, rng.randint(1, 12), rng.randint(1, 14))
-    rows = []
-    for i, run in enumerate(runs):
-        kind = "calibration" if i in calibrations else "sample"
-        rows.append(f"{run},{started + timedelta(days=i // 3):%Y-%m-%d},{kind},"
-                    f"{rng.choice(_INSTRUMENTS)},{rng.choice(_INITIALS)},{readings[i] / 1000:.3f},"
-                    f"{rng.randint(88, 112)}")
+    rows = [(run, f"{started + timedelta(days=i // 3):%Y-%m-%d}", "calibration" if i in calibrations else "sample",
+             rng.choice(_INSTRUMENTS), rng.choice(_INITIALS), f"{readings[i] / 1000:.3f}", rng.randint(88, 112))
+            for i, run in enumerate(runs)]
     qc = colleague(names, "QC scientist", "Quality Control",
                    Clue(f"{task_id}-limit",
                         f"For the {assay} a sample run is out of specification when its blank reads above "
@@ -56,21 +54,16 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"signal is above the QC limit ({qc.name} in Quality Control sets it). Write its run id and "
                     f"blank reading to {note} in your workspace and alert {pi.name}, the principal investigator, "
                     "with the run id by {deadline}.",
-                    [checkpoint("anomalous run found", 2,
-                                "Name the sample run whose blank reads above the QC scientist's limit; calibration "
-                                "runs are not assessed against it.", kind="file", path=note, values=[run]),
-                     checkpoint("no false alarm", 1,
-                                "Only the run that breaches the limit belongs in the note, not calibration runs or "
-                                "runs within tolerance.", kind="file", path=note, values=[],
-                                absent=[r for r in runs if r != run]),
-                     checkpoint("PI alerted", 2, "Alert the principal investigator with the anomalous run's id.",
-                                kind="message", to=pi.name, values=[run])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=qc.name, text=f"What is the blank-signal limit for the {assay}?"),
-                     call("write_file", file_path=note,
-                          content=f"{run}: blank {readings[breach] / 1000:.3f} AU, above the QC limit\n"),
-                     call("send_message", to=pi.name,
-                          text=f"Alert: {assay} run {run} has a blank signal above the QC limit.")],
+                    [in_file("anomalous run found", 2, "Name the sample run whose blank reads above the QC scientist's "
+                             "limit; calibration runs are not assessed against it.", note, [run]),
+                     not_in_file("no false alarm", 1, "Only the run that breaches the limit belongs in the note, not "
+                                 "calibration runs or runs within tolerance.", note, [r for r in runs if r != run]),
+                     told("PI alerted", 2, "Alert the principal investigator with the anomalous run's id.",
+                          pi.name, [run])],
+                    [read_file(source),
+                     send_message(qc.name, f"What is the blank-signal limit for the {assay}?"),
+                     write_file(note, f"{run}: blank {readings[breach] / 1000:.3f} AU, above the QC limit\n"),
+                     send_message(pi.name, f"Alert: {assay} run {run} has a blank signal above the QC limit.")],
                     hints=(f"The runs and their blank readings are in {source} on the drive; the limit itself is "
                            "not in the file.",
                            f"Ask {qc.name}, the QC scientist, for the blank-signal limit of this assay and which runs "
@@ -79,8 +72,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "(skip calibration rows) and find the one whose blank is above the limit; write_file "
                            f"{note} with that run id and its reading only; send_message {pi.name} the run id."))],
         colleagues=[qc, pi],
-        drive={source: "run_id,date,run_type,instrument,operator,blank_au,control_recovery_pct\n" +
-               "\n".join(rows) + "\n"},
+        drive={source: csv("run_id,date,run_type,instrument,operator,blank_au,control_recovery_pct", rows)},
     )
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, clock, minutes
-from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import book, booked, csv, free_room, read_file, send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _FARMS = ("Hollowbrook Farm", "Greenacre Estate", "Millstone Farm", "Kestrel Fields", "Ashgrove Farm",
           "Brookside Holdings", "Larkrise Farm", "Foxglove Orchards", "Windmill Hill Farm", "Stonebridge Farm")
@@ -51,9 +52,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
         blocks.append((begin, finish, rng.choice(_BLOCKS)))
     blocks = sorted(set(blocks))
     seats = len(guests) + 1  # the guests and you
-    fitting = sorted((c, r) for r, c in ROOMS.items() if c >= seats)
-    room = fitting[1][1]  # the smallest room that fits is taken at that hour
-    busy = [{"room": fitting[0][1], "start": slot, "end": end}]
+    room, busy = free_room(seats, slot, end)
     crop, purpose = rng.choice(_CROPS), rng.choice(_PURPOSES)
     inspector.clues.append(Clue(
         f"{task_id}-hours",
@@ -71,22 +70,16 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f". Find out from {inspector.name} which hours they can come, take the one that fits "
                     f"{manager.name}'s calendar ({calendar} on the drive), book a free room with a seat for each of "
                     f"them and for you, invite them, and tell {manager.name} when the briefing is, by {{deadline}}.",
-                    [checkpoint("briefing room booked at the hour that fits", 2,
-                                "Book a room with a seat for every guest and you, for the one hour the inspector "
-                                "offered that does not clash with anything in the farm manager's calendar, and "
-                                "invite everyone named.", kind="booking", start=slot, end=end, attendees=attendees,
-                                min_capacity=seats),
-                     checkpoint("farm manager told the time", 1,
-                                "Tell the farm manager the start and end of the briefing you booked.",
-                                kind="message", to=manager.name, values=[slot, end])],
-                    [call("send_message", to=inspector.name,
-                          text="When can you come to our office for the briefing this afternoon?"),
-                     call("read_file", file_path=calendar),
-                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
-                     call("book_meeting", room_name=room, start=slot, end=end,
-                          attendees=attendees),
-                     call("send_message", to=manager.name,
-                          text=f"The inspection briefing is booked {slot}-{end} in {room}.")],
+                    [booked("briefing room booked at the hour that fits", 2, "Book a room with a seat for every guest "
+                            "and you, for the one hour the inspector offered that does not clash with anything in the "
+                            "farm manager's calendar, and invite everyone named.", slot, end, attendees, seats),
+                     told("farm manager told the time", 1,
+                          "Tell the farm manager the start and end of the briefing you booked.",
+                          manager.name, [slot, end])],
+                    [send_message(inspector.name, "When can you come to our office for the briefing this afternoon?"),
+                     read_file(calendar),
+                     *book(room, slot, end, seats, attendees),
+                     send_message(manager.name, f"The inspection briefing is booked {slot}-{end} in {room}.")],
                     hints=(f"The inspector's possible hours come from the inspector, not the drive; the farm "
                            f"manager's commitments are in {calendar} on the drive; get_available_rooms shows which "
                            "rooms are free.",
@@ -98,7 +91,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "every guest and you; book_meeting a free room inviting every guest; send_message "
                            f"{manager.name} the start and end of the briefing."))],
         colleagues=guests,
-        drive={calendar: "start,end,what\n" + "".join(f"{s},{e},{w}\n" for s, e, w in blocks)},
+        drive={calendar: csv("start,end,what", blocks)},
         busy=busy,
     )
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, Drawing
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import read_file, send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 _CLIENTS = ("Halden Foods", "Marlow Events", "Crestline Builders", "Oakridge Clinic", "Pellham Studios",
             "Vantage Retail", "Northgate School", "Brookfield Farms")
@@ -46,18 +47,16 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"distance in km (the yard photographed the van's return-check form: {form}; the departures are "
                     f"logged in {log}) and what {client} is charged for it at the rate per km that Finance bills "
                     f"for pool vans, then send {manager.name} the distance and the charge in EUR by {{deadline}}.",
-                    [checkpoint("trip distance", 1, "The distance is the odometer at return, on the photographed "
-                                "return-check form, less the odometer at this trip's departure in the fleet log "
-                                "(not an earlier trip's).", kind="message", to=manager.name, values=[str(km)]),
-                     checkpoint("charge at the pool-van rate", 2, "The charge is the distance times the rate per km "
-                                "Finance bills for pool vans (not the one for cars), in EUR with cents.",
-                                kind="message", to=manager.name, values=[charge])],
-                    [call("read_file", file_path=log),
+                    [told("trip distance", 1, "The distance is the odometer at return, on the photographed "
+                          "return-check form, less the odometer at this trip's departure in the fleet log (not an "
+                          "earlier trip's).", manager.name, [str(km)]),
+                     told("charge at the pool-van rate", 2, "The charge is the distance times the rate per km Finance "
+                          "bills for pool vans (not the one for cars), in EUR with cents.", manager.name, [charge])],
+                    [read_file(log),
                      call("read_image", file_path=form),
-                     call("send_message", to=finance.name, text="What rate per km do we bill clients for pool vans?"),
+                     send_message(finance.name, "What rate per km do we bill clients for pool vans?"),
                      call("calculator", expression=f"({departure + km} - {departure}) * 0.{cents}"),
-                     call("send_message", to=manager.name,
-                          text=f"{van}'s trip to {client}: {km} km, charged EUR {charge}.")],
+                     send_message(manager.name, f"{van}'s trip to {client}: {km} km, charged EUR {charge}.")],
                     hints=(f"The odometer at return is only on the photographed form {form}; the departure reading "
                            f"is in {log}, among earlier trips.",
                            f"Ask {finance.name} (Finance) what rate per km clients are billed for pool vans; the "

@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 _CITIES = ("Lyon", "Milan", "Rotterdam", "Poznan", "Brno", "Ghent", "Bilbao", "Graz", "Porto", "Aarhus")
 _CUSTOMERS = ("Keller Maschinenbau", "Dalsgaard Foods", "Moretti Ceramiche", "Van Dijk Retail", "Novak Components",
@@ -90,23 +91,20 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "certification. Customer service knows how fast the customer needs the goods. Write the "
                     f"chosen quote id and its total price (whole euros) to {note} in your workspace, and send both "
                     f"to {manager.name} by {{deadline}}.",
-                    [checkpoint("cheapest feasible quote chosen", 2,
-                                "Count the pallets of the ready orders only; keep the quotes for that city with room "
-                                "for all of them, within the customer's transit limit (ask customer service) and "
-                                "ADR-certified if any order is dangerous goods; then take the lowest fixed fee plus "
-                                "rate times pallets.",
-                                kind="file", path=note, values=[chosen, str(total)], absent=rejected),
-                     checkpoint("manager told the choice", 1,
-                                "Send the manager the chosen quote and its total price.",
-                                kind="message", to=manager.name, values=[chosen, str(total)])],
-                    [call("read_file", file_path=order_file),
-                     call("read_file", file_path=quote_file),
-                     call("send_message", to=service.name,
-                          text=f"How many transit days can {customer} accept for the {city} delivery?"),
+                    [in_file("cheapest feasible quote chosen", 2, "Count the pallets of the ready orders only; keep "
+                             "the quotes for that city with room for all of them, within the customer's transit limit "
+                             "(ask customer service) and ADR-certified if any order is dangerous goods; then take the "
+                             "lowest fixed fee plus rate times pallets.", note, [chosen, str(total)], absent=rejected),
+                     told("manager told the choice", 1, "Send the manager the chosen quote and its total price.",
+                          manager.name, [chosen, str(total)])],
+                    [read_file(order_file),
+                     read_file(quote_file),
+                     send_message(service.name,
+                                  f"How many transit days can {customer} accept for the {city} delivery?"),
                      call("calculator", expression=f"{best['fixed']} + {best['rate']} * {pallets}"),
-                     call("write_file", file_path=note, content=f"{chosen}: EUR {total}\n"),
-                     call("send_message", to=manager.name,
-                          text=f"Cheapest feasible option for the {city} shipment: quote {chosen}, EUR {total}.")],
+                     write_file(note, f"{chosen}: EUR {total}\n"),
+                     send_message(manager.name,
+                                  f"Cheapest feasible option for the {city} shipment: quote {chosen}, EUR {total}.")],
                     hints=(f"The orders are in {order_file} and the carrier quotes in {quote_file} on the drive; "
                            "the customer's transit limit is in neither.",
                            f"Ask {service.name} (customer service) how many transit days {customer} can accept; "

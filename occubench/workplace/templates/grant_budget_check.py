@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import random
 
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 _FUNDERS = ("Northern Science Council", "Cortex Research Trust", "Polaris Innovation Agency", "Blue Ocean Foundation",
             "Meridian Health Fund", "Lowland Research Council")
@@ -64,20 +65,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"are in {call_file}. Pick the scenario with the largest total request that the call allows, "
                     f"write its id and total (whole euros) to {note} in your workspace, and send both to "
                     f"{pi.name} by {{deadline}}.",
-                    [checkpoint("largest allowed scenario chosen", 2,
-                                "Add up each scenario's lines; keep those within the call's cap on the total request "
-                                "whose equipment stays within the call's share of the total, and take the one with "
-                                "the largest total. The cap in the call is the current one, not the previous "
-                                "call's.", kind="file", path=note, values=[chosen, str(total)],
-                                absent=[c for c in codes if c != chosen]),
-                     checkpoint("investigator told", 1, "Send the investigator the chosen scenario and its total.",
-                                kind="message", to=pi.name, values=[chosen, str(total)])],
-                    [call("read_file", file_path=scenario_file),
-                     call("read_file", file_path=call_file),
+                    [in_file("largest allowed scenario chosen", 2, "Add up each scenario's lines; keep those within "
+                             "the call's cap on the total request whose equipment stays within the call's share of the "
+                             "total, and take the one with the largest total. The cap in the call is the current one, "
+                             "not the previous call's.",
+                             note, [chosen, str(total)], absent=[c for c in codes if c != chosen]),
+                     told("investigator told", 1, "Send the investigator the chosen scenario and its total.",
+                          pi.name, [chosen, str(total)])],
+                    [read_file(scenario_file),
+                     read_file(call_file),
                      call("calculator", expression=" + ".join(str(v) for v in scenarios[2].values())),
-                     call("write_file", file_path=note, content=f"{chosen}: EUR {total}\n"),
-                     call("send_message", to=pi.name,
-                          text=f"The largest budget the call allows is scenario {chosen}, EUR {total} in total.")],
+                     write_file(note, f"{chosen}: EUR {total}\n"),
+                     send_message(pi.name,
+                                  f"The largest budget the call allows is scenario {chosen}, EUR {total} in total.")],
                     hints=(f"The scenarios are in {scenario_file} and the call's rules in {call_file}, both on the "
                            "drive; the scenario file has no totals, you add them up.",
                            "Nobody needs to be asked: the call's rules and the scenarios are both on the drive; "

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, clock
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 #: No endpoint begins another, so one found in a text is that endpoint.
 _ENDPOINTS = ("/api/checkout", "/api/orders", "/api/payments", "/api/search", "/api/login", "/api/inventory",
@@ -69,20 +70,17 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "the incident, and how many it returned then. The log is too large to read whole: copy it to "
                     f"your workspace and work on it with shell commands. {oncall.name} was on call and knows when "
                     f"the incident started and ended. Send {lead.name} the endpoint and the count by {{deadline}}.",
-                    [checkpoint("failing endpoint found", 1,
-                                "Name the endpoint with the most 5xx responses inside the incident window the "
-                                "on-call engineer gives: server errors before or after it, and client errors (4xx), "
-                                "are not the incident's.", kind="message", to=lead.name, values=[culprit]),
-                     checkpoint("server errors counted", 2,
-                                "Count that endpoint's 5xx responses from the incident's start to its end with a "
-                                "command over the whole log, rather than estimating from part of it.",
-                                kind="message", to=lead.name, values=[str(count)])],
-                    [call("send_message", to=oncall.name, text="When did this morning's incident start and end?"),
+                    [told("failing endpoint found", 1, "Name the endpoint with the most 5xx responses inside the "
+                          "incident window the on-call engineer gives: server errors before or after it, and client "
+                          "errors (4xx), are not the incident's.", lead.name, [culprit]),
+                     told("server errors counted", 2, "Count that endpoint's 5xx responses from the incident's start "
+                          "to its end with a command over the whole log, rather than estimating from part of it.",
+                          lead.name, [str(count)])],
+                    [send_message(oncall.name, "When did this morning's incident start and end?"),
                      call("download_file", file_path=path, target_path=copy),
                      call("execute_command", command=script),
-                     call("send_message", to=lead.name,
-                          text=f"During the incident ({clock(begin)} to {clock(end)}) {culprit} returned the most "
-                               f"server errors: {count} responses with a 5xx status.")],
+                     send_message(lead.name, f"During the incident ({clock(begin)} to {clock(end)}) {culprit} returned "
+                                  f"the most server errors: {count} responses with a 5xx status.")],
                     hints=(f"Everything needed is in {path}, which is too large for read_file; the incident's start "
                            "and end are not in it.",
                            f"Ask {oncall.name}, who was on call, when the incident started and ended; {lead.name} "

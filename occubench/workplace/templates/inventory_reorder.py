@@ -7,7 +7,8 @@ import random
 import re
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _ITEMS = ("Nitrile gloves, box of 100", "A4 copy paper, ream", "Pallet wrap film, roll", "Packing tape, 6-pack",
           "Shipping cartons 40x30x30", "Thermal labels, roll", "Hand sanitiser 500 ml", "Safety glasses",
@@ -86,23 +87,20 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"sets the target rule. Write the order lines to {report} in your workspace, one line per item "
                     "to order as sku,quantity (leave out items that need nothing), and tell "
                     f"{buyer.name} how many lines the order has, in the form '<n> order lines', by {{deadline}}.",
-                    [checkpoint("order quantities right", 2,
-                                "Each quantity is the planner's target minus the stock on hand minus every shipment "
-                                "already on the way for that item; ask the planner for the target rule.",
-                                kind="file", path=report, values=[_flat(line) for line in lines]),
-                     checkpoint("nothing ordered wrongly", 1,
-                                "Items already covered by stock and incoming shipments must not be in the order, "
-                                "and no quantity may come from a different rule.",
-                                kind="file", path=report, values=[], absent=absent),
-                     checkpoint("buyer told the line count", 1,
-                                "Tell the buyer how many order lines there are, in the form asked for.",
-                                kind="message", to=buyer.name, values=[f"{len(lines)} order lines"])],
-                    [call("read_file", file_path=stock_file),
-                     call("read_file", file_path=inbound_file),
-                     call("send_message", to=planner.name, text="What is the target stock rule for reordering?"),
-                     call("write_file", file_path=report, content=content),
-                     call("send_message", to=buyer.name,
-                          text=f"The reorder is in {report}: {len(lines)} order lines.")],
+                    [in_file("order quantities right", 2, "Each quantity is the planner's target minus the stock on "
+                             "hand minus every shipment already on the way for that item; ask the planner for the "
+                             "target rule.", report, [_flat(line) for line in lines]),
+                     not_in_file("nothing ordered wrongly", 1, "Items already covered by stock and incoming shipments "
+                                 "must not be in the order, and no quantity may come from a different rule.",
+                                 report, absent),
+                     told("buyer told the line count", 1,
+                          "Tell the buyer how many order lines there are, in the form asked for.",
+                          buyer.name, [f"{len(lines)} order lines"])],
+                    [read_file(stock_file),
+                     read_file(inbound_file),
+                     send_message(planner.name, "What is the target stock rule for reordering?"),
+                     write_file(report, content),
+                     send_message(buyer.name, f"The reorder is in {report}: {len(lines)} order lines.")],
                     hints=(f"Stock on hand and weekly demand are in {stock_file}, the shipments already ordered in "
                            f"{inbound_file}; the target stock rule is in neither.",
                            f"Ask {planner.name}, the supply planner, for the target stock rule; the line count goes "

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import csv, in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: Core facility → what it does to a sample.
 _CORES = {"Genomics": "RNA sequencing", "Proteomics": "mass spectrometry", "Histology": "tissue staining",
@@ -69,21 +70,18 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "the core facilities' technicians know what has happened to the samples since they came in. "
                     f"Find out the sample's current status and the run it went through, write both to {note} in "
                     f"your workspace, and message them to {pi.name} by {{deadline}}.",
-                    [checkpoint("status from the core that holds the sample", 2,
-                                "The registry only shows where the sample was taken in; ask that core's technician, "
-                                "follow the sample to the core that holds it now, and take the run of this sample "
-                                "from their update.",
-                                kind="file", path=note, values=[answer],
-                                absent=[runs[code] for code in batch]),
-                     checkpoint("investigator told", 2,
-                                "Send the investigator the sample's current status and run.",
-                                kind="message", to=pi.name, values=[answer])],
-                    [call("read_file", file_path=registry),
-                     call("send_message", to=tech_intake.name, text=f"What is the status of sample {sample}?"),
-                     call("send_message", to=tech_holder.name, text=f"What is the status of sample {sample}?"),
-                     call("write_file", file_path=note, content=f"{sample}: with the {holder} core; run {answer}.\n"),
-                     call("send_message", to=pi.name,
-                          text=f"Sample {sample} is with the {holder} core; it went through run {answer}.")],
+                    [in_file("status from the core that holds the sample", 2, "The registry only shows where the "
+                             "sample was taken in; ask that core's technician, follow the sample to the core that "
+                             "holds it now, and take the run of this sample from their update.",
+                             note, [answer], absent=[runs[code] for code in batch]),
+                     told("investigator told", 2, "Send the investigator the sample's current status and run.",
+                          pi.name, [answer])],
+                    [read_file(registry),
+                     send_message(tech_intake.name, f"What is the status of sample {sample}?"),
+                     send_message(tech_holder.name, f"What is the status of sample {sample}?"),
+                     write_file(note, f"{sample}: with the {holder} core; run {answer}.\n"),
+                     send_message(pi.name,
+                                  f"Sample {sample} is with the {holder} core; it went through run {answer}.")],
                     hints=(f"The sample registry {registry} on the drive says which core facility took {sample} "
                            "in; its status column is only filled in at intake, so the technicians have the news.",
                            f"Ask {tech_intake.name}, the technician of the {intake} core that took the sample in, "
@@ -94,7 +92,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"take the line about {sample} from their batch update (not the other samples'), write "
                            f"its status and run to {note}, and message both to {pi.name}."))],
         colleagues=[pi, tech_intake, tech_holder, tech_third],
-        drive={registry: "sample_id,study,material,core,status\n" + "".join(f"{','.join(r)}\n" for r in rows)},
+        drive={registry: csv("sample_id,study,material,core,status", rows)},
     )
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import random
 
-from occubench.workplace.model import Clue, clock, minutes
-from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.model import Clue, minutes
+from occubench.workplace.templates._shared import book, booked, csv, free_room, later, read_file, send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _LINES = ("Press line", "Paint line", "Assembly line A", "Assembly line B", "Packaging line", "Extrusion line",
           "Moulding line", "Welding cell", "Bottling line", "Coating line")
@@ -20,10 +21,6 @@ _STOPS = ("14:00", "15:30", "17:00")
 _CHANGEOVERS = ("12:30", "13:00")
 _GUESTS = (("Safety officer", "Health & Safety"), ("Electrical technician", "Maintenance"),
            ("Quality engineer", "Quality"), ("Process engineer", "Engineering"))
-
-
-def _later(start: str, span: int) -> str:
-    return clock(minutes(start) + span)
 
 
 def _timeline(stops: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
@@ -43,18 +40,18 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     plant = names.pick(_PLANTS)
     line, *others = rng.sample(_LINES, 4)
     slot, decoy = rng.sample(_STOPS, 2)
-    end = _later(slot, 60)
+    end = later(slot, 60)
     changeover = rng.choice(_CHANGEOVERS)
-    schedule = {line: _timeline([(slot, end, "planned stop"), (decoy, _later(decoy, 60), "planned stop"),
-                                 (changeover, _later(changeover, 30), "changeover")])}
+    schedule = {line: _timeline([(slot, end, "planned stop"), (decoy, later(decoy, 60), "planned stop"),
+                                 (changeover, later(changeover, 30), "changeover")])}
     for other in others:  # the other lines stop at other times, an hour at the slot nobody picked among them
         free = [s for s in _STOPS if s not in (slot, decoy)] + [rng.choice(("12:00", "16:30"))]
         start = rng.choice(free)
-        schedule[other] = _timeline([(start, _later(start, 60), rng.choice(("planned stop", "cleaning")))])
+        schedule[other] = _timeline([(start, later(start, 60), rng.choice(("planned stop", "cleaning")))])
     lead = colleague(names, "Maintenance lead", "Maintenance")
     job = rng.choice(_JOBS)
     lead.clues.append(Clue(f"{task_id}-crew", f"My crew and I are on the {job} in the {others[0]} hall from {decoy} to "
-                           f"{_later(decoy, 60)} this afternoon, so we can't be anywhere else then. Otherwise we're "
+                           f"{later(decoy, 60)} this afternoon, so we can't be anywhere else then. Otherwise we're "
                            "around.",
                            [["availab*", "free", "busy", "crew", "when", "time", "slot", "schedule", "scheduled",
                              "commitment*", "conflict*", "join", "attend"]]))
@@ -63,10 +60,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     manager = colleague(names, "Plant manager", f"{plant} plant")
     attendees = [manager.name, lead.name, supervisor.name, *(g.name for g in guests)]
     seats = len(attendees) + 1  # and you
-    fitting = sorted((capacity, room) for room, capacity in ROOMS.items() if capacity >= seats)
-    taken = [fitting[0][1], *(r for _, r in fitting[1:-1] if rng.random() < 0.4)]
-    room = next(r for _, r in fitting if r not in taken)
-    busy = [{"room": r, "start": slot, "end": end} for r in taken]
+    room, busy = free_room(seats, slot, end, rng)
     source = f"plant/production_schedule_{task_id}.csv"
     invited = [*attendees[1:], manager.name]
     everyone = ", ".join(invited[:-1]) + f" and {invited[-1]}"
@@ -79,22 +73,18 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{lead.name}'s maintenance crew has other jobs this afternoon, so check with them. Book a "
                     f"free room with a seat for everyone and for you, and tell {manager.name} the time and room by "
                     "{deadline}.",
-                    [checkpoint("review booked in the line's stop", 3,
-                                "Book an hour while the line has a planned stop that long (a changeover is too "
-                                "short) and the maintenance crew is free — ask the maintenance lead — in a room "
-                                "with a seat for every invitee and you, inviting all of them.",
-                                kind="booking", start=slot, end=end, attendees=attendees, min_capacity=seats),
-                     checkpoint("plant manager told the time", 1,
-                                "Tell the plant manager the start and end time of the review you booked.",
-                                kind="message", to=manager.name, values=[slot, end])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=lead.name,
-                          text=f"When is your crew busy this afternoon? I need an hour for the {line} review."),
-                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
-                     call("book_meeting", room_name=room, start=slot, end=end,
-                          attendees=attendees),
-                     call("send_message", to=manager.name,
-                          text=f"The {line} maintenance review is booked {slot}-{end} in {room}.")],
+                    [booked("review booked in the line's stop", 3, "Book an hour while the line has a planned stop "
+                            "that long (a changeover is too short) and the maintenance crew is free — ask the "
+                            "maintenance lead — in a room with a seat for every invitee and you, inviting all of them.",
+                            slot, end, attendees, seats),
+                     told("plant manager told the time", 1,
+                          "Tell the plant manager the start and end time of the review you booked.",
+                          manager.name, [slot, end])],
+                    [read_file(source),
+                     send_message(lead.name,
+                                  f"When is your crew busy this afternoon? I need an hour for the {line} review."),
+                     *book(room, slot, end, seats, attendees),
+                     send_message(manager.name, f"The {line} maintenance review is booked {slot}-{end} in {room}.")],
                     hints=(f"The afternoon's line schedule is {source} on the drive (only the {line} rows matter); "
                            "get_available_rooms shows which rooms are free at a given time.",
                            f"Ask {lead.name}, the maintenance lead, when the crew is busy this afternoon; the time "
@@ -105,7 +95,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"one of those rooms inviting everyone named, and message {manager.name} the start and end "
                            "time and the room."))],
         colleagues=[manager, lead, supervisor, *guests],
-        drive={source: "line,start,end,activity\n" + "".join(f"{n},{s},{e},{a}\n" for n, s, e, a in rows)},
+        drive={source: csv("line,start,end,activity", rows)},
         busy=busy,
     )
 

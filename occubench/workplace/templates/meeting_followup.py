@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Meeting, clock, minutes
-from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import book, booked, free_room, send_message, told
+from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
 
 _PROJECTS = ("Falcon", "Juniper", "Mosaic", "Nimbus", "Orchid", "Quartz", "Saffron", "Tundra", "Umbra", "Zephyr")
 
@@ -19,9 +20,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     review = rng.choice(("16:00", "16:30", "17:00"))
     review_end = clock(minutes(review) + 30)
     seats = len(guests) + 2  # the guests, the organiser and you
-    # The smallest room that fits is taken then, so the booking needs a real look at the free rooms.
-    fitting = sorted((c, r) for r, c in ROOMS.items() if c >= seats)
-    taken, free_room = fitting[0][1], fitting[1][1]
+    room, busy = free_room(seats, review, review_end)
     attendees = [organiser.name, *(g.name for g in guests)]
     meeting.notes = (f"Action item for you: book a room for the {project} design review today from {review} to "
                      f"{review_end} with {', '.join(attendees)}, then confirm the room to {organiser.name}.")
@@ -40,14 +39,12 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "before then, and call attend_meeting with the meeting's room, start and end no later than "
                            "its start; then read the notes it returns for your action item.")),
                task(follow_up, FAMILY, meeting.notes + " Do it by {deadline}.",
-                    [checkpoint("review room booked", 2, f"Book a free room with at least {seats} seats for the "
-                                "exact time given, inviting everyone named.", kind="booking", start=review,
-                                end=review_end, attendees=attendees, min_capacity=seats),
-                     checkpoint("organiser told the room", 1, "Confirm the booked room to whoever gave the action "
-                                "item.", kind="message", to=organiser.name, values=[free_room])],
-                    [call("get_available_rooms", start=review, end=review_end, min_capacity=seats),
-                     call("book_meeting", room_name=free_room, start=review, end=review_end, attendees=attendees),
-                     call("send_message", to=organiser.name, text=f"Booked {free_room} for the {project} review.")],
+                    [booked("review room booked", 2, f"Book a free room with at least {seats} seats for the exact time "
+                            "given, inviting everyone named.", review, review_end, attendees, seats),
+                     told("organiser told the room", 1, "Confirm the booked room to whoever gave the action item.",
+                          organiser.name, [room])],
+                    [*book(room, review, review_end, seats, attendees),
+                     send_message(organiser.name, f"Booked {room} for the {project} review.")],
                     appears=f"meeting:{meeting.title}",
                     hints=(f"The action item from the {meeting.title} gives the time and the people to invite; "
                            "get_available_rooms shows which rooms are free then.",
@@ -58,7 +55,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"inviting everyone named, then message {organiser.name} which room you booked."))],
         colleagues=[organiser, *guests],
         meetings=[meeting],
-        busy=[{"room": taken, "start": review, "end": review_end}],
+        busy=busy,
     )
 
 

@@ -8,7 +8,8 @@ import datetime as dt
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 _TYPES = ("event", "street works", "signage", "market stall", "tree works", "scaffolding")
 _APPLICANTS = ("Harbour Festival Trust", "Greenway Utilities", "Café Lumière", "St Mary's School PTA",
@@ -64,25 +65,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"register is {source} on the drive; the permits coordinator knows the decision periods. Write "
                     f"the ids of the overdue {kind} applications, one per line, to {note} in your workspace, and "
                     f"escalate them to the manager responsible for {kind} licensing by {{deadline}}.",
-                    [checkpoint("overdue permits found", 2,
-                                "List every application of the type still under review for longer than the "
-                                "statutory period the coordinator gives, counted from the date received.",
-                                kind="file", path=note, values=late),
-                     checkpoint("nothing listed wrongly", 1,
-                                "Applications still within the period, paused while documents are awaited, already "
-                                "decided, or of another type do not belong in the list.",
-                                kind="file", path=note, values=[], absent=others),
-                     checkpoint("licensing manager told", 2,
-                                "Escalate the overdue ids to the licensing manager for that permit type (see the "
-                                "roles in list_users), not to another team.",
-                                kind="message", to=manager.name, values=late)],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=coordinator.name,
-                          text=f"What is the statutory decision period for {kind} permits?"),
+                    [in_file("overdue permits found", 2, "List every application of the type still under review for "
+                             "longer than the statutory period the coordinator gives, counted from the date received.",
+                             note, late),
+                     not_in_file("nothing listed wrongly", 1, "Applications still within the period, paused while "
+                                 "documents are awaited, already decided, or of another type do not belong in the "
+                                 "list.", note, others),
+                     told("licensing manager told", 2, "Escalate the overdue ids to the licensing manager for that "
+                          "permit type (see the roles in list_users), not to another team.", manager.name, late)],
+                    [read_file(source),
+                     send_message(coordinator.name, f"What is the statutory decision period for {kind} permits?"),
                      call("list_users"),
-                     call("write_file", file_path=note, content="\n".join(late) + "\n"),
-                     call("send_message", to=manager.name,
-                          text=f"Overdue {kind} permit applications: {', '.join(late)}.")],
+                     write_file(note, "\n".join(late) + "\n"),
+                     send_message(manager.name, f"Overdue {kind} permit applications: {', '.join(late)}.")],
                     hints=(f"The applications, with type, date received and status, are in {source} on the drive; "
                            f"the decision period for {kind} permits is not in the file.",
                            f"Ask {coordinator.name}, the permits coordinator, how many days a {kind} permit may take "

@@ -7,7 +7,8 @@ import random
 from datetime import date, timedelta
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: Consultations and the themes their responses are filed under; no theme occurs inside another.
 _CONSULTATIONS = (
@@ -70,22 +71,18 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"those received by the closing date ({coordinator.name}, the consultation coordinator, has "
                     f"it). Write one line per theme as '<theme>: <count>' to {digest} in your workspace and send the "
                     f"same lines to {manager.name} by {{deadline}}.",
-                    [checkpoint("counts by theme", 2,
-                                "Count each theme's responses received on or before the closing date, as "
-                                "'<theme>: <count>'; ask the coordinator for the closing date.",
-                                kind="file", path=digest, values=lines),
-                     checkpoint("late responses left out", 1,
-                                "Responses received after the consultation closed must not be counted.",
-                                kind="file", path=digest, values=[], absent=wrong),
-                     checkpoint("manager sent the counts", 1,
-                                "Send the policy manager the count for every theme.",
-                                kind="message", to=manager.name, values=lines)],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=coordinator.name,
-                          text=f"What was the closing date of the {topic} consultation?"),
-                     call("write_file", file_path=digest, content="\n".join(lines) + "\n"),
-                     call("send_message", to=manager.name,
-                          text=f"Responses to the {topic} consultation by theme: " + "; ".join(lines))],
+                    [in_file("counts by theme", 2, "Count each theme's responses received on or before the closing "
+                             "date, as '<theme>: <count>'; ask the coordinator for the closing date.", digest, lines),
+                     not_in_file("late responses left out", 1,
+                                 "Responses received after the consultation closed must not be counted.",
+                                 digest, wrong),
+                     told("manager sent the counts", 1, "Send the policy manager the count for every theme.",
+                          manager.name, lines)],
+                    [read_file(source),
+                     send_message(coordinator.name, f"What was the closing date of the {topic} consultation?"),
+                     write_file(digest, "\n".join(lines) + "\n"),
+                     send_message(manager.name,
+                                  f"Responses to the {topic} consultation by theme: " + "; ".join(lines))],
                     hints=(f"The responses, with the date each was received and its theme, are in {source} on the "
                            "drive; the closing date is not in the file.",
                            f"Ask {coordinator.name}, the consultation coordinator, when the consultation closed, so "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import random
 
-from occubench.workplace.model import Clue, clock, minutes
-from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.model import Clue, minutes
+from occubench.workplace.templates._shared import book, booked, csv, free_room, later, read_file, send_message, told
+from occubench.workplace.templates.base import ROOMS, Family, Names, Piece, colleague, task
 
 _TOPICS = ("pricing review", "launch readiness check", "vendor shortlist", "hiring plan", "Q3 roadmap sync",
            "incident retrospective", "budget walkthrough", "onboarding revamp", "data migration kickoff",
@@ -20,10 +21,6 @@ _OUTSIDE = (("09:00", "09:30"), ("09:30", "10:00"), ("12:00", "13:00"), ("13:30"
             ("16:00", "17:00"))
 #: Half-hour starts in the 10:00-12:00 window.
 _SLOTS = ("10:00", "10:30", "11:00", "11:30")
-
-
-def _later(start: str) -> str:
-    return clock(minutes(start) + 30)
 
 
 def build(rng: random.Random, names: Names, task_id: str) -> Piece:
@@ -41,25 +38,22 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     shared = [requester, *(p for p in invitees if p is not hidden)]
     blocks = []  # (person, start, end, what)
     for start in (s for s in _SLOTS if s not in (slot, decoy)):
-        blocks.append((rng.choice(shared).name, start, _later(start), rng.choice(_BLOCKS)))
+        blocks.append((rng.choice(shared).name, start, later(start, 30), rng.choice(_BLOCKS)))
     for person in shared:
         for start, end in rng.sample(_OUTSIDE, rng.randint(2, 3)):
             blocks.append((person.name, start, end, rng.choice(_BLOCKS)))
     rows = sorted(blocks, key=lambda b: (b[0], minutes(b[1])))
     hidden.clues.append(Clue(f"{task_id}-availability",
-                             f"This morning I'm free except {decoy}-{_later(decoy)}, when I have a client call "
+                             f"This morning I'm free except {decoy}-{later(decoy, 30)}, when I have a client call "
                              "I can't move.",
                              [["availab*", "free", "busy", "calendar", "schedule", "scheduled", "when", "time",
                                "slot", "make it", "conflict", "join"]]))
     seats = len(invitees) + 2  # the invitees, the requester and you
-    fitting = sorted((seats_, room) for room, seats_ in ROOMS.items() if seats_ >= seats)
-    taken = [fitting[0][1], *(r for _, r in fitting[1:-1] if rng.random() < 0.4)]
-    room = next(r for _, r in fitting if r not in taken)
-    busy = [{"room": r, "start": slot, "end": _later(slot)} for r in taken]
+    end = later(slot, 30)
+    room, busy = free_room(seats, slot, end, rng)
     for start in rng.sample([s for s in _SLOTS if s != slot], 2):  # the rest of the morning is not empty either
-        busy.append({"room": rng.choice(sorted(ROOMS)), "start": start, "end": _later(start)})
+        busy.append({"room": rng.choice(sorted(ROOMS)), "start": start, "end": later(start, 30)})
     attendees = [requester.name, *(p.name for p in invitees)]
-    end = _later(slot)
     source = f"calendars/team_busy_{task_id}.csv"
     guests = ", ".join(p.name for p in invitees[:-1]) + f" and {invitees[-1].name}"
     return Piece(
@@ -70,22 +64,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{requester.name} the time and room. The busy times of everyone except {hidden.name} are in "
                     f"{source} on the drive; {hidden.name} is an external consultant who does not share a "
                     f"calendar, so ask them. Do it by {{deadline}}.",
-                    [checkpoint("room booked at the common slot", 3,
-                                "Book a room with a seat for every invitee, the requester and you, at the only "
-                                "half-hour slot of the morning that all of them can make, inviting all of them; "
-                                "the consultant's availability had to be asked for, it is not on the drive.",
-                                kind="booking", start=slot, end=end, attendees=attendees, min_capacity=seats),
-                     checkpoint("requester told the slot", 1,
-                                "Tell the requester the start and end time of the meeting you booked.",
-                                kind="message", to=requester.name, values=[slot, end])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=hidden.name,
-                          text=f"When are you free this morning for a 30-minute meeting on the {topic}?"),
-                     call("get_available_rooms", start=slot, end=end, min_capacity=seats),
-                     call("book_meeting", room_name=room, start=slot, end=end,
-                          attendees=attendees),
-                     call("send_message", to=requester.name,
-                          text=f"The {topic} is booked {slot}-{end} in {room}; everyone is invited.")],
+                    [booked("room booked at the common slot", 3, "Book a room with a seat for every invitee, the "
+                            "requester and you, at the only half-hour slot of the morning that all of them can make, "
+                            "inviting all of them; the consultant's availability had to be asked for, it is not on the "
+                            "drive.", slot, end, attendees, seats),
+                     told("requester told the slot", 1,
+                          "Tell the requester the start and end time of the meeting you booked.",
+                          requester.name, [slot, end])],
+                    [read_file(source),
+                     send_message(hidden.name,
+                                  f"When are you free this morning for a 30-minute meeting on the {topic}?"),
+                     *book(room, slot, end, seats, attendees),
+                     send_message(requester.name,
+                                  f"The {topic} is booked {slot}-{end} in {room}; everyone is invited.")],
                     hints=(f"The busy times of everyone but {hidden.name} are in {source} on the drive; "
                            "get_available_rooms shows which rooms are free at a given time.",
                            f"Ask {hidden.name}, the external consultant, when they are free this morning; the time "
@@ -95,7 +86,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            "invitee, the requester and you, book one of those rooms inviting all of them, and "
                            f"message {requester.name} the start and end time."))],
         colleagues=[requester, *invitees],
-        drive={source: "person,start,end,what\n" + "".join(f"{p},{s},{e},{w}\n" for p, s, e, w in rows)},
+        drive={source: csv("person,start,end,what", rows)},
         busy=busy,
     )
 

@@ -8,7 +8,8 @@ import datetime as dt
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 #: SKU prefix → (product line, product names). Names that sound like another line are the trap.
 _CATALOGUE = {
@@ -143,29 +144,25 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"product management decides which SKUs make up the {line} line. Write {summary} in your "
                     "workspace with one line per region as region,total (whole euros, e.g. Nordics,12500) and "
                     f"post the totals to the {group} group chat by {{deadline}}.",
-                    [checkpoint("regional totals right", 3,
-                                "Each region's total is the sum of its completed orders for the product line's "
-                                "SKUs dated within the campaign, both end days included; the campaign dates come "
-                                "from Marketing, the line's SKUs from product management, and the README explains "
-                                "the export formats.",
-                                kind="file", path=summary, values=right),
-                     checkpoint("no out-of-scope sales", 1,
-                                "Totals must leave out cancelled orders, orders outside the campaign window and "
-                                "other product lines, and read each export's dates in its own format.",
-                                kind="file", path=summary, values=[], absent=tempting),
-                     checkpoint("totals posted to the group", 2,
-                                "Post every region's total to the group chat named in the task.",
-                                kind="message", to=group, values=[str(totals[r]) for r in regions])],
+                    [in_file("regional totals right", 3, "Each region's total is the sum of its completed orders for "
+                             "the product line's SKUs dated within the campaign, both end days included; the campaign "
+                             "dates come from Marketing, the line's SKUs from product management, and the README "
+                             "explains the export formats.", summary, right),
+                     not_in_file("no out-of-scope sales", 1, "Totals must leave out cancelled orders, orders outside "
+                                 "the campaign window and other product lines, and read each export's dates in its own "
+                                 "format.", summary, tempting),
+                     told("totals posted to the group", 2,
+                          "Post every region's total to the group chat named in the task.",
+                          group, [str(totals[r]) for r in regions])],
                     [call("open_folder", folder_path=folder),
-                     call("read_file", file_path=f"{folder}/README.txt"),
-                     *(call("read_file", file_path=f"{folder}/{region.lower()}.csv") for region in regions),
-                     call("send_message", to=marketing.name, text=f"When did the {campaign} campaign run?"),
-                     call("send_message", to=product.name,
-                          text=f"Which SKUs belong to the {line} product line?"),
+                     read_file(f"{folder}/README.txt"),
+                     *(read_file(f"{folder}/{region.lower()}.csv") for region in regions),
+                     send_message(marketing.name, f"When did the {campaign} campaign run?"),
+                     send_message(product.name, f"Which SKUs belong to the {line} product line?"),
                      call("calculator", expression=" + ".join(
                          str(r["amount"]) for r in exports[regions[0]]
                          if start <= r["date"] <= end and r["status"] == "completed" and _in_line(r["sku"], line))),
-                     call("write_file", file_path=summary, content=summary_text),
+                     write_file(summary, summary_text),
                      call("send_message", to=group, text=f"{line} sales during the {campaign} campaign: " +
                           "; ".join(f"{r} {totals[r]}" for r in regions))],
                     hints=(f"The regional exports and a README are in {folder}/ on the drive; the README says "

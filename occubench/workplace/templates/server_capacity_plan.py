@@ -9,7 +9,8 @@ import math
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, call, colleague, task
 
 #: Instance families: (name, GB of memory per vCPU, requests per second per vCPU, EUR per vCPU and month).
 _FAMILIES = (("cpu", 2, (100, 125), (28, 34)), ("std", 4, (80, 100), (32, 40)), ("mem", 8, (65, 85), (42, 54)))
@@ -89,26 +90,24 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     "Use one instance type. Write the configuration as '<count> x <instance type>' and its total "
                     f"monthly cost in whole euros to {plan} in your workspace (just the chosen configuration), and "
                     f"send both to {manager.name} by {{deadline}}.",
-                    [checkpoint("cheapest configuration that meets the rule", 2,
-                                "Size for the highest hourly peak plus the architect's headroom, add the spare "
-                                "instance, keep only instance types with enough memory, and take the cheapest "
-                                "total; give the count, type and monthly cost.",
-                                kind="file", path=plan, values=[config, str(total)]),
-                     checkpoint("no configuration from a partial rule", 1,
-                                "The plan should hold only the chosen configuration: not one that skips the "
-                                "headroom, the spare, the memory floor or sizes for the average load.",
-                                kind="file", path=plan, values=[], absent=wrong),
-                     checkpoint("manager told", 1, "Send the manager the configuration and its monthly cost.",
-                                kind="message", to=manager.name, values=[config, str(total)])],
-                    [call("read_file", file_path=traffic),
-                     call("read_file", file_path=prices),
-                     call("send_message", to=architect.name,
-                          text=f"What is the sizing rule for {service}: headroom, spares and memory per instance?"),
+                    [in_file("cheapest configuration that meets the rule", 2, "Size for the highest hourly peak plus "
+                             "the architect's headroom, add the spare instance, keep only instance types with enough "
+                             "memory, and take the cheapest total; give the count, type and monthly cost.",
+                             plan, [config, str(total)]),
+                     not_in_file("no configuration from a partial rule", 1, "The plan should hold only the chosen "
+                                 "configuration: not one that skips the headroom, the spare, the memory floor or sizes "
+                                 "for the average load.", plan, wrong),
+                     told("manager told", 1, "Send the manager the configuration and its monthly cost.",
+                          manager.name, [config, str(total)])],
+                    [read_file(traffic),
+                     read_file(prices),
+                     send_message(architect.name,
+                                  f"What is the sizing rule for {service}: headroom, spares and memory per instance?"),
                      call("calculator", expression=f"{_needed(peak, headroom)} / "
                                                    f"{next(t[3] for t in types if t[0] == name)}"),
-                     call("write_file", file_path=plan, content=f"{config}\nMonthly cost: EUR {total}\n"),
-                     call("send_message", to=manager.name,
-                          text=f"Cheapest configuration for {service}: {config}, EUR {total} per month.")],
+                     write_file(plan, f"{config}\nMonthly cost: EUR {total}\n"),
+                     send_message(manager.name,
+                                  f"Cheapest configuration for {service}: {config}, EUR {total} per month.")],
                     hints=(f"The load is in {traffic} and the instance types with their capacity and price in "
                            f"{prices}, both on the drive; the sizing rule is not written down there.",
                            f"Ask {architect.name}, the platform architect, for the sizing rule: how much headroom "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue, clock
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: No name occurs inside another, so a name found in a text is that service.
 _SERVICES = ("payments-api", "auth-gateway", "search-indexer", "inventory-sync", "email-relay", "billing-worker",
@@ -99,25 +100,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"rule — and write just those service names, one per line, to {note} in your workspace. Then "
                     "message the failing services to the engineer on call today; the IT coordinator keeps the "
                     f"on-call rota. Do it by {{deadline}}.",
-                    [checkpoint("failing services found", 2,
-                                "The note must name every service that failed its latest checks as many times in a "
-                                "row as the SRE lead's alerting rule says, timeouts included; ask for the rule "
-                                "rather than guessing it.",
-                                kind="file", path=note, values=failing),
-                     checkpoint("no false alarms", 1,
-                                "Only services failing their most recent checks in a row belong in the note: not "
-                                "those one check short of the rule, nor those that failed earlier and recovered.",
-                                kind="file", path=note, values=[], absent=healthy),
-                     checkpoint("on-call engineer paged", 2,
-                                "Send the failing services to the engineer the rota names as on call today (the IT "
-                                "coordinator has it), not to any engineer.",
-                                kind="message", to=on_call.name, values=failing)],
-                    [call("read_file", file_path=export),
-                     call("send_message", to=lead.name, text="What is the alerting rule for failing health checks?"),
-                     call("send_message", to=coordinator.name, text="Who is on call today according to the rota?"),
-                     call("write_file", file_path=note, content="\n".join(failing)),
-                     call("send_message", to=on_call.name,
-                          text="These services meet the alerting rule: " + ", ".join(failing))],
+                    [in_file("failing services found", 2, "The note must name every service that failed its latest "
+                             "checks as many times in a row as the SRE lead's alerting rule says, timeouts included; "
+                             "ask for the rule rather than guessing it.", note, failing),
+                     not_in_file("no false alarms", 1, "Only services failing their most recent checks in a row belong "
+                                 "in the note: not those one check short of the rule, nor those that failed earlier "
+                                 "and recovered.", note, healthy),
+                     told("on-call engineer paged", 2, "Send the failing services to the engineer the rota names as on "
+                          "call today (the IT coordinator has it), not to any engineer.", on_call.name, failing)],
+                    [read_file(export),
+                     send_message(lead.name, "What is the alerting rule for failing health checks?"),
+                     send_message(coordinator.name, "Who is on call today according to the rota?"),
+                     write_file(note, "\n".join(failing)),
+                     send_message(on_call.name, "These services meet the alerting rule: " + ", ".join(failing))],
                     hints=(f"The health-check export is {export} on the drive; neither the alerting rule nor the "
                            "on-call rota is in it.",
                            f"Ask {lead.name}, the SRE lead, for the alerting rule, and {coordinator.name}, the IT "

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import csv, in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _WARDS = ("Rowan", "Willow", "Hawthorn", "Linden", "Aspen", "Juniper", "Maple", "Alder", "Hazel", "Sorrel")
 _COMPETENCIES = ("IV medication", "tracheostomy care", "chemotherapy", "cardiac telemetry", "blood transfusion",
@@ -63,25 +64,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{coordinator.name}, the nurse staffing coordinator, sets the rule for who may cover. Ask the "
                     f"nurse who meets the rule to take the shift, write the cover arrangement (who covers which "
                     f"shift) to {note} in your workspace, and tell {charge.name} who is covering by {{deadline}}.",
-                    [checkpoint("cover recorded", 2,
-                                "The cover must be the one nurse who meets every part of the staffing rule "
-                                "(grade, competency, off today, weekly hours after the shift); ask the "
-                                "coordinator for the rule instead of taking whoever has the fewest hours.",
-                                kind="file", path=note, values=[cover.name],
-                                absent=[n.name for n in nurses[1:]]),
-                     checkpoint("cover nurse asked", 1, "Ask the nurse who meets the rule to take the shift, "
-                                "naming the ward.", kind="message", to=cover.name, values=[ward]),
-                     checkpoint("charge nurse told", 1, "Tell the charge nurse who is covering the shift.",
-                                kind="message", to=charge.name, values=[cover.name])],
-                    [call("read_file", file_path=roster),
-                     call("send_message", to=coordinator.name,
-                          text=f"What is the rule for who can cover a late shift on {ward} ward?"),
-                     call("send_message", to=cover.name,
-                          text=f"Could you cover tonight's late shift ({start}-{end}) on {ward} ward?"),
-                     call("write_file", file_path=note,
-                          content=f"{ward} ward late shift {start}-{end}: covered by {cover.name} (for {sick}).\n"),
-                     call("send_message", to=charge.name,
-                          text=f"{cover.name} will cover tonight's late shift on {ward} ward.")],
+                    [in_file("cover recorded", 2, "The cover must be the one nurse who meets every part of the "
+                             "staffing rule (grade, competency, off today, weekly hours after the shift); ask the "
+                             "coordinator for the rule instead of taking whoever has the fewest hours.",
+                             note, [cover.name], absent=[n.name for n in nurses[1:]]),
+                     told("cover nurse asked", 1,
+                          "Ask the nurse who meets the rule to take the shift, naming the ward.", cover.name, [ward]),
+                     told("charge nurse told", 1, "Tell the charge nurse who is covering the shift.",
+                          charge.name, [cover.name])],
+                    [read_file(roster),
+                     send_message(coordinator.name, f"What is the rule for who can cover a late shift on {ward} ward?"),
+                     send_message(cover.name, f"Could you cover tonight's late shift ({start}-{end}) on {ward} ward?"),
+                     write_file(note, f"{ward} ward late shift {start}-{end}: covered by {cover.name} (for {sick}).\n"),
+                     send_message(charge.name, f"{cover.name} will cover tonight's late shift on {ward} ward.")],
                     hints=(f"The {ward} ward roster is {roster} on the drive: grade, competencies, today's shift and "
                            "hours this week for everyone; the rule for who may cover is not in it.",
                            f"Ask {coordinator.name}, the nurse staffing coordinator, what rule a nurse covering the "
@@ -92,8 +87,7 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                            f"added), message the one left asking them to cover the late shift on {ward} ward, write "
                            f"who covers to {note}, then message {charge.name} that nurse's name."))],
         colleagues=[*nurses, coordinator, charge],
-        drive={roster: "name,grade,competencies,today,hours_this_week\n" +
-               "".join(f"{n},{g},{c},{t},{h}\n" for n, g, c, t, h in rows)},
+        drive={roster: csv("name,grade,competencies,today,hours_this_week", rows)},
     )
 
 

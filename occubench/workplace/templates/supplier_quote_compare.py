@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import csv, in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 #: Supplier names; no name occurs inside another.
 _SUPPLIERS = ("Brightline Wholesale", "Keystone Traders", "Meridian Supply Co", "Oakridge Distribution",
@@ -63,8 +64,8 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
     group = f"procurement-{task_id}"
     source = f"purchasing/quotes_{product.split()[0].lower()}_{task_id}.csv"
     note = f"quote_choice_{task_id}.txt"
-    table = "supplier,unit_price_eur,min_order_qty,delivery_days,shipping_eur\n" + "".join(
-        f"{s},{c / 100:.2f},{m},{d},{sh}\n" for s, c, m, d, sh in quotes)
+    table = csv("supplier,unit_price_eur,min_order_qty,delivery_days,shipping_eur",
+                ((s, f"{c / 100:.2f}", m, d, sh) for s, c, m, d, sh in quotes))
     return Piece(
         tasks=[task(task_id, FAMILY,
                     f"The {store} store needs {quantity} {unit} of {product.lower()}. Quotes from our suppliers are "
@@ -73,23 +74,19 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"{manager.name}, the store manager, knows how soon it is needed. Write the supplier and the "
                     f"total in whole euros to {note} in your workspace (only the chosen supplier), and post both in "
                     f"the {group} group chat by {{deadline}}.",
-                    [checkpoint("best valid quote chosen", 2,
-                                "Among the suppliers that accept the quantity and deliver within the store "
-                                "manager's limit, take the lowest total of unit price times quantity plus shipping, "
-                                "and give that total.", kind="file", path=note, values=[best[0], str(total)]),
-                     checkpoint("only the chosen supplier", 1,
-                                "The note should name only the chosen supplier, not the ones compared.",
-                                kind="file", path=note, values=[], absent=others),
-                     checkpoint("procurement told", 1,
-                                "Post the chosen supplier and the total in the procurement group chat.",
-                                kind="message", to=group, values=[best[0], str(total)])],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=manager.name,
-                          text=f"How soon must the {product.lower()} be delivered?"),
-                     call("write_file", file_path=note, content=f"Supplier: {best[0]}\nTotal: EUR {total}\n"),
-                     call("send_message", to=group,
-                          text=f"Please order {quantity} {unit} of {product.lower()} from {best[0]}: "
-                               f"EUR {total} in total.")],
+                    [in_file("best valid quote chosen", 2, "Among the suppliers that accept the quantity and deliver "
+                             "within the store manager's limit, take the lowest total of unit price times quantity "
+                             "plus shipping, and give that total.", note, [best[0], str(total)]),
+                     not_in_file("only the chosen supplier", 1,
+                                 "The note should name only the chosen supplier, not the ones compared.", note, others),
+                     told("procurement told", 1,
+                          "Post the chosen supplier and the total in the procurement group chat.",
+                          group, [best[0], str(total)])],
+                    [read_file(source),
+                     send_message(manager.name, f"How soon must the {product.lower()} be delivered?"),
+                     write_file(note, f"Supplier: {best[0]}\nTotal: EUR {total}\n"),
+                     send_message(group, f"Please order {quantity} {unit} of {product.lower()} from {best[0]}: EUR "
+                                  f"{total} in total.")],
                     hints=(f"The quotes are in {source} on the drive; the delivery limit is not written there.",
                            f"Ask {manager.name}, the store manager, how many days the delivery may take at most; "
                            f"the {group} group chat receives the choice.",

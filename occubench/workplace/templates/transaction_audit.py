@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from occubench.workplace.model import Clue
-from occubench.workplace.templates.base import Family, Names, Piece, call, checkpoint, colleague, task
+from occubench.workplace.templates._shared import in_file, not_in_file, read_file, send_message, told, write_file
+from occubench.workplace.templates.base import Family, Names, Piece, colleague, task
 
 _VENDORS = ("Northwind Supplies", "Blue Harbor Freight", "Quill & Co", "Metro Cleaning", "Atlas Print",
             "Vega Catering", "Helix Software", "Summit Travel", "Orbit Telecom", "Pine Office")
@@ -37,19 +38,17 @@ def build(rng: random.Random, names: Names, task_id: str) -> Piece:
                     f"Audit the transactions in {source} on the drive: find every transaction above the approval "
                     f"threshold that has no second approver. Write their ids, one per line, to {report} in your "
                     f"workspace and send the list to {manager.name} by {{deadline}}. Finance sets the threshold.",
-                    [checkpoint("every flagged transaction listed", 2,
-                                "The report must list every transaction above the threshold without a second "
-                                "approver; ask Finance for the threshold instead of guessing it.",
-                                kind="file", path=report, values=flagged),
-                     checkpoint("no transaction listed wrongly", 1,
-                                "Transactions under the threshold, or with a second approver, do not belong in the "
-                                "report.", kind="file", path=report, values=[], absent=clean),
-                     checkpoint("manager informed", 1, "Send the flagged ids to the manager who asked.",
-                                kind="message", to=manager.name, values=flagged)],
-                    [call("read_file", file_path=source),
-                     call("send_message", to=finance.name, text="What is the approval threshold for transactions?"),
-                     call("write_file", file_path=report, content="\n".join(flagged)),
-                     call("send_message", to=manager.name, text="Flagged transactions: " + ", ".join(flagged))],
+                    [in_file("every flagged transaction listed", 2, "The report must list every transaction above the "
+                             "threshold without a second approver; ask Finance for the threshold instead of guessing "
+                             "it.", report, flagged),
+                     not_in_file("no transaction listed wrongly", 1, "Transactions under the threshold, or with a "
+                                 "second approver, do not belong in the report.", report, clean),
+                     told("manager informed", 1, "Send the flagged ids to the manager who asked.",
+                          manager.name, flagged)],
+                    [read_file(source),
+                     send_message(finance.name, "What is the approval threshold for transactions?"),
+                     write_file(report, "\n".join(flagged)),
+                     send_message(manager.name, "Flagged transactions: " + ", ".join(flagged))],
                     hints=(f"The transactions are in {source} on the drive; the approval threshold is not in the "
                            "file.",
                            f"Ask {finance.name} (Finance) for the approval threshold above which a transaction needs "
