@@ -351,6 +351,9 @@ class RunConfig(_RunRoles):
     #: A person watching in ``occubench view`` may send the agent hints of a tier, recorded in the results and kept
     #: apart in every table; the run keeps what the viewer needs, its token too, in ``RUN_DIR/live/`` (core.hints).
     live_hints: bool = False
+    #: OpenTelemetry traces and metrics of every episode (:mod:`occubench.telemetry`); also on when the standard
+    #: ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set.
+    otel: bool = False
     #: Settings only the suite reads: its plugin declares and checks them
     #: (:class:`occubench.core.options.SuiteOptions`).
     #: The built-in suites' are given under their own names (:data:`SUITE_SETTINGS`) and kept here.

@@ -165,6 +165,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                        help="let a person watching the run in `occubench view` (which prints the URL with the run's "
                        "token) send the agent hints of a tier 1-3; each reaches it with its next observation and is "
                        "recorded in the results, which reports keep apart from results without hints")
+    agent.add_argument("--otel", action="store_true",
+                       help="send OpenTelemetry traces and metrics of every episode over OTLP/HTTP to where the "
+                       "standard OTEL_EXPORTER_OTLP_* variables say (default: localhost:4318); on without it when "
+                       "OTEL_EXPORTER_OTLP_ENDPOINT is set (needs the otel extra)")
     agent.add_argument("--date",
                        help="date in the agent's prompt, YYYY-MM-DD (default: today; a resumed run keeps its date)")
     agent.add_argument("--temperature", type=float, help="agent sampling temperature")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from occubench import telemetry
 from occubench.core.agent import Agent, play
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.faults import FaultInjector
@@ -112,6 +113,8 @@ class Episodes:
     run_fields: dict[str, Any]
     wrap: WrapWorld | None = None
     limits: TaskLimits | None = None
+    #: The run's name, as traces show it (:mod:`occubench.telemetry`).
+    run: str = ""
 
     def world(self, task: Task) -> Environment:
         """A fresh world for one episode of ``task``, wrapped."""
@@ -135,26 +138,29 @@ class Episodes:
         verdict: Verdict | None = None
         error: Exception | None = None
         tools: list[dict[str, Any]] = []
-        with open_ledger(self.limits) as ledger:  # every request of this episode, by role, whatever ends it
-            try:
-                env = await self._world_code(self.world, task)
-                tools = [spec.schema() for spec in env.tools()]
-                await self._play(task, env, trajectory)
-                verdict = await averdict(self.suite.averify(task, trajectory, env))
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
-                error = exc
-            finally:
-                if env is not None:
-                    try:
-                        report = await self._world_code(_close, env)
-                    except Exception as exc:  # noqa: BLE001 - a world that fails to report or close: an error too
-                        error = error or exc
-        if error is not None and error_kind(error) == "internal":
-            log.error("task %s failed inside occubench:\n%s", task.task_id,
-                      "".join(traceback.format_exception(error)))
-        return episode_result(task, trajectory, self.run_fields, trial=trial, verdict=verdict, error=error,
-                              world=report, tools=tools, usage=ledger.by_role,
-                              duration_s=time.monotonic() - started)
+        with telemetry.episode(task, trial, self.run) as traced:  # a trace of its own, when traced
+            with open_ledger(self.limits) as ledger:  # every request of this episode, by role, whatever ends it
+                try:
+                    env = await self._world_code(self.world, task)
+                    tools = [spec.schema() for spec in env.tools()]
+                    await self._play(task, env, trajectory)
+                    verdict = await averdict(self.suite.averify(task, trajectory, env))
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded, retryable error
+                    error = exc
+                finally:
+                    if env is not None:
+                        try:
+                            report = await self._world_code(_close, env)
+                        except Exception as exc:  # noqa: BLE001 - a world that fails to report or close: an error too
+                            error = error or exc
+            if error is not None and error_kind(error) == "internal":
+                log.error("task %s failed inside occubench:\n%s", task.task_id,
+                          "".join(traceback.format_exception(error)))
+            result = episode_result(task, trajectory, self.run_fields, trial=trial, verdict=verdict, error=error,
+                                    world=report, tools=tools, usage=ledger.by_role,
+                                    duration_s=time.monotonic() - started)
+            traced.done(result)
+        return result
 
     async def _play(self, task: Task, env: Environment, trajectory: Trajectory) -> None:
         try:

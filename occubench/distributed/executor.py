@@ -29,6 +29,7 @@ from pydantic import SecretStr
 from ray.exceptions import RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from occubench import telemetry
 from occubench.config import Endpoint, RunConfig
 from occubench.core.results import Result
 from occubench.core.task import Task
@@ -116,8 +117,9 @@ class _SharedCache:
 
 
 def worker_environment() -> dict[str, str]:
-    """The variables of :data:`_VARIABLES` set here, the cache folder made absolute."""
-    found = {name: value for name in _VARIABLES if (value := os.environ.get(name))}
+    """The variables of :data:`_VARIABLES` and OpenTelemetry's set here, the cache folder made absolute."""
+    found = {name: value for name, value in os.environ.items() if value and (name in _VARIABLES or
+                                                                            name.startswith("OTEL_"))}
     if "OCCUBENCH_CACHE_DIR" in found:
         found["OCCUBENCH_CACHE_DIR"] = str(user_cache_dir().resolve())
     return found
@@ -135,6 +137,7 @@ class _EpisodeWorker:
     def prepare(self) -> None:
         config, hub = self.config, self.hub
         redactor = Redactor(config.secrets())
+        telemetry.configure(config.otel, config.secrets())  # the OTEL_* variables came in its environment
         # debug.log is the run directory's: written by workers that see it (this machine, a shared filesystem).
         setup_logging(self.run_dir, debug=config.debug and self.run_dir.is_dir(), redactor=redactor, tag_tasks=True)
         limit, adaptive = connection_limit(config), not config.fixed_concurrency
@@ -143,11 +146,14 @@ class _EpisodeWorker:
             tasks, self.episodes = EpisodeFactory.create(config).build(
                 config.date, self.follow_ups,
                 cache=_SharedCache(hub, config.cache, config.replay) if config.cache else None,
-                limiter=lambda endpoint: _SharedLimiter(hub, endpoint, limit, adaptive))
+                limiter=lambda endpoint: _SharedLimiter(hub, endpoint, limit, adaptive), run=self.run_dir.name)
         self.tasks = {task.task_id: task for task in tasks}
 
     def run(self, task_id: int | str, trial: int) -> Result:
-        return self.episodes.evaluate(self.tasks[task_id], trial)
+        try:
+            return self.episodes.evaluate(self.tasks[task_id], trial)
+        finally:
+            telemetry.flush()  # the actor is killed at the run's end, before any exit handler would export
 
 
 # The actor classes; Ray's annotations describe remote functions, so these are used untyped.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from occubench import telemetry
 from occubench.config import FAULT_LEVELS, Endpoint, RunConfig, is_outside
 from occubench.core.agent import NOOP, Agent, ToolCallingAgent
 from occubench.core.environment import Environment
@@ -179,9 +180,9 @@ class EpisodeFactory:
 
     def wrapper(self, seed: int | None = None) -> WrapWorld:
         """What wraps each fresh world: harness-injected faults, the same for every episode of a task (seeded by the
-        task and ``seed``, the config's by default), then, with ``--live-hints``, the calls shown to the viewer and
-        its hints handed over (after the faults: a hint is never faulted), then the engine's hold on
-        ``--max-steps``."""
+        task and ``seed``, the config's by default), a span per tool call when traced, then, with ``--live-hints``,
+        the calls shown to the viewer and its hints handed over (after the faults: a hint is never faulted), then
+        the engine's hold on ``--max-steps``."""
         config = self.config
         fault_seed = config.seed if seed is None else seed
         harness = self.harness
@@ -191,6 +192,10 @@ class EpisodeFactory:
             if harness:
                 env = FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, fault_seed,
                                     task.task_id)
+            if (traced := telemetry.active()) is not None:  # outside the faults: a span sees what the agent sees
+                from occubench.telemetry.tools import ToolSpans
+
+                env = ToolSpans(env, traced)
             if live is not None:  # the episode's trial is the context's (Episodes.aevaluate sets it)
                 env = LiveHints(env, live, task, current_trial.get())
             return StepLimit(env, config.max_steps)
@@ -201,11 +206,11 @@ class EpisodeFactory:
         return self.wrapper(seed)(suite.world(task), task)
 
     def episodes(self, models: Mapping[str, Model], agent: Agent, run_fields: dict[str, Any],
-                 phase: SuitePlan | None = None) -> Episodes:
-        """Everything evaluating ``phase``'s episodes takes, bound together."""
+                 phase: SuitePlan | None = None, run: str = "") -> Episodes:
+        """Everything evaluating ``phase``'s episodes of run ``run`` takes, bound together."""
         config = self.config
         return Episodes(self.suite(models, phase), agent, run_fields, self.wrapper(),
-                        TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task))
+                        TaskLimits(config.max_tokens_per_task, config.max_seconds_per_task), run)
 
     def phase(self, follow_ups: Sequence[dict[tuple[Any, int], Result]] = ()) -> SuitePlan:
         """The plan of the phase reached through ``follow_ups`` (the results each later phase was made from)."""
@@ -217,13 +222,13 @@ class EpisodeFactory:
         return phase
 
     def build(self, date: str, follow_ups: Sequence[dict[tuple[Any, int], Result]] = (), *,
-              cache: Cache | None = None, limiter: Callable[[Endpoint], Limiter] | None = None,
+              cache: Cache | None = None, limiter: Callable[[Endpoint], Limiter] | None = None, run: str = "",
               ) -> tuple[list[Task], Episodes]:
         """A phase's tasks and episodes, whole, as an executor's worker builds them from the config alone."""
         models = self.models(cache=cache, limiter=limiter)
         phase = self.phase(follow_ups)
         run_fields, _ = self.describe(date)
-        return phase.tasks, self.episodes(models, self.agent(models, date), run_fields, phase)
+        return phase.tasks, self.episodes(models, self.agent(models, date), run_fields, phase, run)
 
 
 def today() -> str:

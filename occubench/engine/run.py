@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from occubench import __version__
+from occubench import __version__, telemetry
 from occubench.config import RunConfig, is_outside
 from occubench.core.hints import create_token
 from occubench.core.results import Result, live_groups
@@ -185,6 +185,7 @@ class _Run:
                        if not self.rescored or role == "verifier"}
         self.preflown = config.skip_preflight or config.replay or not self.called
         self.executor: Executor = load_executor(config.executor)(config)
+        telemetry.configure(config.otel, config.secrets())
         if getattr(self.executor, "in_process", False) and not config.replay and self.called:
             endpoints = {config.endpoint(role) for role in self.called}
             flag = f"--max-connections {config.max_connections}" if config.max_connections \
@@ -242,6 +243,7 @@ class _Run:
                                    "run's token) where a person watching can send the agent hints")
             not_started = self._phases()
         finally:
+            telemetry.flush()
             if logging_to:
                 end_logging(logging_to)
             lock.release()
@@ -286,7 +288,7 @@ class _Run:
         progress = RunProgress(len(todo), self.console, live=False if config.debug or self.group else None,
                                label=self.run_name if self.group else None, earlier=kept)
         job = Job(self.factory, self.date, list(follow_ups),
-                  lambda: self.factory.episodes(self.models, self.agent, self.run_fields, phase))
+                  lambda: self.factory.episodes(self.models, self.agent, self.run_fields, phase, self.run_name))
         try:
             with progress:
                 return self.executor.run(job, todo, store, on_result=budget.counting(progress.add) if budget

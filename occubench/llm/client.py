@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from occubench import telemetry
 from occubench.errors import ContextLengthError, LLMRequestError, LLMUnavailableError, TaskLimitReached
 from occubench.llm.cache import Cache, cache_key
 from occubench.llm.ledger import EPISODE_ROLES, check_limits, record, record_queued, record_retry, seconds_left
@@ -298,8 +299,16 @@ class LLMClient:
     async def _request(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
                        params: dict[str, Any], retry: RetryPolicy, *, role: str = "model",
                        probing: bool = False) -> Completion:
-        """One chat completion from the endpoint, retried through transient failures within the budget. A probe
-        gives up at once on a refused connection or an unknown host, which retrying does not mend."""
+        """One chat completion from the endpoint (a span of the episode's trace when traced), retried through
+        transient failures within the budget. A probe gives up at once on a refused connection or an unknown host,
+        which retrying does not mend."""
+        with telemetry.chat(role, model, messages, n) as span:
+            completion = await self._attempts(model, messages, tools, n, params, retry, role, probing)
+            span.done(completion, self.shown_url)
+            return completion
+
+    async def _attempts(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,
+                        params: dict[str, Any], retry: RetryPolicy, role: str, probing: bool) -> Completion:
         where = f"the {role} ({model} at {self.shown_url})"
         deadline = time.monotonic() + retry.budget_s
         attempt = 0

@@ -88,4 +88,5 @@ def read_completion(data: Any, tools_sent: bool = False) -> Completion:
     details = usage.get("prompt_tokens_details") or {}
     return Completion(replies=replies, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                                                    completion_tokens=usage.get("completion_tokens") or 0, calls=1,
-                                                   cached_tokens=details.get("cached_tokens") or 0))
+                                                   cached_tokens=details.get("cached_tokens") or 0),
+                      model=_text(data.get("model")))

@@ -121,3 +121,5 @@ class Reply:
 class Completion:
     replies: list[Reply]
     usage: Usage = field(default_factory=Usage)
+    #: The model that answered, as the endpoint names it (None where it does not say).
+    model: str | None = None

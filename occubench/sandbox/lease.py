@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from occubench import telemetry
 from occubench.errors import WorldError
 from occubench.sandbox.boundary import SCHEMAS, Boundary
 from occubench.sandbox.pool import Pool, Worker, WorkerFailed
@@ -39,8 +40,9 @@ class Lease:
             raise WorldError(f"{self.name}: {what}: the instance is closed")
         kind = self.kinds.get(op, op)
         try:
-            return self._worker.request(op, args, seconds, check=lambda reply: self.boundary.reply(kind, reply, what)
-                                        if kind in SCHEMAS else None)
+            with telemetry.span(f"sandbox {op}", {"occubench.world": self.name, "occubench.sandbox.op": op}):
+                return self._worker.request(op, args, seconds, check=lambda reply: self.boundary.reply(
+                    kind, reply, what) if kind in SCHEMAS else None)
         except WorkerFailed as exc:
             raise WorldError(f"{self.name}: {what}: {exc.kind}: {exc}") from None
 

@@ -1,0 +1,248 @@
+"""The spans, events and metrics of :mod:`occubench.telemetry`, by OpenTelemetry's SDK, named as OpenTelemetry's
+GenAI semantic conventions name them (``gen_ai.*``); what is ours alone is under ``occubench.*``."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from occubench import __version__
+from occubench.core.tools import clip
+from occubench.util.redact import Redactor, environment_secrets
+
+#: The GenAI conventions' switch for message content in spans.
+CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+#: The longest text an attribute or event carries (a model's reply can be megabytes).
+MAX_TEXT = 8_000
+#: A run's roles as the spans name them.
+ROLES = {"agent": "agent", "world": "world", "verifier": "judge", "npc": "colleague", "reflection": "reflection"}
+
+#: The episode whose spans are being made, in this context (model requests outside an episode are not traced).
+_episode: ContextVar[Span | None] = ContextVar("occubench_episode_span", default=None)
+
+
+class Telemetry:
+    """A tracer and a meter for the episodes of this process, their spans exported by ``processor`` and metrics
+    read by ``reader`` (the OTLP/HTTP exporters the environment configures, unless given)."""
+
+    def __init__(self, secrets: Iterable[str | None] = (), processor: SpanProcessor | None = None,
+                 reader: MetricReader | None = None) -> None:
+        self.secrets = [secret for secret in secrets if secret]
+        self.redactor = Redactor([*self.secrets, *environment_secrets()])
+        # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are the SDK's to read; ours is the name without them.
+        named = "OTEL_SERVICE_NAME" in os.environ or "service.name=" in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
+        resource = Resource.create({} if named else {"service.name": "occubench"})
+        self.provider = TracerProvider(resource=resource)
+        self.provider.add_span_processor(processor or BatchSpanProcessor(OTLPSpanExporter()))
+        self.tracer = self.provider.get_tracer("occubench", __version__)
+        metrics = reader or (None if os.environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() == "none"
+                             else PeriodicExportingMetricReader(OTLPMetricExporter()))
+        self.meters = MeterProvider(resource=resource, metric_readers=[metrics] if metrics else [])
+        meter = self.meters.get_meter("occubench", __version__)
+        self.tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}",
+                                             description="Tokens used per model request, by role and model")
+        self.duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s",
+                                               description="Duration of each model request, by role and model")
+        self.capture = os.environ.get(CAPTURE, "").strip().lower() == "true"
+        self.key = _environment_key()
+
+    @classmethod
+    def for_environment(cls, secrets: Iterable[str | None], current: Telemetry | None) -> Telemetry:
+        """``current`` when the environment still configures the same exporters (its secrets joined), else a new one
+        (``current`` flushed and shut down: one exporter per endpoint)."""
+        if current is not None and current.key == _environment_key():
+            current.secrets += [secret for secret in secrets if secret]
+            current.redactor = Redactor([*current.secrets, *environment_secrets()])
+            return current
+        if current is not None:
+            current.shutdown()
+        return cls(secrets)
+
+    def flush(self) -> None:
+        self.provider.force_flush()
+        self.meters.force_flush()
+
+    def shutdown(self) -> None:
+        self.provider.shutdown()
+        self.meters.shutdown()
+
+    def text(self, value: object) -> str:
+        """``value`` as an attribute carries text: secrets masked, clipped."""
+        return self.redactor.text(clip(value if isinstance(value, str) else json.dumps(value, default=str),
+                                       MAX_TEXT))
+
+    @contextmanager
+    def episode(self, task: Any, trial: int, run: str, parent: Mapping[str, str] | None) -> Iterator[_Episode]:
+        context = TraceContextTextMapPropagator().extract(parent) if parent else otel_context.Context()
+        with self.tracer.start_as_current_span(
+                f"episode {task.task_id}", context=context, record_exception=False, set_status_on_exception=False,
+                attributes={"gen_ai.operation.name": "invoke_agent", "occubench.run": run,
+                            "occubench.task": str(task.task_id), "occubench.trial": trial,
+                            "occubench.world": str(task.env_name or task.scenario)}) as span:
+            token = _episode.set(span)
+            try:
+                yield _Episode(self, span)
+            finally:
+                _episode.reset(token)
+
+    @contextmanager
+    def chat(self, role: str, model: str, messages: list[Any], count: int) -> Iterator[Any]:
+        if _episode.get() is None:
+            yield _NOTHING
+            return
+        started = time.monotonic()
+        attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                                      "occubench.role": ROLES.get(role, role)}
+        if count > 1:
+            attributes["gen_ai.request.choice.count"] = count
+        if self.capture:
+            attributes["gen_ai.input.messages"] = self.text(messages)
+        chat = _Chat(self, attributes)
+        with self.tracer.start_as_current_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes,
+                                               record_exception=False, set_status_on_exception=False) as span:
+            chat.span = span
+            try:
+                yield chat
+            except BaseException as exc:
+                _failed(span, exc, self)
+                chat.metric_attributes["error.type"] = type(exc).__name__
+                raise
+            finally:
+                self.duration.record(time.monotonic() - started, chat.metric_attributes)
+
+    @contextmanager
+    def tool(self, name: str, arguments: Mapping[str, Any]) -> Iterator[_Tool]:
+        attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        if self.capture:
+            attributes["gen_ai.tool.call.arguments"] = self.text(arguments)
+        with self.tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes, record_exception=False,
+                                               set_status_on_exception=False) as span:
+            try:
+                yield _Tool(self, span)
+            except BaseException as exc:
+                _failed(span, exc, self)
+                raise
+
+    @contextmanager
+    def span(self, name: str, attributes: Mapping[str, Any]) -> Iterator[None]:
+        if _episode.get() is None:
+            yield None
+            return
+        with self.tracer.start_as_current_span(name, attributes=dict(attributes), record_exception=False,
+                                               set_status_on_exception=False) as span:
+            try:
+                yield None
+            except BaseException as exc:
+                _failed(span, exc, self)
+                raise
+
+
+class _Episode:
+    def __init__(self, telemetry: Telemetry, span: Span) -> None:
+        self.telemetry, self.span = telemetry, span
+
+    def done(self, result: Any) -> None:
+        """The episode's result: its run's settings as attributes, each judge vote and the verdict as events."""
+        text, span = self.telemetry.text, self.span
+        span.set_attributes({"occubench.suite": result.suite or "", "occubench.fault_level": result.env_mode,
+                             "occubench.config_hash": result.config_hash or "", "occubench.status": result.status,
+                             "occubench.steps": result.step_count, "occubench.stop_reason": result.stop_reason,
+                             **({"gen_ai.agent.name": result.agent_model} if result.agent_model else {})})
+        for number, vote in enumerate(result.votes, start=1):
+            span.add_event("occubench.judge.vote", {
+                "occubench.vote.number": number, "occubench.vote.attempts": vote.attempts,
+                "occubench.vote.label": "unparsable" if vote.is_correct is None else
+                "pass" if vote.is_correct else "fail", "occubench.vote.feedback": text(vote.feedback)})
+        if result.status == "error":
+            span.set_status(Status(StatusCode.ERROR, text(result.error.message if result.error else "error")))
+            span.set_attribute("error.type", result.error.kind if result.error else "error")
+            return
+        span.add_event("gen_ai.evaluation.result", {
+            "gen_ai.evaluation.name": "occubench.verdict", "gen_ai.evaluation.score.value": float(result.is_correct),
+            "gen_ai.evaluation.score.label": "pass" if result.is_correct else "fail",
+            "gen_ai.evaluation.explanation": text(result.feedback)})
+
+
+class _Chat:
+    def __init__(self, telemetry: Telemetry, attributes: dict[str, Any]) -> None:
+        self.telemetry = telemetry
+        self.span: Span = trace.INVALID_SPAN
+        self.metric_attributes = {key: attributes[key] for key in
+                                  ("gen_ai.operation.name", "gen_ai.request.model", "occubench.role")}
+
+    def done(self, completion: Any, server: str | None = None) -> None:
+        """A request's answer from ``server``: the model that gave it, token usage and why each choice ended."""
+        usage, span, model = completion.usage, self.span, completion.model
+        attributes: dict[str, Any] = {
+            "gen_ai.usage.input_tokens": usage.prompt_tokens, "gen_ai.usage.output_tokens": usage.completion_tokens,
+            "gen_ai.response.finish_reasons": [reply.finish_reason or "" for reply in completion.replies]}
+        if model:
+            attributes["gen_ai.response.model"] = self.telemetry.text(model)
+            self.metric_attributes["gen_ai.response.model"] = attributes["gen_ai.response.model"]
+        if server and (parts := urlsplit(server)).hostname:
+            attributes["server.address"] = parts.hostname
+            if parts.port:
+                attributes["server.port"] = parts.port
+        if self.telemetry.capture:
+            attributes["gen_ai.output.messages"] = self.telemetry.text(
+                [{"content": reply.content, "tool_calls": [call.name for call in reply.tool_calls],
+                  "finish_reason": reply.finish_reason} for reply in completion.replies])
+        span.set_attributes(attributes)
+        for kind, count in (("input", usage.prompt_tokens), ("output", usage.completion_tokens)):
+            self.telemetry.tokens.record(count, {**self.metric_attributes, "gen_ai.token.type": kind})
+
+
+class _Tool:
+    def __init__(self, telemetry: Telemetry, span: Span) -> None:
+        self.telemetry, self.span = telemetry, span
+
+    def done(self, observation: Mapping[str, Any], faults: list[Any]) -> None:
+        """A call's observation (an ``error`` key: its kind is the outcome) and the faults injected into it."""
+        error = observation.get("error")
+        outcome = str(error) if isinstance(error, str) else "ok"
+        attributes: dict[str, Any] = {"occubench.tool.outcome": outcome, "occubench.fault.injected": bool(faults)}
+        if faults:
+            attributes.update({"occubench.fault.kind": faults[0].kind, "occubench.fault.name": faults[0].fault})
+        if self.telemetry.capture:
+            attributes["gen_ai.tool.call.result"] = self.telemetry.text(observation)
+        if outcome != "ok":
+            attributes["error.type"] = outcome
+        self.span.set_attributes(attributes)
+
+
+class _Nothing:
+    def done(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_NOTHING = _Nothing()
+
+
+def _failed(span: Span, exc: BaseException, telemetry: Telemetry) -> None:
+    """The span ended by ``exc``: its type, and its message with secrets masked (never its traceback's locals)."""
+    span.set_status(Status(StatusCode.ERROR, telemetry.text(str(exc))))
+    span.set_attribute("error.type", type(exc).__name__)
+
+
+def _environment_key() -> tuple[str, ...]:
+    """What decides where spans and metrics go: the exporters' settings in the environment."""
+    return tuple(f"{name}={value}" for name, value in sorted(os.environ.items()) if name.startswith("OTEL_"))
+
