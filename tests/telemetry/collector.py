@@ -62,7 +62,7 @@ def collector() -> Iterator[Collector]:
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             with lock:
                 found.raw.append(body)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from occubench import telemetry
 from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
-from tests.telemetry.collector import collector
+from tests.telemetry.collector import Collector, collector
 
 KEY = "sk-telemetry-secret-0123456789"
 TASKS = "insurance_claims/pay_water_claim,insurance_claims/review_open_thefts"
@@ -31,7 +32,7 @@ def agent(request: dict, index: int) -> str | dict:
 
 
 @pytest.fixture
-def traced(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[Collector]:
     with collector() as found:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", found.endpoint)
         monkeypatch.setenv("OTEL_SERVICE_NAME", "occubench-test")
@@ -41,7 +42,7 @@ def traced(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
         telemetry.configure(False)  # the exporters to the receiver shut down before it does
 
 
-def test_one_trace_per_episode_with_model_and_tool_spans_and_the_verdict(traced, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_one_trace_per_episode_with_model_and_tool_spans_and_the_verdict(traced: Collector, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     with MockLLMServer(agent, api_key=KEY) as server:
@@ -83,7 +84,7 @@ def test_one_trace_per_episode_with_model_and_tool_spans_and_the_verdict(traced,
     assert not any(KEY.encode() in body for body in traced.raw)
 
 
-def test_a_failed_episode_is_an_error_span_and_no_evaluation(traced, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_episode_is_an_error_span_and_no_evaluation(traced: Collector, tmp_path: Path) -> None:
     with MockLLMServer(agent, error_rate=1.0) as server:
         evaluate.main(["--suite", "executable", "--output-dir", str(tmp_path), "--run-name", "r", "--agent-model",
                        "m", "--base-url", server.base_url, "--task-ids", "insurance_claims/pay_water_claim",
