@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from occubench import __version__
+from occubench import __version__, telemetry
 from occubench.core.tools import clip
 from occubench.errors import ConfigError
 from occubench.mcp.hub import AFTER_ANSWER
@@ -92,6 +92,7 @@ class OpenEnvServer:
         if self.token and not hmac.compare_digest(given, f"Bearer {self.token}".encode()):  # constant time
             return web.Response(status=401, text="missing or wrong bearer token",
                                 headers={"WWW-Authenticate": "Bearer"})
+        telemetry.incoming({name.lower(): value for name, value in request.headers.items()})  # the client's trace
         return await handler(request)
 
     async def _mcp(self, request: web.Request) -> web.Response:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from occubench.errors import ConfigError
@@ -21,12 +22,15 @@ from occubench.errors import ConfigError
 if TYPE_CHECKING:
     from occubench.telemetry.sdk import Telemetry
 
-__all__ = ["active", "chat", "configure", "episode", "flush", "span", "wanted"]
+__all__ = ["active", "chat", "configure", "episode", "flush", "incoming", "span", "wanted"]
 
 #: The extra that brings the SDK, as an error names it.
 EXTRA = "pip install 'occubench[otel]'"
 
 _telemetry: Telemetry | None = None
+#: The W3C trace context (``traceparent``, ``tracestate``) of the request that started what runs in this context:
+#: an outside agent's episode joins the agent's trace (:func:`incoming`).
+_incoming: ContextVar[Mapping[str, str] | None] = ContextVar("occubench_incoming_trace", default=None)
 
 
 class _Off:
@@ -81,10 +85,17 @@ def flush() -> None:
         _telemetry.flush()
 
 
-def episode(task: Any, trial: int, run: str, parent: Mapping[str, str] | None = None) -> Any:
-    """The span of one episode, a trace of its own (joining the trace of ``parent``'s ``traceparent`` header when
-    given); ``done(result)`` records the verdict."""
-    return OFF if _telemetry is None else _telemetry.episode(task, trial, run, parent)
+def incoming(headers: Mapping[str, str]) -> None:
+    """Let episodes started in this context join the trace of a request with these HTTP ``headers`` (a server's
+    request from an outside agent), if they carry one."""
+    if _telemetry is not None and "traceparent" in headers:
+        _incoming.set({name: headers[name] for name in ("traceparent", "tracestate") if name in headers})
+
+
+def episode(task: Any, trial: int, run: str) -> Any:
+    """The span of one episode: a trace of its own, or a part of the trace of the request that started it
+    (:func:`incoming`); ``done(result)`` records the verdict."""
+    return OFF if _telemetry is None else _telemetry.episode(task, trial, run, _incoming.get())
 
 
 def chat(role: str, model: str, messages: list[Any], count: int = 1) -> Any:
