@@ -9,11 +9,11 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -51,7 +51,9 @@ class Telemetry:
         named = "OTEL_SERVICE_NAME" in os.environ or "service.name=" in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
         resource = Resource.create({} if named else {"service.name": "occubench"})
         self.provider = TracerProvider(resource=resource)
-        self.provider.add_span_processor(processor or BatchSpanProcessor(OTLPSpanExporter()))
+        # A queue for a burst of thousands of episodes' spans (the SDK's 2,048 drops the rest), unless set.
+        queue = None if "OTEL_BSP_MAX_QUEUE_SIZE" in os.environ else 1 << 16
+        self.provider.add_span_processor(processor or BatchSpanProcessor(OTLPSpanExporter(), max_queue_size=queue))
         self.tracer = self.provider.get_tracer("occubench", __version__)
         metrics = reader or (None if os.environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() == "none"
                              else PeriodicExportingMetricReader(OTLPMetricExporter()))
@@ -108,25 +110,13 @@ class Telemetry:
         if _episode.get() is None:
             yield _NOTHING
             return
-        started = time.monotonic()
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
-                                      "occubench.role": ROLES.get(role, role)}
-        if count > 1:
-            attributes["gen_ai.request.choice.count"] = count
-        if self.capture:
-            attributes["gen_ai.input.messages"] = self.text(messages)
-        chat = _Chat(self, attributes)
-        with self.tracer.start_as_current_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes,
-                                               record_exception=False, set_status_on_exception=False) as span:
-            chat.span = span
-            try:
-                yield chat
-            except BaseException as exc:
-                _failed(span, exc, self)
-                chat.metric_attributes["error.type"] = type(exc).__name__
-                raise
-            finally:
-                self.duration.record(time.monotonic() - started, chat.metric_attributes)
+        chat = _Chat(self, role, model, messages, count)
+        try:
+            yield chat
+        except BaseException as exc:
+            chat.end(exc)
+            raise
+        chat.end(None)
 
     @contextmanager
     def tool(self, name: str, arguments: Mapping[str, Any]) -> Iterator[_Tool]:
@@ -182,32 +172,55 @@ class _Episode:
 
 
 class _Chat:
-    def __init__(self, telemetry: Telemetry, attributes: dict[str, Any]) -> None:
-        self.telemetry = telemetry
-        self.span: Span = trace.INVALID_SPAN
-        self.metric_attributes = {key: attributes[key] for key in
-                                  ("gen_ai.operation.name", "gen_ai.request.model", "occubench.role")}
+    """A model request's span, made when the request ends (with its start time): a request is a leaf of the trace,
+    so nothing needs it current meanwhile, and the SDK sets its attributes once."""
+
+    def __init__(self, telemetry: Telemetry, role: str, model: str, messages: list[Any], count: int) -> None:
+        self.telemetry, self.model, self.began, self.started = telemetry, model, time.time_ns(), time.monotonic()
+        self.metric_attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                                  "occubench.role": ROLES.get(role, role)}
+        self.attributes: dict[str, Any] = dict(self.metric_attributes)
+        if count > 1:
+            self.attributes["gen_ai.request.choice.count"] = count
+        if telemetry.capture:
+            self.attributes["gen_ai.input.messages"] = telemetry.text(messages)
 
     def done(self, completion: Any, server: str | None = None) -> None:
         """A request's answer from ``server``: the model that gave it, token usage and why each choice ended."""
-        usage, span, model = completion.usage, self.span, completion.model
-        attributes: dict[str, Any] = {
+        usage, model, attributes = completion.usage, completion.model, self.attributes
+        attributes.update({
             "gen_ai.usage.input_tokens": usage.prompt_tokens, "gen_ai.usage.output_tokens": usage.completion_tokens,
-            "gen_ai.response.finish_reasons": [reply.finish_reason or "" for reply in completion.replies]}
+            "gen_ai.response.finish_reasons": [reply.finish_reason or "" for reply in completion.replies],
+            **_server(server)})
         if model:
-            attributes["gen_ai.response.model"] = self.telemetry.text(model)
-            self.metric_attributes["gen_ai.response.model"] = attributes["gen_ai.response.model"]
-        if server and (parts := urlsplit(server)).hostname:
-            attributes["server.address"] = parts.hostname
-            if parts.port:
-                attributes["server.port"] = parts.port
+            attributes["gen_ai.response.model"] = self.metric_attributes["gen_ai.response.model"] = \
+                self.telemetry.text(model)
         if self.telemetry.capture:
             attributes["gen_ai.output.messages"] = self.telemetry.text(
                 [{"content": reply.content, "tool_calls": [call.name for call in reply.tool_calls],
                   "finish_reason": reply.finish_reason} for reply in completion.replies])
-        span.set_attributes(attributes)
         for kind, count in (("input", usage.prompt_tokens), ("output", usage.completion_tokens)):
             self.telemetry.tokens.record(count, {**self.metric_attributes, "gen_ai.token.type": kind})
+
+    def end(self, error: BaseException | None) -> None:
+        telemetry = self.telemetry
+        if error is not None:
+            self.attributes["error.type"] = self.metric_attributes["error.type"] = type(error).__name__
+        span = telemetry.tracer.start_span(f"chat {self.model}", kind=SpanKind.CLIENT, attributes=self.attributes,
+                                           start_time=self.began, record_exception=False,
+                                           set_status_on_exception=False)
+        if error is not None:
+            span.set_status(Status(StatusCode.ERROR, telemetry.text(str(error))))
+        span.end()
+        telemetry.duration.record(time.monotonic() - self.started, self.metric_attributes)
+
+
+@lru_cache(maxsize=64)
+def _server(url: str | None) -> dict[str, Any]:
+    """``server.address`` and ``server.port`` of an endpoint's URL (shown without credentials)."""
+    parts = urlsplit(url or "")
+    return {} if not parts.hostname else {"server.address": parts.hostname,
+                                          **({"server.port": parts.port} if parts.port else {})}
 
 
 class _Tool:
