@@ -86,6 +86,7 @@ check_parquet() {
 print('rollouts.parquet:', t.num_rows, 'row(s) of', t.column_names)"
 }
 check_hub() { run_guide_block worlds-hub.md "## Try it offline"; }
+check_otel() { run_guide_block telemetry.md "## Try it offline"; }
 
 declared=$(python3 -c "import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as wheel:

@@ -17,10 +17,10 @@ from opentelemetry import context as otel_context
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -53,10 +53,13 @@ class Telemetry:
         self.provider = TracerProvider(resource=resource)
         # A queue for a burst of thousands of episodes' spans (the SDK's 2,048 drops the rest), unless set.
         queue = None if "OTEL_BSP_MAX_QUEUE_SIZE" in os.environ else 1 << 16
-        self.provider.add_span_processor(processor or BatchSpanProcessor(OTLPSpanExporter(), max_queue_size=queue))
+        console = _exporter("OTEL_TRACES_EXPORTER") == "console"  # the SDK's spans as JSON on standard output
+        self.provider.add_span_processor(processor or BatchSpanProcessor(
+            ConsoleSpanExporter() if console else OTLPSpanExporter(), max_queue_size=queue))
         self.tracer = self.provider.get_tracer("occubench", __version__)
-        metrics = reader or (None if os.environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() == "none"
-                             else PeriodicExportingMetricReader(OTLPMetricExporter()))
+        metric_exporter = {"none": None, "console": ConsoleMetricExporter}.get(_exporter("OTEL_METRICS_EXPORTER"),
+                                                                               OTLPMetricExporter)
+        metrics = reader or (PeriodicExportingMetricReader(metric_exporter()) if metric_exporter else None)
         self.meters = MeterProvider(resource=resource, metric_readers=[metrics] if metrics else [])
         meter = self.meters.get_meter("occubench", __version__)
         self.tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}",
@@ -253,6 +256,11 @@ def _failed(span: Span, exc: BaseException, telemetry: Telemetry) -> None:
     """The span ended by ``exc``: its type, and its message with secrets masked (never its traceback's locals)."""
     span.set_status(Status(StatusCode.ERROR, telemetry.text(str(exc))))
     span.set_attribute("error.type", type(exc).__name__)
+
+
+def _exporter(variable: str) -> str:
+    """The exporter an ``OTEL_*_EXPORTER`` variable names: otlp (the default), console or none."""
+    return os.environ.get(variable, "otlp").strip().lower()
 
 
 def _environment_key() -> tuple[str, ...]:
