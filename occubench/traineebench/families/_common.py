@@ -236,6 +236,13 @@ def number(value: Any) -> float | None:
     return result if math.isfinite(result) else None
 
 
+def noted(passed: bool, note: str, notes: list[str]) -> bool:
+    """``passed``, with ``note`` (what to do instead) added to ``notes`` when it is false."""
+    if not passed:
+        notes.append(note)
+    return passed
+
+
 def weighted_score(passed: int, total: int, basics: bool) -> float:
     """The reference's points for ``passed`` of ``total`` checkpoints: the first (``basics``: the manual downloaded
     and the output written) weighs 30% of the ``total`` full points, the others share the rest evenly."""

@@ -1,11 +1,8 @@
 """Event Planning's world, drawn as the reference draws it: outing locations and restaurants around the company,
 the road map joining them (the minimum spanning tree of their great-circle distances), each member's free dates
-around a common window, and every morning-lunch-afternoon itinerary with its metrics.
-
-Each draw takes its own random source seeded as the reference seeds it (``seed``, ``seed + 1``, ``seed + 2``) and
-makes its draws in the reference's order, so the same seed gives the reference's names, prices and dates: its
-configs name an itinerary ("Riverside Wetland", "Maple · Hotpot", "Stonegate Eco Park") that exists on the map of
-its default seed, 42."""
+around a common window, and every morning-lunch-afternoon itinerary with its metrics. Each draw has its own random
+source seeded as the reference's (``seed``, ``seed + 1``, ``seed + 2``) and draws in its order, so the same seed
+gives its names, prices and dates: its configs' itinerary exists on the map of its default seed, 42."""
 
 from __future__ import annotations
 

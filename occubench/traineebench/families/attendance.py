@@ -1,13 +1,11 @@
-"""Attendance Statistics: a month of punch records, the staff roster and the rules manual are put on the cloud disk
-(``attendance/``), and the agent answers one of nine questions about a department or everyone in a JSON file
-(``dept_<department>_<question>.json``); managers point to the rules manual when asked.
+"""Attendance Statistics: a month of punch records, the staff roster and the rules manual (managers point to it) on
+the cloud disk's ``attendance/``; the agent answers one of nine questions about a department or everyone in
+``dept_<department>_<question>.json``.
 
-Scored as the reference does. The first checkpoint is the three source files copied to the top of the workspace;
-each question adds its own (a figure, or for each expected employee: present, and their numbers). The first is
-worth 30% of the full points and the others share 70% equally, the full points being the number of checkpoints.
-Some of the reference's sums fall short of their full points by construction (top-percent answers reach 65% at
-best, and 30% when nobody qualifies); they are kept, so that points here are the reference's points.
-"""
+Scored as the reference: the first checkpoint, the three source files at the top of the workspace, is 30% of the
+full points (the number of checkpoints); each question's own (a figure, or for each expected employee: present, and
+their numbers) share 70%. Some of the reference's sums fall short of their full points by construction (top-percent
+answers reach 65% at best, 30% when nobody qualifies); they are kept, so that points here are the reference's."""
 
 from __future__ import annotations
 
