@@ -175,13 +175,10 @@ class EventPlanning:
         check = task.check
         optimal = check["task_type"] == OPTIMAL
         files = ", ".join(f"`{FOLDER}/{name}`" for name in RESOURCES)
-        if optimal:
-            work = ("compute every itinerary (each pair of distinct locations, each restaurant between them) and "
-                    "keep the one best on the metric the task asks for")
-        elif check["plan"]:
-            work = "compute the proposed itinerary's values"
-        else:
-            work = "choose an itinerary and compute its values"
+        work = ("compute every itinerary (each pair of distinct locations, each restaurant between them) and keep "
+                "the one best on the metric the task asks for" if optimal
+                else "compute the proposed itinerary's values" if check["plan"]
+                else "choose an itinerary and compute its values")
         if check["end_time"]:  # without an itinerary the task text leaves the time out, the score does not
             work += (", and compare its end time with the time the task gives" if check["plan"] else
                      f", and give its end_time too, with can_complete_on_time: whether it is over by "
