@@ -124,8 +124,7 @@ def _moved(now: dict[Any, float], before: dict[Any, float], direction: str) -> i
 
 
 def _truth(kind: str, p: dict[str, Any], people: dict[int, People], teams: dict[int, dict[str, Any]]) -> Any:
-    """The right answer of a task of type ``kind`` with parameters ``p``, from each quarter's totals by person and
-    by department."""
+    """The answer to a task of type ``kind`` with parameters ``p``, from each quarter's totals by person and team."""
     q, chosen = p["quarter"], p.get("departments") or [p.get("department")]
     among = [x for x in people[q] if x["department"] in chosen]
     by_team = {d: [x for x in among if x["department"] == d] for d in chosen}
