@@ -94,8 +94,7 @@ def at_least(family: str, name: str, value: int, least: int) -> None:
 
 
 def reference_bytes(day: Day, path: str) -> bytes:
-    """A file of the reference's (``path`` inside its environments/traineebench/); a :class:`ConfigError` naming it
-    when it is missing, a link or too large."""
+    """A file of the reference's (``path`` inside its environments/traineebench/), read as :func:`read_file` reads."""
     return read_file(day.reference / path)
 
 
@@ -116,8 +115,7 @@ def place(target: Path, content: str | bytes) -> None:
 
 
 def place_image(day: Day, target: Path, png: bytes, text: str) -> None:
-    """Write the image ``png`` to ``target``, and record ``text``, what it shows in words and numbers, for agents
-    that take no images."""
+    """Write the image ``png`` to ``target``, with ``text`` (what it shows) for agents that take no images."""
     place(target, png)
     day.image_text[hashlib.sha256(png).hexdigest()] = text
 
@@ -139,10 +137,9 @@ def deadline(day: Day) -> datetime:
 
 
 def find(workspace: Path, name: str) -> Path | None:
-    """The first file named ``name`` in the workspace, its top folder first, then each folder below in name order,
-    depth first (the reference looks for an agent's output wherever in the workspace it was saved); links to
-    folders are not followed. None when there is none, and when the walk meets folders past its limits before
-    finding it (:func:`occubench.sandbox.workspace.walk`): the agent's failure, 0 for the check."""
+    """The first file named ``name`` in the workspace, top folder first, then depth first in name order (the
+    reference finds an agent's output wherever it was saved), links to folders not followed. None when there is
+    none, or when the walk meets folders past its limits first (:func:`walk`): the agent's failure, 0 for the check."""
     try:
         for folder, entries in walk(workspace):
             if any(entry.name == name and not entry.is_dir(follow_symlinks=False) for entry in entries):
@@ -153,8 +150,7 @@ def find(workspace: Path, name: str) -> Path | None:
 
 
 def read(path: Path | None) -> bytes | None:
-    """The bytes of the workspace file ``path``; None when there is none, or it is a link, not a regular file or
-    larger than :data:`MAX_OUTPUT_BYTES`."""
+    """The bytes of the workspace file ``path``; None if absent, a link, not a regular file or over the size limit."""
     if path is None:
         return None
     try:
@@ -171,10 +167,9 @@ def read_answer(path: Path | None, separators: bytes) -> bytes | None:
 
 
 def read_rows(path: Path, most: int) -> list[list[str]] | None:
-    """The CSV rows of the workspace file ``path``, read as a stream; None when it cannot be read (as :func:`read`),
-    or is not UTF-8 CSV. An :class:`AgentOutputError` as soon as it holds more than ``most`` rows, a line longer
-    than :data:`MAX_LINE` characters or a row of more than :data:`MAX_CELLS` cells: 16 MB of newlines are a few
-    rows read, not sixteen million lists."""
+    """The CSV rows of the workspace file ``path``, read as a stream; None when it cannot be read (as :func:`read`)
+    or is not UTF-8 CSV. An :class:`AgentOutputError` as soon as it holds more than ``most`` rows, a line past
+    :data:`MAX_LINE` or a row past :data:`MAX_CELLS`: 16 MB of newlines are a few rows read, not 16 million lists."""
     rows: list[list[str]] = []
     try:
         for row in csv.reader(_lines(path)):
@@ -234,6 +229,13 @@ def number(value: Any) -> float | None:
     except (ValueError, OverflowError):
         return None
     return result if math.isfinite(result) else None
+
+
+def noted(passed: bool, note: str, notes: list[str]) -> bool:
+    """``passed``, with ``note`` (what to do instead) added to ``notes`` when it is false."""
+    if not passed:
+        notes.append(note)
+    return passed
 
 
 def weighted_score(passed: int, total: int, basics: bool) -> float:

@@ -1,11 +1,8 @@
 """Event Planning's world, drawn as the reference draws it: outing locations and restaurants around the company,
 the road map joining them (the minimum spanning tree of their great-circle distances), each member's free dates
-around a common window, and every morning-lunch-afternoon itinerary with its metrics.
-
-Each draw takes its own random source seeded as the reference seeds it (``seed``, ``seed + 1``, ``seed + 2``) and
-makes its draws in the reference's order, so the same seed gives the reference's names, prices and dates: its
-configs name an itinerary ("Riverside Wetland", "Maple · Hotpot", "Stonegate Eco Park") that exists on the map of
-its default seed, 42."""
+around a common window, and every morning-lunch-afternoon itinerary with its metrics. Each draw has its own random
+source seeded as the reference's (``seed``, ``seed + 1``, ``seed + 2``) and draws in its order, so the same seed
+gives its names, prices and dates: its configs' itinerary exists on the map of its default seed, 42."""
 
 from __future__ import annotations
 
@@ -96,14 +93,13 @@ def locations(n: int, seed: int) -> list[Spot]:
         name, _ = _unique(lambda: (f"{rng.choice(PREFIXES)} {rng.choice(PLACES)}", ""), used)
         address = f"No.{rng.randint(1, 999)} {rng.choice(PREFIXES)} {rng.choice(STREETS)}"
         ticket, interest, category = rng.choice(TICKETS), round(rng.uniform(3.2, 4.9), 2), rng.choice(CATEGORIES)
-        intro = f"{name}: an autumn outing spot."
+        intro, by_period = f"{name}: an autumn outing spot.", None
         if ticket > 0 and rng.random() < 0.5:  # about half the paid ones cost less early in a month, more late
             by_period = (round(ticket * rng.uniform(0.8, 0.9), 2), round(ticket * rng.uniform(0.95, 1.05), 2),
                          round(ticket * rng.uniform(1.1, 1.3), 2))
             intro += " Tickets: ¥{} early in the month, ¥{} mid-month, ¥{} late in the month.".format(*by_period)
-            out.append(Spot("loc", name, intro, address, lat, lon, interest, category, None, by_period))
-        else:
-            out.append(Spot("loc", name, intro, address, lat, lon, interest, category, float(ticket) or None))
+        price = None if by_period else float(ticket) or None
+        out.append(Spot("loc", name, intro, address, lat, lon, interest, category, price, by_period))
     return out
 
 
@@ -311,8 +307,7 @@ def map_text(spots: list[Spot], edges: list[tuple[Spot, Spot, float]]) -> str:
 
 
 def map_png(spots: list[Spot], edges: list[tuple[Spot, Spot, float]]) -> bytes:
-    """The road map drawn: the company, locations and restaurants at their coordinates, each road labelled with
-    its length."""
+    """The road map drawn: each place at its coordinates, each road labelled with its length."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # imported here: matplotlib loads in seconds
     from matplotlib.figure import Figure
 

@@ -1,12 +1,10 @@
-"""ADs Strategy Plan: pick the advertising channels that give the most effective exposure within a budget. The
-channels (cost, base effect, audience fit, grid cell) are a CSV on the cloud disk; the target group's density at
-each cell is only in a PNG heatmap, so the agent must read the numbers off the image. A channel's effective
-exposure is ``base_effect * (0.5 + 0.5 * density / 5) * audience_fit``; the best plan is a 0/1 knapsack.
+"""ADs Strategy Plan: pick the advertising channels (a CSV on the cloud disk: cost, base effect, audience fit, grid
+cell) of most effective exposure within a budget, ``base_effect * (0.5 + 0.5 * density / 5) * audience_fit``: a 0/1
+knapsack, with each cell's density only in a PNG heatmap the agent must read.
 
-Scored as the reference does, full 13: the handbook copied into the workspace (1), the plan file there (1), its
-fields (1), only listed channels (1), the total cost within 1% of the chosen channels' (2), the total exposure
-within 5% (2), the optimal set (5). A plan that is not a JSON value (or an empty one) scores 0 altogether.
-"""
+Scored as the reference, full 13: the handbook in the workspace (1), the plan file there (1), its fields (1), only
+listed channels (1), the total cost within 1% (2), the total exposure within 5% (2), the optimal set (5). A plan
+that is not a JSON value (or an empty one) scores 0 altogether."""
 
 from __future__ import annotations
 
@@ -27,19 +25,14 @@ FOLDER = "ads_strategy"
 HANDBOOK = "ads_strategy_handbook.md"
 #: The target group the task names first, and the two others whose heatmaps sit beside it as distractors.
 GROUPS = ("college_students_18_25", "young_professionals_25_35", "seniors_60_plus")
-#: Budget ($), channels, heatmap side and hotspots, and the ranges of a channel's cost and base effect.
-PRESETS = {
-    "very_easy": {"budget": 7000, "num_channels": 8, "heatmap_size": 8, "heatmap_centers": 1,
-                  "cost_min": 300, "cost_max": 2500, "effect_min": 600, "effect_max": 3000},
-    "easy": {"budget": 8000, "num_channels": 20, "heatmap_size": 10, "heatmap_centers": 1,
-             "cost_min": 350, "cost_max": 3200, "effect_min": 700, "effect_max": 3800},
-    "medium": {"budget": 10000, "num_channels": 28, "heatmap_size": 12, "heatmap_centers": 1,
-               "cost_min": 400, "cost_max": 4000, "effect_min": 800, "effect_max": 5000},
-    "hard": {"budget": 11000, "num_channels": 32, "heatmap_size": 15, "heatmap_centers": 2,
-             "cost_min": 450, "cost_max": 4500, "effect_min": 900, "effect_max": 5600},
-    "very_hard": {"budget": 12000, "num_channels": 36, "heatmap_size": 18, "heatmap_centers": 2,
-                  "cost_min": 500, "cost_max": 5000, "effect_min": 1000, "effect_max": 6000},
-}
+#: Each difficulty's budget ($), channels, heatmap side and hotspots, and the ranges of a channel's cost and base
+#: effect; all whole numbers.
+WHOLE = ("budget", "num_channels", "heatmap_size", "heatmap_centers", "cost_min", "cost_max", "effect_min",
+         "effect_max")
+PRESETS = {name: dict(zip(WHOLE, values)) for name, values in {
+    "very_easy": (7000, 8, 8, 1, 300, 2500, 600, 3000), "easy": (8000, 20, 10, 1, 350, 3200, 700, 3800),
+    "medium": (10000, 28, 12, 1, 400, 4000, 800, 5000), "hard": (11000, 32, 15, 2, 450, 4500, 900, 5600),
+    "very_hard": (12000, 36, 18, 2, 500, 5000, 1000, 6000)}.items()}
 #: The configs write "very easy" and "very hard"; the reference looks those up among the names above, misses, and
 #: generates them at medium: so do we.
 PRESETS["very easy"] = PRESETS["very hard"] = PRESETS["medium"]
@@ -55,8 +48,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "heatmap_sigma_min": (0.1, 100), "heatmap_sigma_max": (0.1, 100), "heatmap_min_center_distance": (0, 100),
     "budget_tolerance": (0, 1),
 }
-WHOLE = {"budget", "num_channels", "heatmap_size", "heatmap_centers", "cost_min", "cost_max", "effect_min",
-         "effect_max"}
 #: Relative weights of the channel types in a mix, and how well each type reaches the target group.
 MIXES = {"balanced": (1, 1, 1, 1), "metro_focus": (3, 1, 1, 1), "campus_heavy": (1, 1, 1, 3)}
 FIT = {"subway": 0.6, "mall_screen": 0.6, "bus_stop": 0.5, "campus_screen": 0.9}
@@ -155,10 +146,9 @@ def png(grid: list[list[int]]) -> bytes:
     axes.set_title("Target user population density", fontsize=20, fontweight="bold")
     axes.set_xlabel("grid_i", fontsize=18, fontweight="bold")
     axes.set_ylabel("grid_j", fontsize=18, fontweight="bold")
-    axes.set_xticks(range(size))
-    axes.set_yticks(range(size))
-    axes.set_xticks([v - 0.5 for v in range(size)], minor=True)
-    axes.set_yticks([v - 0.5 for v in range(size)], minor=True)
+    for ticks in (axes.set_xticks, axes.set_yticks):
+        ticks(range(size))
+        ticks([v - 0.5 for v in range(size)], minor=True)
     axes.grid(which="minor", color="#aaaaaa", linestyle="--", linewidth=0.5)
     axes.tick_params(labelsize=18)
     for j, row in enumerate(grid):
@@ -299,8 +289,7 @@ def _plan_score(check: Any, plan: Any, points: int, notes: list[str]) -> Score:
     except (TypeError, KeyError, IndexError, ValueError, OverflowError):
         notes.append(form)
         selected, cost, exposure = [], 0.0, 0.0
-    points += isinstance(selected, list)
-    notes += [] if isinstance(selected, list) else [form]
+    points += common.noted(isinstance(selected, list), form, notes)
     try:
         chosen = set(selected)  # as the reference reads it: a string is its letters, an object its keys
     except TypeError:
@@ -310,19 +299,13 @@ def _plan_score(check: Any, plan: Any, points: int, notes: list[str]) -> Score:
         return Score(points, 13, tuple(notes))
     points += 1
     true_cost, true_exposure = (sum(check["channels"][c][i] for c in chosen) for i in (0, 1))
-    optimal = chosen == set(check["optimal"])
-    points += 5 * optimal
-    if abs(cost - true_cost) < true_cost * 0.01:
-        points += 2
-    else:
-        notes.append("The total cost is wrong: add it up again with the calculator or a short script.")
-    if abs(exposure - true_exposure) < true_exposure * 0.05:
-        points += 2
-    else:
-        notes.append("The total exposure is wrong: check each channel's density on the heatmap (a table of them "
-                     "helps) and the formula.")
-    if not optimal:
-        notes.append("This is not the best plan within the budget: a 0/1 knapsack over the channels finds it.")
+    points += 2 * common.noted(abs(cost - true_cost) < true_cost * 0.01, "The total cost is wrong: add it up again "
+                               "with the calculator or a short script.", notes)
+    points += 2 * common.noted(abs(exposure - true_exposure) < true_exposure * 0.05, "The total exposure is wrong: "
+                               "check each channel's density on the heatmap (a table of them helps) and the formula.",
+                               notes)
+    points += 5 * common.noted(chosen == set(check["optimal"]), "This is not the best plan within the budget: a 0/1 "
+                               "knapsack over the channels finds it.", notes)
     return Score(points, 13, tuple(notes))
 
 

@@ -1,13 +1,11 @@
-"""Attendance Statistics: a month of punch records, the staff roster and the rules manual are put on the cloud disk
-(``attendance/``), and the agent answers one of nine questions about a department or everyone in a JSON file
-(``dept_<department>_<question>.json``); managers point to the rules manual when asked.
+"""Attendance Statistics: a month of punch records, the staff roster and the rules manual (managers point to it) on
+the cloud disk's ``attendance/``; the agent answers one of nine questions about a department or everyone in
+``dept_<department>_<question>.json``.
 
-Scored as the reference does. The first checkpoint is the three source files copied to the top of the workspace;
-each question adds its own (a figure, or for each expected employee: present, and their numbers). The first is
-worth 30% of the full points and the others share 70% equally, the full points being the number of checkpoints.
-Some of the reference's sums fall short of their full points by construction (top-percent answers reach 65% at
-best, and 30% when nobody qualifies); they are kept, so that points here are the reference's points.
-"""
+Scored as the reference: the first checkpoint, the three source files at the top of the workspace, is 30% of the
+full points (the number of checkpoints); each question's own (a figure, or for each expected employee: present, and
+their numbers) share 70%. Some of the reference's sums fall short of their full points by construction (top-percent
+answers reach 65% at best, 30% when nobody qualifies); they are kept, so that points here are the reference's."""
 
 from __future__ import annotations
 
@@ -85,13 +83,12 @@ def _arguments(arguments: dict[str, Any]) -> tuple[str, dict[str, Any], str | No
     extra = EXTRA.get(kind, {})
     common.known_arguments(f"{NAME} task_params ({kind})", given, ("department", *extra))
     params = {**extra, **given, "department": given.get("department") or "all"}
-    if params["department"] not in ("all", *records.DEPARTMENTS):
-        raise common.bad_argument(NAME, "task_params.department", f"'all' or one of {', '.join(records.DEPARTMENTS)}",
-                                  params["department"])
-    if params.get("mode", "least_late") not in MODES:
-        raise common.bad_argument(NAME, "task_params.mode", f"one of {', '.join(MODES)}", params["mode"])
-    if params.get("metric", "late") not in ("late", "early"):
-        raise common.bad_argument(NAME, "task_params.metric", "'late' or 'early'", params["metric"])
+    for key, allowed, expected in (("department", ("all", *records.DEPARTMENTS),
+                                    f"'all' or one of {', '.join(records.DEPARTMENTS)}"),
+                                   ("mode", MODES, f"one of {', '.join(MODES)}"),
+                                   ("metric", ("late", "early"), "'late' or 'early'")):
+        if key in params and params[key] not in allowed:
+            raise common.bad_argument(NAME, f"task_params.{key}", expected, params[key])
     percent = params.get("percent", 10)
     if isinstance(percent, bool) or not isinstance(percent, int) or not 1 <= percent <= 100:
         raise common.bad_argument(NAME, "task_params.percent", "a whole number from 1 to 100", percent)
@@ -230,8 +227,7 @@ NO_OUTPUT = "No answer found: write the JSON file the task names."
 
 def _figures(check: Mapping[str, Any], output: Any) -> Scored:
     """Questions answered by one or two figures in an object."""
-    want = check["expected"]
-    kind = check["task_type"]
+    want, kind = check["expected"], check["task_type"]
     if kind in ("has_late_or_early", "total_absence_days", "average_overtime_hours"):
         if not isinstance(output, dict):
             return 0, 2, [NO_OUTPUT]
@@ -260,8 +256,7 @@ def _statistics_score(check: Mapping[str, Any], output: Any) -> Scored:
         number = _float(fields[key])
         right = (fields[key] == want[key] if key == "employees" else
                  number is not None and abs(number - want[key]) < 0.01)
-        passed += right
-        notes += [] if right else [f"{key} is wrong: {common.brief(fields[key])}."]
+        passed += common.noted(right, f"{key} is wrong: {common.brief(fields[key])}.", notes)
     return passed, 1 + len(want), notes
 
 
@@ -314,8 +309,8 @@ def _per_employee(want: dict[tuple[Any, Any], tuple[Any, ...]], given: dict[tupl
             continue
         passed += 1
         for part, wanted, value in zip(parts, values, given[who, name]):
-            passed += value == wanted
-            notes += [] if value == wanted else [f"{part} of {who} ({name}): {common.brief(value)}, not {wanted}."]
+            passed += common.noted(value == wanted, f"{part} of {who} ({name}): {common.brief(value)}, not {wanted}.",
+                                   notes)
     extra = [pair for pair in given if pair not in want]
     notes += [f"Named but not expected: {common.brief(extra)}."] if extra else []
     return passed, total, notes

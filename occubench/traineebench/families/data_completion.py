@@ -2,11 +2,9 @@
 columns by a rule in the handbook (a sum, a balance, a growth rate, a rolling mean; for two task types a rate table
 a colleague points to).
 
-The score, as the reference's: four checkpoints of 4 points, the first (the handbook downloaded and the completed
-file written) worth 1.2 and the others (the right colleague asked where a table is needed, no other cell changed,
-every blank filled within 0.1 of the truth) 0.9333 each. With no completed file the reference scores the handbook
-alone out of 5, and so does this.
-"""
+Scored as the reference: four checkpoints of 4 points, the first (the handbook downloaded and the completed file
+written) 1.2, the others (the right colleague asked where a table is needed, no other cell changed, every blank
+within 0.1 of the truth) 0.9333 each. With no completed file, the handbook alone, out of 5."""
 
 from __future__ import annotations
 
@@ -162,56 +160,45 @@ def _funnel(rng: random.Random, n: int, start: datetime, tables: Tables) -> Rows
 
 
 Generator = Callable[[random.Random, int, datetime, Tables], Rows]
-#: (domain, task type) → the data file's name, its header, the columns one of which is drawn to be blanked, and
-#: what draws its rows.
-KINDS: dict[tuple[str, str], tuple[str, tuple[str, ...], tuple[str, ...], Generator]] = {
-    ("sales", "quarter_from_months"): ("sales_quarter_from_months", ("entity", "quarter", "m1", "m2", "m3",
-                                       "quarter_total"), ("m1", "m2", "m3", "quarter_total"), _quarter_from_months),
-    ("sales", "qoq_rate"): ("sales_qoq", ("entity", "quarter", "quarter_total", "qoq"), ("qoq", "quarter_total"),
-                            _qoq),
-    ("transactions", "tax_fee"): ("transactions_tax_fee", ("entity", "date", "category", "amount", "fee"),
-                                  ("amount", "fee"), _tax_fee),
-    ("transactions", "total_from_items"): ("transactions_total_from_items", ("entity", "date", "item_a", "item_b",
-                                           "item_c", "total"), ("item_a", "item_b", "item_c", "total"),
-                                          _total_from_items),
-    ("inventory", "ending_from_flow"): ("inventory_ending_from_flow", ("entity", "day", "begin", "inbound",
-                                        "outbound", "shrinkage", "ending"), ("begin", "inbound", "outbound",
-                                        "shrinkage", "ending"), _ending_from_flow),
-    ("inventory", "daily_interpolation"): ("inventory_daily_interpolation", ("day", "stock_level"),
-                                           ("stock_level",), _daily_levels),
-    ("finance", "account_balance_from_details"): ("finance_account_balance", ("entity", "detail1", "detail2",
-                                                  "detail3", "balance"), ("detail1", "detail2", "detail3",
-                                                  "balance"), _account_balance),
-    ("finance", "depreciation_straight_line"): ("finance_depreciation", ("entity", "cost", "salvage", "life_months",
-                                                "monthly_dep"), ("monthly_dep", "salvage", "cost", "life_months"),
-                                                _depreciation),
-    ("logistics", "eta_distance_sla"): ("logistics_eta", ("shipment", "distance_km", "carrier", "eta_hours"),
-                                        ("eta_hours", "distance_km"), _eta),
-    ("logistics", "segment_time_sum"): ("logistics_segment_sum", ("job", "seg1", "seg2", "seg3", "total_time"),
-                                        ("seg1", "seg2", "seg3", "total_time"), _segments),
-    ("web", "rolling_avg"): ("web_rolling", ("day", "metric", "rolling_7d"), ("rolling_7d",), _rolling),
-    ("web", "funnel"): ("web_funnel", ("entity", "impressions", "ctr", "clicks"), ("impressions", "ctr", "clicks"),
-                        _funnel),
-}
-#: Each task type's rule, as the hints put it (the handbook's formula, worded for solving one missing term).
-RULES = {
-    ("sales", "quarter_from_months"): "a quarter's total is its three months added up",
-    ("sales", "qoq_rate"): "growth is this quarter's total less the previous quarter's, divided by the previous "
-                           "quarter's, within one entity; a first quarter has no growth and stays empty",
-    ("transactions", "tax_fee"): "the fee is the amount times the rate of the row's category",
-    ("transactions", "total_from_items"): "the total is the three items added up",
-    ("inventory", "ending_from_flow"): "ending stock is the beginning plus inbound, less outbound and shrinkage",
-    ("inventory", "daily_interpolation"): "a missing day's level lies on the straight line between the nearest "
-                                          "known days before and after it",
-    ("finance", "account_balance_from_details"): "the balance is the three details added up",
-    ("finance", "depreciation_straight_line"): "the monthly depreciation is the cost less the salvage value, "
-                                                "divided by the life in months",
-    ("logistics", "eta_distance_sla"): "the arrival time in hours is the distance divided by the carrier's "
-                                       "speed, plus the carrier's handling time",
-    ("logistics", "segment_time_sum"): "the total time is the three segments added up",
-    ("web", "rolling_avg"): "the rolling value is the mean of the metric over the last seven days, fewer at the "
-                            "start",
-    ("web", "funnel"): "clicks are impressions times the click-through rate",
+#: (domain, task type) → the data file's name, its header, the columns one of which is drawn to be blanked, what
+#: draws its rows, and its rule as the hints put it (the handbook's formula, worded for solving one missing term).
+KINDS: dict[tuple[str, str], tuple[str, str, str, Generator, str]] = {
+    ("sales", "quarter_from_months"): ("sales_quarter_from_months", "entity quarter m1 m2 m3 quarter_total",
+                                       "m1 m2 m3 quarter_total", _quarter_from_months,
+                                       "a quarter's total is its three months added up"),
+    ("sales", "qoq_rate"): ("sales_qoq", "entity quarter quarter_total qoq", "qoq quarter_total", _qoq,
+                            "growth is this quarter's total less the previous quarter's, divided by the previous "
+                            "quarter's, within one entity; a first quarter has no growth and stays empty"),
+    ("transactions", "tax_fee"): ("transactions_tax_fee", "entity date category amount fee", "amount fee", _tax_fee,
+                                  "the fee is the amount times the rate of the row's category"),
+    ("transactions", "total_from_items"): ("transactions_total_from_items", "entity date item_a item_b item_c total",
+                                           "item_a item_b item_c total", _total_from_items,
+                                           "the total is the three items added up"),
+    ("inventory", "ending_from_flow"): ("inventory_ending_from_flow",
+                                        "entity day begin inbound outbound shrinkage ending",
+                                        "begin inbound outbound shrinkage ending", _ending_from_flow,
+                                        "ending stock is the beginning plus inbound, less outbound and shrinkage"),
+    ("inventory", "daily_interpolation"): ("inventory_daily_interpolation", "day stock_level", "stock_level",
+                                           _daily_levels, "a missing day's level lies on the straight line between "
+                                           "the nearest known days before and after it"),
+    ("finance", "account_balance_from_details"): ("finance_account_balance", "entity detail1 detail2 detail3 balance",
+                                                  "detail1 detail2 detail3 balance", _account_balance,
+                                                  "the balance is the three details added up"),
+    ("finance", "depreciation_straight_line"): ("finance_depreciation", "entity cost salvage life_months monthly_dep",
+                                                "monthly_dep salvage cost life_months", _depreciation,
+                                                "the monthly depreciation is the cost less the salvage value, "
+                                                "divided by the life in months"),
+    ("logistics", "eta_distance_sla"): ("logistics_eta", "shipment distance_km carrier eta_hours",
+                                        "eta_hours distance_km", _eta, "the arrival time in hours is the distance "
+                                        "divided by the carrier's speed, plus the carrier's handling time"),
+    ("logistics", "segment_time_sum"): ("logistics_segment_sum", "job seg1 seg2 seg3 total_time",
+                                        "seg1 seg2 seg3 total_time", _segments,
+                                        "the total time is the three segments added up"),
+    ("web", "rolling_avg"): ("web_rolling", "day metric rolling_7d", "rolling_7d", _rolling,
+                             "the rolling value is the mean of the metric over the last seven days, fewer at the "
+                             "start"),
+    ("web", "funnel"): ("web_funnel", "entity impressions ctr clicks", "impressions ctr clicks", _funnel,
+                        "clicks are impressions times the click-through rate"),
 }
 #: The two task types whose rule needs a table: the reference template it is copied from, the name it gets on the
 #: cloud disk, its columns, and the department that points to it.
@@ -286,9 +273,10 @@ class DataCompletion:
         for colleague in day.company.employees:
             day.company.add_rule(colleague, "If asked how to complete missing data, reply only: 'Please refer to the "
                                             f"handbook at CloudDisk://data_completion/{MANUAL}'.")
-        stem, header, targets, draw = KINDS[domain, kind]
+        stem, fields, targets, draw, _ = KINDS[domain, kind]
+        header = fields.split()
         cells = [[str(v) for v in row] for row in draw(day.rng, rows, day.start, tables)]
-        target = day.rng.choice(targets)
+        target = day.rng.choice(targets.split())
         column = header.index(target)
         truth = [row[column] for row in cells]
         eligible = [i for i, value in enumerate(truth) if value]  # a first quarter's growth is empty from the start
@@ -297,7 +285,7 @@ class DataCompletion:
         # Every empty cell of the column is checked, by its line's index (the header's is 0): a blanked one against
         # its value, one empty from the start against staying empty.
         expected = {str(i + 1): value for i, value in enumerate(truth) if not cells[i][column]}
-        original = [list(header), *cells]
+        original = [header, *cells]
         text = io.StringIO()
         csv.writer(text).writerows(original)
         common.place(folder / domain / f"{stem}.csv", text.getvalue())
@@ -324,7 +312,7 @@ class DataCompletion:
     def hints(self, task: TaskSpec) -> Hints:
         output, ask = task.check["output_file"], task.check["ask"]
         domain, kind = next(key for key, (stem, *_) in KINDS.items() if output == f"data_completion_{stem}.csv")
-        stem = KINDS[domain, kind][0]
+        stem, *_, rule = KINDS[domain, kind]
         folder = f"data_completion/{domain}/"
         return (
             "Every missing value follows from the rest of its row (or the days around it) by a rule in the "
@@ -337,15 +325,14 @@ class DataCompletion:
             f"download_file `data_completion/{MANUAL}` and `{folder}{stem}.csv`"
             + (f" (and, once {ask['department']} has named it, the parameter table beside it)" if ask else "")
             + "; find the column with empty cells; apply the handbook's rule, solving for whichever term is "
-              f"missing: {RULES[domain, kind]}; with a Python script fill only those cells, rounded like the "
-              f"column's other values, keep every other cell, row and the header as they are, and write the whole "
-              f"file to `{output}` at the root of the workspace; done.")
+              f"missing: {rule}; with a Python script fill only those cells, rounded like the column's other "
+              "values, keep every other cell, row and the header as they are, and write the whole file to "
+              f"`{output}` at the root of the workspace; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
-        check, notes = task.check, []
-        manual = (outcome.workspace / MANUAL).is_file()
-        if not manual:
-            notes.append(f"Download `{MANUAL}` from the cloud disk.")
+        check, notes = task.check, list[str]()
+        manual = common.noted((outcome.workspace / MANUAL).is_file(), f"Download `{MANUAL}` from the cloud disk.",
+                              notes)
         output = outcome.workspace / check["output_file"]
         if not output.is_file():
             notes.append(f"Put the completed file `{check['output_file']}` in the root of your workspace.")
@@ -377,10 +364,9 @@ def _description(domain: str, output: str, department: str | None) -> str:
 def _asked(ask: dict[str, Any] | None, outcome: Outcome, notes: list[str]) -> bool:
     """Whether the chat with someone of the table's department mentions the table (said by either side, as the
     reference reads the chat); true when the task needs no table."""
-    if ask is None or any(ask["keyword"] in m.text for who in ask["colleagues"] for m in outcome.chat_with(who)):
-        return True
-    notes.append(f"Ask the {ask['department']} department for the parameters: they are in `{ask['keyword']}`.")
-    return False
+    return ask is None or common.noted(
+        any(ask["keyword"] in m.text for who in ask["colleagues"] for m in outcome.chat_with(who)),
+        f"Ask the {ask['department']} department for the parameters: they are in `{ask['keyword']}`.", notes)
 
 
 def _intact(original: list[list[str]], submitted: list[list[str]], target: str,

@@ -1,14 +1,13 @@
 """Event Planning (one of the paper's two human-guidance cases): a team-building day for a department next month.
-The agent asks the department's members when they are free (each says, and points to the cloud disk's
-``event_planning`` folder: guidelines, locations and restaurants, the road map as PNG and JSON), picks a date in
-the window they share, and writes a JSON proposal: the metrics of a given itinerary, and whether it ends by a given
-time (``general_event_planning``), or the best itinerary for one metric (``optimal_event_planning``).
+The members, asked when they are free, point to the cloud disk's ``event_planning`` folder (guidelines, locations
+and restaurants, the road map as PNG and JSON); the agent picks a date in their shared window and writes a JSON
+proposal: a given itinerary's metrics and whether it ends by a time (``general_event_planning``), or the best
+itinerary for one metric (``optimal_event_planning``).
 
-Scored as the reference scores it, every check kept: the three resource files copied to the workspace (the first
-checkpoint, worth 30% of the full score), the date, the itinerary, each metric asked for within tolerance, and
-the end time and on-time judgement; where the reference stops early (no itinerary, or one matching no candidate)
-the checkpoints passed so far count one point each, unweighted, as there. A given itinerary adds a checkpoint to
-the full score that the reference never awards, so those tasks top out below it (8.2125 of 9 with an end time)."""
+Scored as the reference, every check kept: the three resource files in the workspace (the first checkpoint, 30% of
+the full score), the date, the itinerary, each metric within tolerance, the end time and on-time judgement; where
+the reference stops early (no itinerary, or one matching no candidate) each checkpoint passed counts one point,
+unweighted. A given itinerary adds a checkpoint the reference never awards (8.2125 of 9 at best with an end time)."""
 
 from __future__ import annotations
 
@@ -176,13 +175,10 @@ class EventPlanning:
         check = task.check
         optimal = check["task_type"] == OPTIMAL
         files = ", ".join(f"`{FOLDER}/{name}`" for name in RESOURCES)
-        if optimal:
-            work = ("compute every itinerary (each pair of distinct locations, each restaurant between them) and "
-                    "keep the one best on the metric the task asks for")
-        elif check["plan"]:
-            work = "compute the proposed itinerary's values"
-        else:
-            work = "choose an itinerary and compute its values"
+        work = ("compute every itinerary (each pair of distinct locations, each restaurant between them) and keep "
+                "the one best on the metric the task asks for" if optimal
+                else "compute the proposed itinerary's values" if check["plan"]
+                else "choose an itinerary and compute its values")
         if check["end_time"]:  # without an itinerary the task text leaves the time out, the score does not
             work += (", and compare its end time with the time the task gives" if check["plan"] else
                      f", and give its end_time too, with can_complete_on_time: whether it is over by "
@@ -238,10 +234,7 @@ class Tally:
     notes: list[str] = field(default_factory=list)
 
     def add(self, passed: bool, note: str) -> None:
-        if passed:
-            self.correct += 1
-        else:
-            self.notes.append(note)
+        self.correct += common.noted(passed, note, self.notes)
 
     def counted(self, note: str) -> Score:
         """Where the reference stops early: a point for each checkpoint passed, unweighted."""

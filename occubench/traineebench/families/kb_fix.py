@@ -1,10 +1,9 @@
-"""KB Link Fix: knowledge-base articles on the cloud disk carry broken chart links, each naming the colleague who
-owns the chart; the agent asks each owner for the new chart IDs and writes the fixed articles to its workspace.
+"""KB Link Fix: knowledge-base articles on the cloud disk carry broken chart links, each naming the chart's owner;
+the agent asks each owner for the new chart IDs and writes the fixed articles to its workspace.
 
-The score, as the reference's: four checkpoints of 4 points, the first (the KB manual downloaded and every fixed
-article written) worth 1.2, the others 0.9333 each: every owner's chat mentions the old and the new IDs of their
-links, every link replaced, and nothing else in any article changed.
-"""
+Scored as the reference: four checkpoints of 4 points, the first (the KB manual downloaded, every fixed article
+written) 1.2, the others 0.9333 each: every owner's chat mentions the old and new IDs of their links, every link
+replaced, nothing else in any article changed."""
 
 from __future__ import annotations
 
@@ -139,17 +138,15 @@ class KbLinkFix:
             f"save the articles as {outputs} at the root of the workspace; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
-        articles, notes = task.check["articles"], []
-        manual = (outcome.workspace / MANUAL).is_file()
-        if not manual:
-            notes.append(f"Download `{MANUAL}` from the cloud disk.")
+        articles, notes = task.check["articles"], list[str]()
+        manual = common.noted((outcome.workspace / MANUAL).is_file(), f"Download `{MANUAL}` from the cloud disk.",
+                              notes)
         asked = _asked(articles, outcome, notes)
         written = intact = fixed = 0
         for article in articles:
             path = outcome.workspace / article["fixed_filename"]
-            if not path.is_file():
-                notes.append(f"Put the fixed `{article['fixed_filename']}` ('{article['subject']}') in the root of "
-                             "your workspace.")
+            if not common.noted(path.is_file(), f"Put the fixed `{article['fixed_filename']}` ('{article['subject']}') "
+                                "in the root of your workspace.", notes):
                 continue
             written += 1
             text = common.read_text(path) or ""
@@ -197,10 +194,8 @@ def _intact(text: str, article: dict[str, Any], notes: list[str]) -> bool:
     """Whether the article, with each fixed link turned back into the broken one, is the article as it was."""
     for x in article["broken_links"]:
         text = text.replace(link(x["new_id"], x["owner_name"]), link(x["old_id"], x["owner_name"]), 1)
-    if _digest(text) == article["original"]:
-        return True
-    notes.append(f"Change nothing in `{article['fixed_filename']}` but the broken links.")
-    return False
+    return common.noted(_digest(text) == article["original"],
+                        f"Change nothing in `{article['fixed_filename']}` but the broken links.", notes)
 
 
 def _fixed(text: str, article: dict[str, Any], notes: list[str]) -> int:

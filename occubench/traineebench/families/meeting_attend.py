@@ -1,10 +1,8 @@
-"""Meeting Attend: the agent must be in a meeting in Room_06 on time; unless the task type is ``none``, what is
-said there is a procurement round (each attendee asks for one item) to be written to
-``meeting_summary.json`` in the workspace: as said (``write``), with each request's total (``sum``), keeping only
-the requests the cloud disk's ``financial/procurement_rules.md`` allows (``check``), or both (``check_sum``).
-
-Scored as the reference scores it: on time (1; the whole score, of 1, for ``none``), then the file there (1), the
-file JSON (1) and its ``requirement`` list matching the expected requests (1), of 4."""
+"""Meeting Attend: the agent must be in a meeting in Room_06 on time; unless the task type is ``none``, it hears a
+procurement round (each attendee asks for one item) to write to ``meeting_summary.json``: as said (``write``), with
+each request's total (``sum``), only the requests ``financial/procurement_rules.md`` allows (``check``), or both
+(``check_sum``). Scored as the reference: on time (1; of 1 for ``none``), the file there (1), JSON (1), its
+``requirement`` list matching the expected requests (1), of 4."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""Meeting Book: the agent books a meeting for a given slot, inviting either every department's manager or the
-Marketing department, after asking each invitee whether they can come; some cannot (the managers say so, a
-Marketing member sends the agent to the department's manager, who says who may be left off), and the agent then
-joins its meeting on time.
-
-Scored as the reference scores it: a booking by the agent for exactly that slot (1), the agent in it no later
-than five minutes after its start (1), every eligible invitee on it (1), no one who cannot come on it (1); of
-several bookings for the slot, the last one counts."""
+"""Meeting Book: book a meeting for a given slot with every department's manager or the Marketing department,
+asking each invitee first (busy managers say so; a Marketing member defers to the manager, who says who may be left
+off), then join it on time. Scored as the reference: a booking of exactly that slot (1), joined at most five minutes
+after its start (1), every eligible invitee on it (1), no one who cannot come (1); the last booking for the slot
+counts."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
-"""Resume Select: a sample of the reference's résumés is put on the cloud disk, and the agent lists, in
-``suitable_candidates.txt``, the applicants for a position who meet four requirements (degree, major, years of
-work experience, skills). Scored as the reference does: the file exists (1 point), and its names are exactly the
-suitable applicants, in any order and case (1 point); full 2.
-
-Who is suitable is decided from the reference's ``resume_info.json`` (each résumé's position, degree, major,
-years and skills) by the requirements as the task states them: the same position, at least the degree, one of
-the majors, at least the years, and every skill. The reference's own generator, given its configs' values (the
-position as a one-item list), compares a list with a string and so finds nobody suitable whatever the résumés
-say; here the values are unwrapped and compared as the task text promises.
-"""
+"""Resume Select: list in ``suitable_candidates.txt`` the applicants, among a sample of the reference's résumés on
+the cloud disk, who want the position and meet its four requirements (at least the degree, one of the majors, at
+least the years, every skill), judged from the reference's ``resume_info.json``. Scored as the reference: the file
+exists (1), its names are exactly the suitable ones in any order and case (1), of 2. The reference's own generator
+compares its configs' one-item lists with strings and so finds nobody suitable; here they are unwrapped, as the
+task text promises."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Sales Analysis: answer one question about last year's quarterly sales (a top seller, a department's statistics,
 rankings across departments, how many grew over the previous quarter) from per-department, per-quarter CSVs of
-orders on the cloud disk, as a JSON file in the workspace.
-
-The score, as the reference's: the first checkpoint (the sales handbook and the answer file anywhere in the
-workspace) is 30% of the points, the others (the answer's shape, its employees from the right departments where
-asked, the answer itself, within 0.05) share the rest: 1.2 + 3 x 0.9333 of 4 or 0.9 + 2 x 1.05 of 3.
-"""
+orders on the cloud disk, as a JSON file in the workspace. Scored as the reference: the first checkpoint (the sales
+handbook and the answer file anywhere in the workspace) 30%, the others (the answer's shape, its employees from the
+right departments where asked, the answer within 0.05) the rest: 1.2 + 3 x 0.9333 of 4, or 0.9 + 2 x 1.05 of 3."""
 
 from __future__ import annotations
 
@@ -127,8 +124,7 @@ def _moved(now: dict[Any, float], before: dict[Any, float], direction: str) -> i
 
 
 def _truth(kind: str, p: dict[str, Any], people: dict[int, People], teams: dict[int, dict[str, Any]]) -> Any:
-    """The right answer of a task of type ``kind`` with parameters ``p``, from each quarter's totals by person and
-    by department."""
+    """The answer to a task of type ``kind`` with parameters ``p``, from each quarter's totals by person and team."""
     q, chosen = p["quarter"], p.get("departments") or [p.get("department")]
     among = [x for x in people[q] if x["department"] in chosen]
     by_team = {d: [x for x in among if x["department"] == d] for d in chosen}
@@ -256,13 +252,11 @@ class SalesAnalysis:
             f"write `{output}` shaped exactly like the task's example; done.")
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
-        check, notes = task.check, []
+        check, notes = task.check, list[str]()
         manual = common.find(outcome.workspace, MANUAL)
-        if not manual:
-            notes.append(f"Download `{MANUAL}` from the cloud disk.")
+        common.noted(manual is not None, f"Download `{MANUAL}` from the cloud disk.", notes)
         output = common.find(outcome.workspace, check["output_file"])
-        if not output:
-            notes.append(f"Write the result to `{check['output_file']}` in your workspace.")
+        common.noted(output is not None, f"Write the result to `{check['output_file']}` in your workspace.", notes)
         # Without an answer file every later checkpoint fails, with no note of its own (as the reference).
         answer = common.read_json(output) if output else None
         later = CHECKS[check["task_type"]](answer, check, notes if output else [])
@@ -340,11 +334,10 @@ def _people(answer: Any, check: Any, notes: list[str]) -> list[bool]:
         answer = [answer] if check["task_type"] == "top_sales_employee" else list(answer.values())
     if not (isinstance(answer, list) and all(isinstance(x, dict) for x in answer)):
         return _misshapen("a JSON list of employee objects", notes, 3)
-    valid = all(x.get("employee_id") in check["valid_ids"] for x in answer)
-    notes += [] if valid else ["Name only employees of the departments asked about."]
-    right = _same(answer, check["expected"])
-    notes += [] if right else ["Name the right employee(s) with their total sales."]
-    return [True, valid, right]
+    valid = common.noted(all(x.get("employee_id") in check["valid_ids"] for x in answer),
+                         "Name only employees of the departments asked about.", notes)
+    return [True, valid, common.noted(_same(answer, check["expected"]),
+                                      "Name the right employee(s) with their total sales.", notes)]
 
 
 def _per_team(answer: Any, check: Any, notes: list[str]) -> list[bool]:
@@ -352,14 +345,12 @@ def _per_team(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     object stands for a list of it)."""
     if not isinstance(answer, dict):
         return _misshapen("a JSON object mapping each department to its list of employees", notes)
-    wrong = []
+    right = True
     for team, expected in check["expected"].items():
         given = answer.get(team, [])
         given = [given] if isinstance(given, dict) and check["task_type"] == "per_dept_extreme_employee" else given
-        if not _same(given, expected):
-            wrong.append(team)
-            notes.append(f"Give the right employees for department {team}.")
-    return [True, not wrong]
+        right &= common.noted(_same(given, expected), f"Give the right employees for department {team}.", notes)
+    return [True, right]
 
 
 def _averages(answer: Any, check: Any, notes: list[str]) -> list[bool]:
@@ -388,18 +379,15 @@ def _ranking(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     answer = list(answer.values()) if isinstance(answer, dict) else answer
     if not isinstance(answer, list):
         return _misshapen("a JSON list of employee objects", notes)
-    right = _same(answer, check["expected"])
-    notes += [] if right else ["Give the right overall top employees."]
-    return [True, right]
+    return [True, common.noted(_same(answer, check["expected"]), "Give the right overall top employees.", notes)]
 
 
 def _count(answer: Any, check: Any, notes: list[str]) -> list[bool]:
     count = answer.get("count") if isinstance(answer, dict) else None
     if count is None:
         return _misshapen("a JSON object with the key 'count'", notes)
-    right = not isinstance(count, bool) and count == check["expected"]
-    notes += [] if right else ["Give the right count."]
-    return [True, right]
+    return [True, common.noted(not isinstance(count, bool) and count == check["expected"], "Give the right count.",
+                               notes)]
 
 
 CHECKS: dict[str, Callable[[Any, Any, list[str]], list[bool]]] = {

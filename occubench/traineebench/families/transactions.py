@@ -1,11 +1,8 @@
-"""Transaction Data Review: find the suppliers whose payments look abnormal in a SQLite table of two years of
-transactions, with each transaction's invoice and purchase approval on the cloud disk.
-
-Normal suppliers (rated A or B) are paid once a month for about two years, a stable or a seasonal amount. Abnormal
-ones have no rating and were paid three times a month for the last six months, always just under the 10,000
-approval threshold. Finance colleagues point to the review manual and the invoice folders. The score, as the
-reference's: each checkpoint manual in the workspace 0.5, every abnormal supplier named in the report 2, of 3.
-"""
+"""Transaction Data Review: name the suppliers whose payments look abnormal in a SQLite table of two years of
+transactions, each with its invoice and approval on the cloud disk. Normal suppliers, rated A or B, are paid monthly
+a stable or seasonal amount; abnormal ones, unrated, three times a month for the last six months, each just under
+the 10,000 approval threshold. Finance colleagues point to the review manual and the invoice folders. Scored as the
+reference: each checkpoint manual in the workspace 0.5, every abnormal supplier named in the report 2, of 3."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ from typing import Any
 
 from occubench.errors import ConfigError
 from occubench.traineebench.families import _common as common
-from occubench.traineebench.family import Company, Day, Employee, Hints, Outcome, Score, TaskSpec
+from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 TEMPLATES = "schemas/tasks/transactions/templates/"
 MANUAL = "manuals_for_transactions_data_review.md"
@@ -164,7 +161,8 @@ class TransactionDataReview:
         rng = day.rng
         department = rng.choice(common.departments(day.company))
         approver = day.company.manager_of(department)
-        requester = _requester(day.company, department, approver, rng)
+        staff = [e for e in day.company.in_department(department) if e != approver]
+        requester = rng.choice(staff) if staff else approver
         rows = []
         for paid, amount in payments:
             ids = _code(rng, "TRA"), _code(rng, "INV"), _code(rng, "APP")
@@ -204,28 +202,17 @@ class TransactionDataReview:
             '{"abnormal_suppliers": [...]}, then call done.')
 
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
-        check, points, notes = task.check, 0.0, []
+        check, points, notes = task.check, 0.0, list[str]()
         for name in check["checkpoint_files"]:
-            if (outcome.workspace / name).is_file():
-                points += 0.5
-            else:
-                notes.append(f"Ask a colleague in Finance where {name} is kept, and download it to the root of "
-                             "your workspace.")
+            points += 0.5 * common.noted((outcome.workspace / name).is_file(), f"Ask a colleague in Finance where "
+                                         f"{name} is kept, and download it to the root of your workspace.", notes)
         report = common.read_json(outcome.workspace / check["output_file"])
         named = report.get("abnormal_suppliers") if isinstance(report, dict) else None
         truth = check["abnormal_suppliers"]
         # As the reference: every abnormal supplier must be named (naming others too costs nothing); a string
         # naming them all counts; with none to find, no points are given.
-        if truth and isinstance(named, (list, str)) and all(s in named for s in truth):
-            points += 2
-        else:
-            notes.append(_ANALYSE)
-        return Score(points, 3.0, tuple(notes))
-
-
-def _requester(company: Company, department: str, approver: Employee, rng: random.Random) -> Employee:
-    staff = [e for e in company.in_department(department) if e != approver]
-    return rng.choice(staff) if staff else approver
+        found = bool(truth) and isinstance(named, (list, str)) and all(s in named for s in truth)
+        return Score(points + 2 * common.noted(found, _ANALYSE, notes), 3.0, tuple(notes))
 
 
 FAMILY = TransactionDataReview()

@@ -1,13 +1,11 @@
-"""Website Monitor: the company website is slow. The website monitor tool shows the ``/blog`` page loading slowly
-and a database server nearly full; fixing it takes a chain of colleagues: an HR Manager names the engineer who
-maintains the website, that engineer asks for an Engineering Manager's approval of 'temporary maintenance mode',
-and the approval code must be relayed back to the engineer. The agent ends with ``website_analysis_report.md``.
+"""Website Monitor: the company website is slow. The monitor tool (its readings are the tool's) shows ``/blog``
+loading slowly and a database server nearly full; the fix runs through a chain of colleagues: an HR Manager names
+the website's engineer, who needs an Engineering Manager's approval code for 'temporary maintenance mode' relayed
+back. The agent ends with ``website_analysis_report.md``.
 
-Scored as the reference does, one point each, full 5; the first four are the judge's yes or no: the report names
-the slow page; the agent asked HR who maintains the website; it told that engineer the database is almost full;
-it asked an Engineering Manager to approve the maintenance mode; and (read, not judged) the code reached the
-engineer. The monitor's readings are the tool's, not generated here.
-"""
+Scored as the reference, a point each of 5, four the judge's yes or no (the report names the slow page; the agent
+asked HR who maintains the site; told that engineer the database is almost full; asked an Engineering Manager to
+approve the maintenance mode) and one read: the code reached the engineer."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from occubench.errors import ConfigError
-from occubench.traineebench.families._common import deadline, known_arguments, read
+from occubench.traineebench.families import _common as common
 from occubench.traineebench.family import Day, Hints, Outcome, Score, TaskSpec
 
 NAME = "Website Monitor"
@@ -60,7 +58,7 @@ class WebsiteMonitor:
     difficulty = "hard"
 
     def generate(self, day: Day, **arguments: Any) -> TaskSpec:
-        known_arguments(NAME, arguments, ())
+        common.known_arguments(NAME, arguments, ())
         engineers = [e for e in day.company.employees if e.role == "Software Engineer"]
         if not engineers:
             raise ConfigError(f"{NAME}: the company has no Software Engineer to maintain the website")
@@ -78,7 +76,7 @@ class WebsiteMonitor:
         for name in managers:
             day.company.add_rule(name, f"If asked to approve switching on 'temporary maintenance mode', give the "
                                        f"approval code '{CODE}'.")
-        return TaskSpec(NAME, DESCRIPTION, deadline(day), {
+        return TaskSpec(NAME, DESCRIPTION, common.deadline(day), {
             "output_file": OUTPUT, "page": PAGE, "code": CODE, "engineer": engineer, "hr_managers": hr,
             "engineering_managers": managers})
 
@@ -104,7 +102,7 @@ class WebsiteMonitor:
     def evaluate(self, task: TaskSpec, outcome: Outcome) -> Score:
         check = task.check
         engineer = check["engineer"]
-        report = (read(outcome.workspace / check["output_file"]) or b"").decode("utf-8", "replace")
+        report = (common.read(outcome.workspace / check["output_file"]) or b"").decode("utf-8", "replace")
         judged = [
             (_judged(outcome.judge, f"Does this Markdown report say that the {check['page']} page loads slowly, or "
                                     "mean the same?", report),
@@ -124,10 +122,8 @@ class WebsiteMonitor:
         notes = [note for verdict, note in judged if verdict is False]
         if outcome.judge is None:
             notes.append("No judge in this run: the report and the three chats were not scored.")
-        if any(CODE in m.text for m in outcome.chat_with(engineer)):
-            points += 1
-        else:
-            notes.append(f"Pass the Engineering Manager's approval code on to {engineer}.")
+        points += common.noted(any(CODE in m.text for m in outcome.chat_with(engineer)),
+                               f"Pass the Engineering Manager's approval code on to {engineer}.", notes)
         return Score(points, 5, tuple(notes))
 
 
