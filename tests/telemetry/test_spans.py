@@ -97,7 +97,8 @@ def test_a_failed_episode_is_an_error_span_and_no_evaluation(traced: Collector, 
 
 def test_off_by_default_nothing_of_opentelemetry_is_imported(tmp_path: Path) -> None:
     code = ("import sys; from occubench.cli import run; "
-            f"code = run.main(['--suite', 'executable', '--agent', 'reference', '--output-dir', {str(tmp_path)!r}]); "
+            f"code = run.main(['--suite', 'executable', '--agent', 'reference', '--output-dir', {str(tmp_path)!r}, "
+            "'--task-ids', 'insurance_claims/pay_water_claim']); "
             "assert code == 0, code; "
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     environment = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
