@@ -32,6 +32,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from occubench import telemetry
 from occubench.core.agent import AsyncAgent, make_call, system_prompt
 from occubench.core.environment import Environment, JSONObject
 from occubench.core.images import Image
@@ -83,6 +84,8 @@ class _Call:
     arguments: dict[str, Any]
     #: The observation, and the images sent with it.
     reply: asyncio.Future[tuple[JSONObject, list[Image]]]
+    #: The caller's trace context: the request's ``_meta`` (MCP's convention), else its HTTP headers.
+    trace: dict[str, Any] | None = None
 
 
 @dataclass
@@ -150,7 +153,10 @@ class Episode:
 
         async def call_tool(ctx: ServerRequestContext[Any],
                             params: types.CallToolRequestParams) -> types.CallToolResult:
-            return tool_result(*await self.call(params.name, dict(params.arguments or {})))
+            carrier = ctx.meta if ctx.meta and "traceparent" in ctx.meta else \
+                getattr(ctx.request, "headers", None)
+            return tool_result(*await self.call(params.name, dict(params.arguments or {}),
+                                                dict(carrier) if carrier else None))
 
         async def list_prompts(ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult(prompts=[prompt])
@@ -174,13 +180,14 @@ class Episode:
                       on_get_prompt=get_prompt, on_list_resources=list_resources, on_read_resource=read_resource,
                       get_tool_input_schema=schemas.get)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[JSONObject, list[Image]]:
-        """Hand a call to the episode's coroutine and await its observation and the images sent with it (once the
-        episode is over, an observation that says so)."""
+    async def call(self, name: str, arguments: dict[str, Any],
+                   trace: dict[str, Any] | None = None) -> tuple[JSONObject, list[Image]]:
+        """Hand a call (and its caller's ``trace`` context) to the episode's coroutine and await its observation and
+        the images sent with it (once the episode is over, an observation that says so)."""
         if self.over:
             return _ended(), []
         reply: asyncio.Future[tuple[JSONObject, list[Image]]] = asyncio.get_running_loop().create_future()
-        self.inbox.put_nowait(_Call(name, arguments, reply))
+        self.inbox.put_nowait(_Call(name, arguments, reply, trace))
         return await reply
 
     def gone(self, why: str) -> None:
@@ -226,6 +233,7 @@ class Episode:
                 record = ToolCall(name=item.name, arguments=dumps(item.arguments), observation={})
                 trajectory.steps.append(Step(content=None, tool_calls=[record]))
                 pending = item
+                telemetry.incoming(item.trace)  # its tool span is linked to the agent's
                 images: list[Image] | None = [] if self.images else None
                 env_calls += await make_call(env, self.specs, record, env_calls, images)
                 _answer(item, record.observation, images)

@@ -22,7 +22,7 @@ from occubench.errors import ConfigError
 if TYPE_CHECKING:
     from occubench.telemetry.sdk import Telemetry
 
-__all__ = ["active", "chat", "configure", "episode", "flush", "incoming", "span", "wanted"]
+__all__ = ["active", "caller", "chat", "configure", "episode", "flush", "incoming", "span", "wanted"]
 
 #: The extra that brings the SDK, as an error names it.
 EXTRA = "pip install 'occubench[otel]'"
@@ -85,11 +85,19 @@ def flush() -> None:
         _telemetry.flush()
 
 
-def incoming(headers: Mapping[str, str]) -> None:
-    """Let episodes started in this context join the trace of a request with these HTTP ``headers`` (a server's
-    request from an outside agent), if they carry one."""
-    if _telemetry is not None and "traceparent" in headers:
-        _incoming.set({name: headers[name] for name in ("traceparent", "tracestate") if name in headers})
+def incoming(headers: Mapping[str, Any] | None) -> None:
+    """The W3C trace context (``traceparent``) of what an outside agent sent, in HTTP headers or an MCP request's
+    ``_meta``, for what this context does next: an episode it starts joins the agent's trace, a tool call it makes
+    is linked to the agent's span. Without one, neither."""
+    if _telemetry is not None:
+        found = {name: value for name in ("traceparent", "tracestate")
+                 if isinstance(value := (headers or {}).get(name), str)}
+        _incoming.set(found if "traceparent" in found else None)
+
+
+def caller() -> Mapping[str, str] | None:
+    """The trace context :func:`incoming` last set in this context."""
+    return _incoming.get()
 
 
 def episode(task: Any, trial: int, run: str) -> Any:

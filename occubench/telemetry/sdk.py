@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -21,7 +22,7 @@ from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from occubench import __version__
@@ -122,12 +123,20 @@ class Telemetry:
         chat.end(None)
 
     @contextmanager
-    def tool(self, name: str, arguments: Mapping[str, Any]) -> Iterator[_Tool]:
+    def tool(self, name: str, arguments: Mapping[str, Any], caller: Mapping[str, str] | None = None,
+             ) -> Iterator[_Tool]:
+        """A tool call's span; linked to ``caller``'s span (an outside agent's trace context) when that is of
+        another trace."""
         attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
         if self.capture:
             attributes["gen_ai.tool.call.arguments"] = self.text(arguments)
-        with self.tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes, record_exception=False,
-                                               set_status_on_exception=False) as span:
+        links = []
+        if caller:
+            agent = trace.get_current_span(TraceContextTextMapPropagator().extract(caller)).get_span_context()
+            if agent.is_valid and agent.trace_id != trace.get_current_span().get_span_context().trace_id:
+                links.append(Link(agent))
+        with self.tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes, links=links,
+                                               record_exception=False, set_status_on_exception=False) as span:
             try:
                 yield _Tool(self, span)
             except BaseException as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from occubench import telemetry
 from occubench.core.environment import Environment, JSONObject, Wrapper
 from occubench.core.faults import FaultInjector
 from occubench.telemetry.sdk import Telemetry
@@ -17,7 +18,7 @@ class ToolSpans(Wrapper):
     async def acall(self, name: str, arguments: JSONObject) -> JSONObject:
         injector = self.env.find(FaultInjector)
         before = len(injector.events) if injector else 0
-        with self.telemetry.tool(name, arguments) as span:
+        with self.telemetry.tool(name, arguments, telemetry.caller()) as span:
             observation = await self.env.acall(name, arguments)
             span.done(observation, injector.events[before:] if injector else [])
         return observation

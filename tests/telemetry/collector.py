@@ -26,6 +26,8 @@ class Span:
     attributes: dict[str, Any]
     events: list[tuple[str, dict[str, Any]]]
     resource: dict[str, Any]
+    #: (trace id, span id) of each span it links to.
+    links: list[tuple[str, str]]
 
 
 @dataclass
@@ -97,7 +99,8 @@ def _spans(body: bytes, found: Collector) -> None:
         for scope in resource_spans.scope_spans:
             found.spans += [Span(span.trace_id.hex(), span.span_id.hex(), span.parent_span_id.hex(), span.name,
                                  span.kind, span.status.code, _attributes(span.attributes),
-                                 [(event.name, _attributes(event.attributes)) for event in span.events], resource)
+                                 [(event.name, _attributes(event.attributes)) for event in span.events], resource,
+                                 [(link.trace_id.hex(), link.span_id.hex()) for link in span.links])
                             for span in scope.spans]
 
 
