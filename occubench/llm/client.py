@@ -304,7 +304,7 @@ class LLMClient:
         which retrying does not mend."""
         with telemetry.chat(role, model, messages, n) as span:
             completion = await self._attempts(model, messages, tools, n, params, retry, role, probing)
-            span.done(completion, self.shown_url)
+            span.done(completion, self._base_url)  # its host and port only
             return completion
 
     async def _attempts(self, model: str, messages: list[Message], tools: list[dict[str, Any]] | None, n: int,

@@ -198,7 +198,8 @@ class _Chat:
             self.attributes["gen_ai.input.messages"] = telemetry.text(messages)
 
     def done(self, completion: Any, server: str | None = None) -> None:
-        """A request's answer from ``server``: the model that gave it, token usage and why each choice ended."""
+        """A request's answer from ``server`` (a URL, of which only the host and port are kept): the model that gave
+        it, token usage and why each choice ended."""
         usage, model, attributes = completion.usage, completion.model, self.attributes
         attributes.update({
             "gen_ai.usage.input_tokens": usage.prompt_tokens, "gen_ai.usage.output_tokens": usage.completion_tokens,
