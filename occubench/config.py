@@ -344,19 +344,16 @@ class RunConfig(_RunRoles):
     max_tokens_per_task: int | None = Field(None, ge=1)
     max_seconds_per_task: float | None = Field(None, gt=0)
     max_cost: float | None = Field(None, ge=0)
-    #: Hint tiers each workplace task shows in the task list: 0 none, 1 where to look, 2 also whom to ask and what
-    #: for, 3 also the plan step by step (never a checkpoint's value). A setting of every run, not of the workplace
-    #: suite alone: results carry it and reports and matrices compare runs by it, as by ``env_mode``.
+    #: Hint tiers each day's task shows: 0 none, 1 where to look, 2 also whom to ask and what for, 3 also the plan
+    #: (never a checkpoint's value). Every run's setting: results carry it, reports compare runs by it.
     guidance: int = Field(0, ge=0, le=3)
     #: A person watching in ``occubench view`` may send the agent hints of a tier, recorded in the results and kept
     #: apart in every table; the run keeps what the viewer needs, its token too, in ``RUN_DIR/live/`` (core.hints).
     live_hints: bool = False
-    #: OpenTelemetry traces and metrics of every episode (:mod:`occubench.telemetry`); also on when the standard
-    #: ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set.
+    #: Traces and metrics of every episode (:mod:`occubench.telemetry`); on too with OTEL_EXPORTER_OTLP_ENDPOINT.
     otel: bool = False
-    #: Settings only the suite reads: its plugin declares and checks them
-    #: (:class:`occubench.core.options.SuiteOptions`).
-    #: The built-in suites' are given under their own names (:data:`SUITE_SETTINGS`) and kept here.
+    #: Settings only the suite reads, declared and checked by its plugin (``core.options.SuiteOptions``); the
+    #: built-in suites' are given under their own names (:data:`SUITE_SETTINGS`).
     suite_options: dict[str, Any] = Field(default_factory=dict)
     #: A run directory whose saved episodes are judged again instead of running the agent (``occubench rescore``).
     rescore: str | None = None

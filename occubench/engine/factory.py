@@ -25,6 +25,7 @@ from occubench.core.faults import FaultInjector, fault_prompt
 from occubench.core.hints import LIVE_DIR, LiveHints
 from occubench.core.suite import Suite, SuiteDefinition, SuitePlan
 from occubench.core.task import Task
+from occubench.core.traced import ToolSpans
 from occubench.engine.identity import config_hash, default_run_name, safe_name
 from occubench.engine.models import build_models
 from occubench.engine.registry import AgentContext, load_agent, load_suite
@@ -192,10 +193,8 @@ class EpisodeFactory:
             if harness:
                 env = FaultInjector(env, config.env_mode, config.fault_count, config.fault_duration, fault_seed,
                                     task.task_id)
-            if (traced := telemetry.active()) is not None:  # outside the faults: a span sees what the agent sees
-                from occubench.telemetry.tools import ToolSpans
-
-                env = ToolSpans(env, traced)
+            if telemetry.active() is not None:  # outside the faults: a span sees what the agent sees
+                env = ToolSpans(env)
             if live is not None:  # the episode's trial is the context's (Episodes.aevaluate sets it)
                 env = LiveHints(env, live, task, current_trial.get())
             return StepLimit(env, config.max_steps)

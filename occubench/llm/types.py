@@ -121,5 +121,6 @@ class Reply:
 class Completion:
     replies: list[Reply]
     usage: Usage = field(default_factory=Usage)
-    #: The model that answered, as the endpoint names it (None where it does not say).
-    model: str | None = None
+    #: The model that answered, as the endpoint names it (None where it does not say; not kept by the response
+    #: cache, so not compared).
+    model: str | None = field(default=None, compare=False)

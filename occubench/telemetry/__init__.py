@@ -22,7 +22,7 @@ from occubench.errors import ConfigError
 if TYPE_CHECKING:
     from occubench.telemetry.sdk import Telemetry
 
-__all__ = ["active", "caller", "chat", "configure", "episode", "flush", "incoming", "span", "wanted"]
+__all__ = ["active", "chat", "configure", "episode", "flush", "incoming", "span", "tool", "wanted"]
 
 #: The extra that brings the SDK, as an error names it.
 EXTRA = "pip install 'occubench[otel]'"
@@ -95,10 +95,6 @@ def incoming(headers: Mapping[str, Any] | None) -> None:
         _incoming.set(found if "traceparent" in found else None)
 
 
-def caller() -> Mapping[str, str] | None:
-    """The trace context :func:`incoming` last set in this context."""
-    return _incoming.get()
-
 
 def episode(task: Any, trial: int, run: str) -> Any:
     """The span of one episode: a trace of its own, or a part of the trace of the request that started it
@@ -109,6 +105,12 @@ def episode(task: Any, trial: int, run: str) -> Any:
 def chat(role: str, model: str, messages: list[Any], count: int = 1) -> Any:
     """The span of one model request of ``role`` inside an episode; ``done(completion)`` records its answer."""
     return OFF if _telemetry is None else _telemetry.chat(role, model, messages, count)
+
+
+def tool(name: str, arguments: Mapping[str, Any]) -> Any:
+    """The span of one tool call, linked to the outside agent's span that made it (:func:`incoming`);
+    ``done(observation, faults)`` records its outcome."""
+    return OFF if _telemetry is None else _telemetry.tool(name, arguments, _incoming.get())
 
 
 def span(name: str, attributes: Mapping[str, Any]) -> Any:

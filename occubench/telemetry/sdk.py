@@ -26,7 +26,6 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from occubench import __version__
-from occubench.core.tools import clip
 from occubench.util.redact import Redactor, environment_secrets
 
 #: The GenAI conventions' switch for message content in spans.
@@ -91,9 +90,8 @@ class Telemetry:
         self.meters.shutdown()
 
     def text(self, value: object) -> str:
-        """``value`` as an attribute carries text: secrets masked, clipped."""
-        return self.redactor.text(clip(value if isinstance(value, str) else json.dumps(value, default=str),
-                                       MAX_TEXT))
+        """``value`` as an attribute carries text: secrets masked, then cut to :data:`MAX_TEXT`."""
+        return self.redactor.text(value if isinstance(value, str) else json.dumps(value, default=str))[:MAX_TEXT]
 
     @contextmanager
     def episode(self, task: Any, trial: int, run: str, parent: Mapping[str, str] | None) -> Iterator[_Episode]:
