@@ -1,7 +1,8 @@
 """The acceptance of tracing, in a real Arize Phoenix (its own server, from its peer virtualenv), read back through
-Phoenix's own client: the executable and the LLM-simulated suite run against the mock with tracing on; one trace per
-episode, the model and tool spans with their attributes, an evaluation event whose score is results.jsonl's verdict;
-no key in anything Phoenix stored, though the agent's reply quoted it and message content was captured."""
+Phoenix's own client: the executable and the LLM-simulated suite run against the mock with tracing on, and a run on
+Ray; one trace per episode, the model and tool spans with their attributes, an evaluation event whose score is
+results.jsonl's verdict; no key in anything Phoenix stored, though the agent's reply quoted it and message content
+was captured."""
 
 from __future__ import annotations
 
@@ -109,4 +110,15 @@ def test_the_simulated_suite_s_episodes_in_phoenix(phoenix: Phoenix, monkeypatch
     worlds = [span for span in spans if span["attributes"].get("occubench.role") == "world"]
     assert worlds and all(parents[span["parent_id"]]["attributes"]["gen_ai.operation.name"] == "execute_tool"
                           for span in worlds)
+    no_key(phoenix, spans)
+
+
+def test_a_ray_run_s_episodes_in_phoenix(phoenix: Phoenix, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The workers take the run's OTEL_* variables: each episode one trace, whichever worker ran it.
+    with MockLLMServer(agent, api_key=KEY) as server:
+        results, spans = traced_run(phoenix, monkeypatch, [
+            "--suite", "executable", "--agent-model", "m", "--task-ids", TASKS, "--trials", "2", "--executor", "ray",
+            "--ray-workers", "2"], tmp_path, server)
+    assert len(results) == 4
+    check(results, spans, {"agent"}, "executable")
     no_key(phoenix, spans)
