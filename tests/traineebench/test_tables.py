@@ -53,6 +53,7 @@ def opening(request: dict) -> str:
     return str(request["messages"][1]["content"])
 
 
+@pytest.mark.slow  # four runs of a day: over 5 s
 def test_each_guidance_tier_tells_the_agent_the_first_hints_of_every_task(tmp_path: Path, sandbox: Provider) -> None:
     reference = reference_folder(tmp_path)
     config = write_config(tmp_path, [[[TRANSACTIONS, ADS, MONITOR]]])

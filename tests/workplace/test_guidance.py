@@ -19,6 +19,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from occubench.cli import run as evaluate
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
@@ -143,6 +145,7 @@ def scores(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
             for task in record["verdict_details"]["task_scores"]}
 
 
+@pytest.mark.slow  # two runs of a day per family: over 5 s
 def test_tier_three_guidance_lets_the_weak_agent_pass_what_it_fails_at_tier_zero(tmp_path: Path) -> None:
     days = plain_days()
     tasks: dict[tuple[str, str], WorkTask] = {(day.id, task.id): task for day in days for task in day.tasks}
