@@ -176,8 +176,9 @@ def server() -> Iterator[MockLLMServer]:
 
 @pytest.fixture(autouse=True)
 def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A developer's real endpoint or key must never be used by a test.
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OCCUBENCH_DATA"):
+    # A developer's real endpoint or key must never be used by a test, nor their OpenTelemetry collector.
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OCCUBENCH_DATA",
+                 *(name for name in os.environ if name.startswith("OTEL_"))):
         monkeypatch.delenv(name, raising=False)
 
 
