@@ -18,9 +18,9 @@ from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -30,8 +30,8 @@ from occubench.util.redact import Redactor, environment_secrets
 
 #: The GenAI conventions' switch for message content in spans.
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-#: The longest text an attribute or event carries (a model's reply can be megabytes).
-MAX_TEXT = 8_000
+#: The longest text an attribute or event carries (a model's reply can be megabytes), and the longest name.
+MAX_TEXT, MAX_NAME = 8_000, 200
 #: A run's roles as the spans name them.
 ROLES = {"agent": "agent", "world": "world", "verifier": "judge", "npc": "colleague", "reflection": "reflection"}
 
@@ -40,11 +40,10 @@ _episode: ContextVar[Span | None] = ContextVar("occubench_episode_span", default
 
 
 class Telemetry:
-    """A tracer and a meter for the episodes of this process, their spans exported by ``processor`` and metrics
-    read by ``reader`` (the OTLP/HTTP exporters the environment configures, unless given)."""
+    """A tracer and a meter for the episodes of this process, exported where the environment says (OTLP/HTTP by
+    default)."""
 
-    def __init__(self, secrets: Iterable[str | None] = (), processor: SpanProcessor | None = None,
-                 reader: MetricReader | None = None) -> None:
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         self.secrets = [secret for secret in secrets if secret]
         self.redactor = Redactor([*self.secrets, *environment_secrets()])
         # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are the SDK's to read; ours is the name without them.
@@ -54,12 +53,12 @@ class Telemetry:
         # A queue for a burst of thousands of episodes' spans (the SDK's 2,048 drops the rest), unless set.
         queue = None if "OTEL_BSP_MAX_QUEUE_SIZE" in os.environ else 1 << 16
         console = _exporter("OTEL_TRACES_EXPORTER") == "console"  # the SDK's spans as JSON on standard output
-        self.provider.add_span_processor(processor or BatchSpanProcessor(
+        self.provider.add_span_processor(BatchSpanProcessor(
             ConsoleSpanExporter() if console else OTLPSpanExporter(), max_queue_size=queue))
         self.tracer = self.provider.get_tracer("occubench", __version__)
         metric_exporter = {"none": None, "console": ConsoleMetricExporter}.get(_exporter("OTEL_METRICS_EXPORTER"),
                                                                                OTLPMetricExporter)
-        metrics = reader or (PeriodicExportingMetricReader(metric_exporter()) if metric_exporter else None)
+        metrics = PeriodicExportingMetricReader(metric_exporter()) if metric_exporter else None
         self.meters = MeterProvider(resource=resource, metric_readers=[metrics] if metrics else [])
         meter = self.meters.get_meter("occubench", __version__)
         self.tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}",
@@ -89,18 +88,24 @@ class Telemetry:
         self.provider.shutdown()
         self.meters.shutdown()
 
-    def text(self, value: object) -> str:
-        """``value`` as an attribute carries text: secrets masked, then cut to :data:`MAX_TEXT`."""
-        return self.redactor.text(value if isinstance(value, str) else json.dumps(value, default=str))[:MAX_TEXT]
+    def text(self, value: object, limit: int = MAX_TEXT) -> str:
+        """``value`` as an attribute carries text: secrets masked, cut to ``limit``, and valid UTF-8 whatever it
+        holds (a lone surrogate would fail the export of every span batched with it)."""
+        try:
+            shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        except (ValueError, TypeError, RecursionError) as exc:  # nested past the encoder's depth, say
+            shown = f"(not shown: {type(exc).__name__})"
+        return self.redactor.text(shown)[:limit].encode("utf-8", "replace").decode("utf-8")
 
     @contextmanager
     def episode(self, task: Any, trial: int, run: str, parent: Mapping[str, str] | None) -> Iterator[_Episode]:
         context = TraceContextTextMapPropagator().extract(parent) if parent else otel_context.Context()
+        name = self.text(str(task.task_id), MAX_NAME)
         with self.tracer.start_as_current_span(
-                f"episode {task.task_id}", context=context, record_exception=False, set_status_on_exception=False,
-                attributes={"gen_ai.operation.name": "invoke_agent", "occubench.run": run,
-                            "occubench.task": str(task.task_id), "occubench.trial": trial,
-                            "occubench.world": str(task.env_name or task.scenario)}) as span:
+                f"episode {name}", context=context, record_exception=False, set_status_on_exception=False,
+                attributes={"gen_ai.operation.name": "invoke_agent", "occubench.run": self.text(run, MAX_NAME),
+                            "occubench.task": name, "occubench.trial": trial,
+                            "occubench.world": self.text(str(task.env_name or task.scenario), MAX_NAME)}) as span:
             token = _episode.set(span)
             try:
                 yield _Episode(self, span)
@@ -125,6 +130,7 @@ class Telemetry:
              ) -> Iterator[_Tool]:
         """A tool call's span; linked to ``caller``'s span (an outside agent's trace context) when that is of
         another trace."""
+        name = self.text(name, MAX_NAME)  # the agent's text
         attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
         if self.capture:
             attributes["gen_ai.tool.call.arguments"] = self.text(arguments)
@@ -146,7 +152,9 @@ class Telemetry:
         if _episode.get() is None:
             yield None
             return
-        with self.tracer.start_as_current_span(name, attributes=dict(attributes), record_exception=False,
+        shown = {key: self.text(value, MAX_NAME) if isinstance(value, str) else value
+                 for key, value in attributes.items()}
+        with self.tracer.start_as_current_span(name, attributes=shown, record_exception=False,
                                                set_status_on_exception=False) as span:
             try:
                 yield None
@@ -165,7 +173,8 @@ class _Episode:
         span.set_attributes({"occubench.suite": result.suite or "", "occubench.fault_level": result.env_mode,
                              "occubench.config_hash": result.config_hash or "", "occubench.status": result.status,
                              "occubench.steps": result.step_count, "occubench.stop_reason": result.stop_reason,
-                             **({"gen_ai.agent.name": result.agent_model} if result.agent_model else {})})
+                             **({"gen_ai.agent.name": text(result.agent_model, MAX_NAME)} if result.agent_model
+                                else {})})
         for number, vote in enumerate(result.votes, start=1):
             span.add_event("occubench.judge.vote", {
                 "occubench.vote.number": number, "occubench.vote.attempts": vote.attempts,
@@ -186,6 +195,7 @@ class _Chat:
     so nothing needs it current meanwhile, and the SDK sets its attributes once."""
 
     def __init__(self, telemetry: Telemetry, role: str, model: str, messages: list[Any], count: int) -> None:
+        model = telemetry.text(model, MAX_NAME)
         self.telemetry, self.model, self.began, self.started = telemetry, model, time.time_ns(), time.monotonic()
         self.metric_attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
                                   "occubench.role": ROLES.get(role, role)}
@@ -201,11 +211,12 @@ class _Chat:
         usage, model, attributes = completion.usage, completion.model, self.attributes
         attributes.update({
             "gen_ai.usage.input_tokens": usage.prompt_tokens, "gen_ai.usage.output_tokens": usage.completion_tokens,
-            "gen_ai.response.finish_reasons": [reply.finish_reason or "" for reply in completion.replies],
+            "gen_ai.response.finish_reasons": [self.telemetry.text(reply.finish_reason or "", MAX_NAME)
+                                               for reply in completion.replies],
             **_server(server)})
         if model:
             attributes["gen_ai.response.model"] = self.metric_attributes["gen_ai.response.model"] = \
-                self.telemetry.text(model)
+                self.telemetry.text(model, MAX_NAME)
         if self.telemetry.capture:
             attributes["gen_ai.output.messages"] = self.telemetry.text(
                 [{"content": reply.content, "tool_calls": [call.name for call in reply.tool_calls],

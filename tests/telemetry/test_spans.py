@@ -9,13 +9,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from occubench import telemetry
 from occubench.cli import run as evaluate
+from occubench.core.task import Task
+from occubench.core.traced import ToolSpans
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
+from tests.core.test_environment import Counter
 from tests.telemetry.collector import Collector, collector
 
 KEY = "sk-telemetry-secret-0123456789"
@@ -104,3 +108,30 @@ def test_off_by_default_nothing_of_opentelemetry_is_imported(tmp_path: Path) -> 
     environment = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     done = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_hostile_names_and_arguments_neither_fail_a_call_nor_lose_a_span(traced: Collector,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # Content capture on: the agent's arguments and a world's answers are recorded, whatever they hold.
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    telemetry.configure(True)
+    env = ToolSpans(Counter())
+    task = Task(task_id="t\ud800" * 1000, instruction="", scenario="s", category="c", domain="d", difficulty=1,
+                env_name="w\udfff")
+    hostile = [("bump", {}), ("bump\ud800" * 10_000, {}), ("bump", {"deep": nested(100_000)}),
+               ("bump", {"nan": float("nan"), "huge": 10 ** 5000, "text": "\ud800" * 1_000_000})]
+    with telemetry.episode(task, 0, "r\ud800"):
+        observations = [env.call(name, arguments) for name, arguments in hostile]
+    telemetry.flush()
+    assert observations[0] == {"value": 1} and all("error" in o for o in observations[1:])
+    [root] = traced.roots()
+    tools = [span for span in traced.spans if span.parent == root.id]
+    assert len(tools) == len(hostile) and root.name.startswith("episode t?t?") and len(root.name) < 300
+    assert all(len(span.attributes["gen_ai.tool.name"]) <= 200 for span in tools)
