@@ -90,7 +90,7 @@ class Telemetry:
 
     def text(self, value: object, limit: int = MAX_TEXT) -> str:
         """``value`` as an attribute carries text: secrets masked, cut to ``limit``, and valid UTF-8 whatever it
-        holds (a lone surrogate would fail the export of every span batched with it)."""
+        holds (OTLP's encoder drops an attribute with a lone surrogate, logging a traceback)."""
         try:
             shown = value if isinstance(value, str) else json.dumps(value, default=str)
         except (ValueError, TypeError, RecursionError) as exc:  # nested past the encoder's depth, say
