@@ -85,7 +85,7 @@ class _Call:
     #: The observation, and the images sent with it.
     reply: asyncio.Future[tuple[JSONObject, list[Image]]]
     #: The caller's trace context: the request's ``_meta`` (MCP's convention), else its HTTP headers.
-    trace: dict[str, Any] | None = None
+    trace: dict[str, str] | None = None
 
 
 @dataclass
@@ -153,10 +153,8 @@ class Episode:
 
         async def call_tool(ctx: ServerRequestContext[Any],
                             params: types.CallToolRequestParams) -> types.CallToolResult:
-            carrier = ctx.meta if ctx.meta and "traceparent" in ctx.meta else \
-                getattr(ctx.request, "headers", None)
-            return tool_result(*await self.call(params.name, dict(params.arguments or {}),
-                                                dict(carrier) if carrier else None))
+            trace = telemetry.carried(ctx.meta) or telemetry.carried(getattr(ctx.request, "headers", None))
+            return tool_result(*await self.call(params.name, dict(params.arguments or {}), trace))
 
         async def list_prompts(ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult(prompts=[prompt])
@@ -181,7 +179,7 @@ class Episode:
                       get_tool_input_schema=schemas.get)
 
     async def call(self, name: str, arguments: dict[str, Any],
-                   trace: dict[str, Any] | None = None) -> tuple[JSONObject, list[Image]]:
+                   trace: dict[str, str] | None = None) -> tuple[JSONObject, list[Image]]:
         """Hand a call (and its caller's ``trace`` context) to the episode's coroutine and await its observation and
         the images sent with it (once the episode is over, an observation that says so)."""
         if self.over:

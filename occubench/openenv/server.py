@@ -92,7 +92,7 @@ class OpenEnvServer:
         if self.token and not hmac.compare_digest(given, f"Bearer {self.token}".encode()):  # constant time
             return web.Response(status=401, text="missing or wrong bearer token",
                                 headers={"WWW-Authenticate": "Bearer"})
-        telemetry.incoming({name.lower(): value for name, value in request.headers.items()})  # the client's trace
+        telemetry.incoming(request.headers)  # the client's trace context, if it sent one
         return await handler(request)
 
     async def _mcp(self, request: web.Request) -> web.Response:

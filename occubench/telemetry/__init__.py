@@ -22,7 +22,7 @@ from occubench.errors import ConfigError
 if TYPE_CHECKING:
     from occubench.telemetry.sdk import Telemetry
 
-__all__ = ["active", "chat", "configure", "episode", "flush", "incoming", "span", "tool", "wanted"]
+__all__ = ["active", "carried", "chat", "configure", "episode", "flush", "incoming", "span", "tool", "wanted"]
 
 #: The extra that brings the SDK, as an error names it.
 EXTRA = "pip install 'occubench[otel]'"
@@ -85,14 +85,20 @@ def flush() -> None:
         _telemetry.flush()
 
 
-def incoming(headers: Mapping[str, Any] | None) -> None:
-    """The W3C trace context (``traceparent``) of what an outside agent sent, in HTTP headers or an MCP request's
-    ``_meta``, for what this context does next: an episode it starts joins the agent's trace, a tool call it makes
-    is linked to the agent's span. Without one, neither."""
+def carried(carrier: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The W3C trace context (``traceparent``, ``tracestate``) in ``carrier``: HTTP headers or an MCP request's
+    ``_meta``. None without one, or while telemetry is off (nothing is kept then)."""
+    if _telemetry is None or not carrier:
+        return None
+    found = {name: value for name in ("traceparent", "tracestate") if isinstance(value := carrier.get(name), str)}
+    return found if "traceparent" in found else None
+
+
+def incoming(carrier: Mapping[str, Any] | None) -> None:
+    """The trace context an outside agent sent (:func:`carried`), for what this context does next: an episode it
+    starts joins the agent's trace, a tool call it makes is linked to the agent's span. Without one, neither."""
     if _telemetry is not None:
-        found = {name: value for name in ("traceparent", "tracestate")
-                 if isinstance(value := (headers or {}).get(name), str)}
-        _incoming.set(found if "traceparent" in found else None)
+        _incoming.set(carried(carrier))
 
 
 

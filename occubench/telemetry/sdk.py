@@ -226,13 +226,12 @@ class _Chat:
 
     def end(self, error: BaseException | None) -> None:
         telemetry = self.telemetry
-        if error is not None:
-            self.attributes["error.type"] = self.metric_attributes["error.type"] = type(error).__name__
         span = telemetry.tracer.start_span(f"chat {self.model}", kind=SpanKind.CLIENT, attributes=self.attributes,
                                            start_time=self.began, record_exception=False,
                                            set_status_on_exception=False)
         if error is not None:
-            span.set_status(Status(StatusCode.ERROR, telemetry.text(str(error))))
+            _failed(span, error, telemetry)
+            self.metric_attributes["error.type"] = type(error).__name__
         span.end()
         telemetry.duration.record(time.monotonic() - self.started, self.metric_attributes)
 

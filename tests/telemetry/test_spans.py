@@ -9,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,6 +19,7 @@ from occubench.core.traced import ToolSpans
 from occubench.store import read_results
 from occubench.testing import MockLLMServer
 from tests.core.test_environment import Counter
+from tests.core.test_tools import nested
 from tests.telemetry.collector import Collector, collector
 
 KEY = "sk-telemetry-secret-0123456789"
@@ -108,13 +108,6 @@ def test_off_by_default_nothing_of_opentelemetry_is_imported(tmp_path: Path) -> 
     environment = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     done = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
-
-
-def nested(depth: int) -> Any:
-    value: Any = "x"
-    for _ in range(depth):
-        value = [value]
-    return value
 
 
 def test_hostile_names_and_arguments_neither_fail_a_call_nor_lose_a_span(traced: Collector,
